@@ -1,0 +1,124 @@
+"""The time series the whole tool works on, and the one error type for bad input.
+
+A :class:`Series` holds ``n`` events in time order (row ``t = 0..n-1`` after sorting by time), each with a
+value of one *kind* (DESIGN §2):
+
+* ``numeric``      ``values`` is ``float64`` of shape ``(n,)`` (e.g. kWh);
+* ``location``     ``values`` is ``float64`` of shape ``(n, 2)``, columns ``[lat, lon]`` in degrees;
+* ``categorical``  ``values`` is ``int64`` codes of shape ``(n,)`` into ``categories`` (labels as text).
+
+Rows are identified by their position; landmarks are sorted arrays of row positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+Kind = Literal["numeric", "location", "categorical"]
+KINDS: tuple[Kind, ...] = ("numeric", "location", "categorical")
+
+# How timestamps were written in the input; the release CSV writes them back the same way.
+TimeFormat = Literal["iso", "epoch", "date+hour"]
+
+
+class LoadError(ValueError):
+    """Bad input. The message names the file, the row(s) and the column, and what was expected.
+
+    ``rows`` are 1-based line numbers of the data rows in the file (the header is line 1, so the first data
+    row is line 2), ``column`` is the column's name as written in the file.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        rows: list[int] | None = None,
+        column: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.rows = list(rows) if rows else []
+        self.column = column
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where a series came from (recorded in the sidecar and project files)."""
+
+    path: str
+    sha256: str
+    time_col: str
+    value_cols: tuple[str, ...]
+    time_format: TimeFormat = "iso"
+    hour_col: str | None = None
+    duplicates: str = "error"
+    delimiter: str = ","
+
+
+@dataclass(frozen=True, eq=False)
+class Series:
+    kind: Kind
+    times: np.ndarray  # datetime64[ns], sorted ascending, unique
+    values: np.ndarray  # see module docstring
+    categories: tuple[str, ...] | None = None  # categorical only: label of each code
+    source: SourceInfo | None = None
+    name: str = "series"
+    unit: str = ""  # e.g. "kWh"; "deg" for location
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown kind {self.kind!r}")
+        n = len(self.times)
+        if self.kind == "location":
+            if self.values.shape != (n, 2):
+                raise ValueError("location values must have shape (n, 2)")
+        elif self.values.shape != (n,):
+            raise ValueError(f"{self.kind} values must have shape (n,)")
+        if self.kind == "categorical" and self.categories is None:
+            raise ValueError("categorical series need categories")
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def n(self) -> int:
+        return len(self.times)
+
+    @property
+    def value_columns(self) -> tuple[str, ...]:
+        if self.source is not None:
+            return self.source.value_cols
+        return ("lat", "lon") if self.kind == "location" else ("value",)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        values: np.ndarray | list,
+        *,
+        kind: Kind | None = None,
+        times: np.ndarray | None = None,
+        categories: tuple[str, ...] | list[str] | None = None,
+        name: str = "series",
+    ) -> Series:
+        """Build a series in memory (tests, synthetic data). Times default to one per hour from 2000-01-01."""
+        arr = np.asarray(values)
+        if kind is None:
+            kind = "location" if arr.ndim == 2 else ("numeric" if arr.dtype.kind in "fiu" else "categorical")
+        n = arr.shape[0]
+        if times is None:
+            times = np.datetime64("2000-01-01T00:00:00", "ns") + np.arange(n) * np.timedelta64(3600, "s")
+        times = np.asarray(times).astype("datetime64[ns]")
+        if kind == "categorical":
+            if categories is None:
+                labels, codes = np.unique(arr.astype(str), return_inverse=True)
+                categories = tuple(str(x) for x in labels)
+                arr = codes.astype(np.int64)
+            else:
+                arr = arr.astype(np.int64)
+            return cls(kind, times, arr, tuple(categories), name=name)
+        return cls(kind, times, arr.astype(np.float64), None, name=name)
