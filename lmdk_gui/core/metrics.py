@@ -1,0 +1,93 @@
+"""Error of a release against the original series (DESIGN §2, issue 2).
+
+* numeric      mean absolute error in the data's units; relative error = MAE / mean |x|
+* location     mean great-circle distance in metres (haversine)
+* categorical  mismatch rate (share of events whose published category differs)
+
+Missing published values (nothing was ever released and there is no public fallback) count as the worst
+case: they are excluded from the mean but reported through ``missing_share``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import mechanisms
+from .noise import UnitNoise
+from .release import Release, category_space, compute_release
+from .series import Series
+from .settings import ALL_SCHEMES, PrivacySettings
+
+UNITS = {"numeric": "", "location": "m", "categorical": "share"}
+
+
+def error_per_event(series: Series, release: Release, settings: PrivacySettings | None = None) -> np.ndarray:
+    """Per-event error (NaN where the release has no value)."""
+    if series.kind == "numeric":
+        return np.abs(release.values - series.values)
+    if series.kind == "location":
+        return mechanisms.haversine(series.values, release.values)
+    codes = series.values
+    if release.categories is not None and series.categories is not None and \
+            tuple(release.categories) != tuple(series.categories):
+        codes, _, _ = category_space(series, settings or PrivacySettings(categories=release.categories))
+    err = (release.values != codes).astype(np.float64)
+    err[release.values < 0] = np.nan
+    return err
+
+
+def mae(series: Series, release: Release, settings: PrivacySettings | None = None) -> float:
+    err = error_per_event(series, release, settings)
+    if err.size == 0 or np.all(np.isnan(err)):
+        return float("nan")
+    return float(np.nanmean(err))
+
+
+def relative_error(series: Series, release: Release) -> float | None:
+    """MAE divided by the mean absolute value (numeric only; None where it does not make sense)."""
+    if series.kind != "numeric":
+        return None
+    denom = float(np.mean(np.abs(series.values))) if series.n else 0.0
+    if denom == 0.0:
+        return None
+    return mae(series, release) / denom
+
+
+def unit_label(series: Series) -> str:
+    if series.kind == "numeric":
+        return series.unit or "units"
+    return {"location": "m", "categorical": "mismatch rate"}[series.kind]
+
+
+@dataclass(frozen=True)
+class RunStats:
+    mean: float
+    std: float
+    runs: int
+
+
+def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs: int = 20, seed: int = 0,
+                  schemes: Iterable[str] = ALL_SCHEMES,
+                  should_cancel=None) -> dict[str, RunStats]:
+    """MAE of each scheme averaged over ``runs`` independent draws of the unit noise (seeds seed+1 …).
+
+    ``should_cancel()`` is polled between runs; when it returns True the function stops and returns what it
+    has (``runs`` then tells how many were done).
+    """
+    schemes = tuple(schemes)
+    acc: dict[str, list[float]] = {s: [] for s in schemes}
+    for r in range(runs):
+        if should_cancel is not None and should_cancel():
+            break
+        noise = UnitNoise(series.n, seed + 1 + r)
+        for s in schemes:
+            acc[s].append(mae(series, compute_release(series, landmarks, settings, s, noise), settings))
+    out = {}
+    for s, vals in acc.items():
+        a = np.asarray(vals, dtype=np.float64)
+        out[s] = RunStats(float(np.nanmean(a)) if a.size else float("nan"),
+                          float(np.nanstd(a)) if a.size else float("nan"), int(a.size))
+    return out

@@ -1,0 +1,88 @@
+"""Common random numbers for previews and evaluation (DESIGN §5).
+
+Unit noise is drawn once per (n, seed) and then only *scaled* by each scheme's budgets, so a landmark click
+changes a preview only through the budgets, and all schemes are compared on the same luck. Each stream
+(Laplace, Gamma radii, angles, keep/other uniforms, Adaptive's sampling uniforms) has its own child seed,
+so drawing one stream never shifts another, and streams are drawn lazily (a numeric series never pays for
+the location streams).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_STREAMS = ("laplace", "gamma", "angle", "keep", "other", "sample")
+
+
+class UnitNoise:
+    def __init__(self, n: int, seed: int) -> None:
+        self.n = int(n)
+        self.seed = int(seed)
+        children = np.random.SeedSequence(self.seed).spawn(len(_STREAMS))
+        self._seeds = dict(zip(_STREAMS, children, strict=True))
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _rng(self, stream: str) -> np.random.Generator:
+        return np.random.Generator(np.random.PCG64(self._seeds[stream]))
+
+    def _get(self, stream: str) -> np.ndarray:
+        arr = self._cache.get(stream)
+        if arr is None:
+            rng = self._rng(stream)
+            if stream == "laplace":
+                arr = rng.laplace(0.0, 1.0, self.n)
+            elif stream == "gamma":
+                arr = rng.gamma(2.0, 1.0, self.n)
+            elif stream == "angle":
+                arr = rng.uniform(0.0, 2.0 * np.pi, self.n)
+            else:
+                arr = rng.random(self.n)
+            arr.setflags(write=False)
+            self._cache[stream] = arr
+        return arr
+
+    @property
+    def laplace(self) -> np.ndarray:
+        """Standard Laplace draws (scale 1)."""
+        return self._get("laplace")
+
+    @property
+    def gamma(self) -> np.ndarray:
+        """Gamma(shape 2, scale 1) radii."""
+        return self._get("gamma")
+
+    @property
+    def angle(self) -> np.ndarray:
+        """Uniform angles on [0, 2π)."""
+        return self._get("angle")
+
+    @property
+    def keep(self) -> np.ndarray:
+        """Uniforms on [0, 1) deciding randomized response's keep/flip."""
+        return self._get("keep")
+
+    @property
+    def other(self) -> np.ndarray:
+        """Uniforms on [0, 1) choosing the other category."""
+        return self._get("other")
+
+    @property
+    def sample(self) -> np.ndarray:
+        """Adaptive's public sampling uniforms u_t (independent of the data)."""
+        return self._get("sample")
+
+    def location_aux(self) -> np.ndarray:
+        key = "_loc"
+        arr = self._cache.get(key)
+        if arr is None:
+            arr = np.column_stack([self.gamma, self.angle])
+            self._cache[key] = arr
+        return arr
+
+    def categorical_aux(self) -> np.ndarray:
+        key = "_cat"
+        arr = self._cache.get(key)
+        if arr is None:
+            arr = np.column_stack([self.keep, self.other])
+            self._cache[key] = arr
+        return arr

@@ -1,0 +1,237 @@
+"""Schemes (DESIGN §4) and the release: series + landmarks + settings + scheme + randomness → a release.
+
+Every release carries its per-event budgets ``ε_t``, its published values, a per-event ``approximated``
+flag, and the verdict of the independent landmark-sum check (:mod:`.guarantee`).
+
+Approximations. An event with ``ε_t = 0`` publishes nothing data-dependent: it republishes the previous
+release (post-processing, free). Before any release exists the *public fallback* is used when there is
+one — numeric: the midpoint of the public bounds; categorical: the first category of a user-given public
+list. Without a public fallback, events before the first fresh release republish the *first* fresh
+release (post-processing too: the whole series is published at once). If nothing is released fresh at all
+(Skip with every event a landmark) and there is no fallback, the values are missing (NaN, or code −1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import adaptive, mechanisms
+from .guarantee import GuaranteeResult, allocatable, check_guarantee
+from .noise import UnitNoise
+from .series import Series
+from .settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    scheme: str
+    kind: str
+    epsilon: float  # the ε the guarantee was checked against
+    landmarks: np.ndarray  # sorted rows of the landmark set used
+    budgets: np.ndarray  # ε_t per event
+    values: np.ndarray  # float (n,) numeric, float (n, 2) location, int codes (n,) categorical (-1 = none)
+    approximated: np.ndarray  # bool per event
+    guarantee: GuaranteeResult
+    categories: tuple[str, ...] | None = None  # categorical: labels of the codes in ``values``
+
+    @property
+    def n(self) -> int:
+        return int(self.budgets.shape[0])
+
+    @property
+    def mean_budget(self) -> float:
+        return float(self.budgets.mean()) if self.n else 0.0
+
+    @property
+    def approximated_share(self) -> float:
+        return float(self.approximated.mean()) if self.n else 0.0
+
+    @property
+    def is_landmark_private(self) -> bool:
+        return self.guarantee.holds
+
+
+# ------------------------------------------------------------------------------------------ landmarks
+def normalize_landmarks(landmarks: Iterable[int] | np.ndarray | None, n: int) -> np.ndarray:
+    """Sorted, distinct int64 row positions within [0, n); raises ValueError otherwise."""
+    if landmarks is None:
+        return np.zeros(0, dtype=np.int64)
+    lm = np.asarray(landmarks if isinstance(landmarks, np.ndarray) else list(landmarks))
+    if lm.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if lm.dtype.kind not in "iu":
+        if lm.dtype.kind == "f" and np.all(np.isfinite(lm)) and np.all(lm == np.round(lm)):
+            lm = lm.astype(np.int64)
+        else:
+            raise ValueError("landmarks must be integer row positions")
+    lm = lm.astype(np.int64, copy=False)
+    if lm.size > 1 and not bool(np.all(lm[1:] > lm[:-1])):
+        lm = np.sort(lm)
+        lm = lm[np.concatenate(([True], lm[1:] != lm[:-1]))]
+    if lm[0] < 0 or lm[-1] >= n:
+        raise ValueError(f"landmark rows must be between 0 and {n - 1}; got {lm[0] if lm[0] < 0 else lm[-1]}")
+    return lm
+
+
+def landmark_mask(landmarks: np.ndarray, n: int) -> np.ndarray:
+    mask = np.zeros(n, dtype=np.bool_)
+    mask[landmarks] = True
+    return mask
+
+
+# -------------------------------------------------------------------------------------------- budgets
+def fixed_budgets(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
+    """Budgets of the schemes that do not depend on the data: uniform, skip, event, user."""
+    m = int(landmarks.size)
+    if scheme == "uniform":
+        return np.full(n, eps_a / (m + 1))
+    if scheme == "skip":
+        b = np.full(n, eps_a)
+        b[landmarks] = 0.0
+        return b
+    if scheme == "event":
+        return np.full(n, eps_a)
+    if scheme == "user":
+        return np.full(n, eps_a / max(n, 1))
+    raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
+
+
+# ----------------------------------------------------------------------------------- category spaces
+def category_space(series: Series, settings: PrivacySettings) -> tuple[np.ndarray, tuple[str, ...], bool]:
+    """The codes of a categorical series in the release's category space, its labels, and whether the
+    list came from the data (which leaks which categories occur; the GUI and sidecar say so)."""
+    assert series.categories is not None
+    if settings.categories is None:
+        return series.values, tuple(series.categories), True
+    public = tuple(settings.categories)
+    index = {c: i for i, c in enumerate(public)}
+    missing = [c for c in series.categories if c not in index]
+    if missing:
+        used = np.unique(series.values)
+        missing_used = [series.categories[i] for i in used if series.categories[i] not in index]
+        if missing_used:
+            shown = ", ".join(repr(c) for c in missing_used[:5])
+            more = f" and {len(missing_used) - 5} more" if len(missing_used) > 5 else ""
+            raise ValueError(f"the data has categories that are not in the public list: {shown}{more}")
+    remap = np.array([index.get(c, -1) for c in series.categories], dtype=np.int64)
+    return remap[series.values], public, False
+
+
+def public_fallback(series: Series, settings: PrivacySettings):
+    """The value published before any release exists, or None when there is no public one."""
+    if series.kind == "numeric" and settings.bounds is not None:
+        return 0.5 * (settings.bounds[0] + settings.bounds[1])
+    if series.kind == "categorical" and settings.categories is not None:
+        return 0
+    return None
+
+
+def fill_approximations(values: np.ndarray, fresh: np.ndarray, fallback) -> np.ndarray:
+    """Republish the previous fresh release at every non-fresh event (see module docstring)."""
+    n = fresh.shape[0]
+    if n == 0 or fresh.all():
+        return values
+    idx = np.where(fresh, np.arange(n), -1)
+    np.maximum.accumulate(idx, out=idx)
+    before = idx < 0
+    out = values[np.maximum(idx, 0)]
+    if before.any():
+        if fallback is not None:
+            out[before] = fallback
+        elif fresh.any():
+            out[before] = values[int(np.argmax(fresh))]
+        else:
+            out[before] = -1 if values.dtype.kind in "iu" else np.nan
+    return out
+
+
+# ------------------------------------------------------------------------------------------- release
+def _kind_input(series: Series, settings: PrivacySettings):
+    """The mechanism's input (numeric clamped to public bounds; categorical in the public code space)."""
+    if series.kind == "numeric":
+        return mechanisms.clamp(series.values, settings.bounds), None
+    if series.kind == "categorical":
+        codes, labels, _ = category_space(series, settings)
+        return codes, labels
+    return series.values, None
+
+
+def _adaptive(series: Series, x: np.ndarray, lm: np.ndarray, settings: PrivacySettings, eps_a: float,
+              u: np.ndarray, f: Callable, aux, k: int):
+    n = series.n
+    mask = landmark_mask(lm, n)
+    base = eps_a / (lm.size + 1)
+    p = settings.adaptive
+    out_v = np.empty_like(x)
+    out_eps = np.empty(n)
+    out_fresh = np.empty(n, dtype=np.bool_)
+    state = adaptive.new_state(int(lm.size))
+    kern = adaptive.KERNELS[series.kind]
+    param = {"numeric": settings.sensitivity, "location": settings.radius_m, "categorical": k}[series.kind]
+    t, _ = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, param, aux, 0, 0, n, 1 << 62,
+                state, out_v, out_eps, out_fresh)
+    assert t == n
+    return out_v, out_eps, out_fresh
+
+
+def compute_release(series: Series, landmarks, settings: PrivacySettings, scheme: str,
+                    noise: UnitNoise) -> Release:
+    """A preview release on common random numbers (DESIGN §5)."""
+    settings.validate()
+    if noise.n != series.n:
+        raise ValueError("the unit noise was drawn for another series length")
+    n = series.n
+    lm = normalize_landmarks(landmarks, n)
+    eps_a = allocatable(settings.epsilon, n)
+    x, labels = _kind_input(series, settings)
+    k = len(labels) if labels is not None else 0
+    if scheme == "adaptive":
+        if series.kind == "numeric":
+            f, aux = mechanisms.laplace_unit_one, noise.laplace
+        elif series.kind == "location":
+            f, aux = mechanisms.planar_unit_one, noise.location_aux()
+        else:
+            f, aux = mechanisms.rr_unit_one, noise.categorical_aux()
+        values, budgets, fresh = _adaptive(series, x, lm, settings, eps_a, noise.sample, f, aux, k)
+    else:
+        budgets = fixed_budgets(scheme, n, lm, eps_a)
+        fresh = budgets > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if series.kind == "numeric":
+                scales = settings.sensitivity / budgets
+                values = np.where(fresh, x + noise.laplace * scales, np.nan)
+            elif series.kind == "location":
+                scales = np.where(fresh, settings.radius_m / np.where(fresh, budgets, 1.0), 0.0)
+                values = mechanisms.planar_unit(x, scales, noise.gamma, noise.angle)
+            else:
+                values = mechanisms.rr_unit(x, budgets, k, noise.keep, noise.other)
+        values = fill_approximations(values, fresh, public_fallback(series, settings))
+    return Release(
+        scheme=scheme,
+        kind=series.kind,
+        epsilon=settings.epsilon,
+        landmarks=lm,
+        budgets=budgets,
+        values=values,
+        approximated=~fresh,
+        guarantee=check_guarantee(budgets, lm, settings.epsilon),
+        categories=labels,
+    )
+
+
+def compute_all(series: Series, landmarks, settings: PrivacySettings, noise: UnitNoise,
+                schemes: Iterable[str] = ALL_SCHEMES) -> dict[str, Release]:
+    landmarks = normalize_landmarks(landmarks, series.n)
+    return {s: compute_release(series, landmarks, settings, s, noise) for s in schemes}
+
+
+def require_landmark_private(releases: Mapping[str, Release]) -> None:
+    """Raise :class:`GuaranteeError` if any landmark-private scheme's release fails the check."""
+    from .guarantee import GuaranteeError
+
+    for name, rel in releases.items():
+        if name in LANDMARK_SCHEMES and not rel.guarantee.holds:
+            raise GuaranteeError(rel.guarantee, name)

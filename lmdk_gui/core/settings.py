@@ -1,0 +1,94 @@
+"""Privacy settings shared by the GUI, the command and the project file (DESIGN §3, §4)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+#: Schemes that satisfy landmark privacy, then the two baselines (DESIGN §4).
+LANDMARK_SCHEMES: tuple[str, ...] = ("uniform", "skip", "adaptive")
+BASELINES: tuple[str, ...] = ("event", "user")
+ALL_SCHEMES: tuple[str, ...] = LANDMARK_SCHEMES + BASELINES
+
+SCHEME_LABELS = {
+    "uniform": "Uniform",
+    "skip": "Skip",
+    "adaptive": "Adaptive",
+    "event": "Event-level",
+    "user": "User-level",
+}
+
+
+@dataclass(frozen=True)
+class AdaptiveParams:
+    """Sampling-rate adaptation of the Adaptive scheme: +inc when the data moves, −dec otherwise."""
+
+    inc: float = 0.1
+    dec: float = 0.1
+    min_rate: float = 0.1
+
+    def validate(self) -> None:
+        for name in ("inc", "dec"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and 0.0 <= v <= 1.0):
+                raise ValueError(f"adaptive {name} must be in [0, 1], got {v}")
+        if not (math.isfinite(self.min_rate) and 0.0 < self.min_rate <= 1.0):
+            raise ValueError(f"adaptive minimum rate must be in (0, 1], got {self.min_rate}")
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    epsilon: float = 1.0
+    sensitivity: float = 1.0  # numeric: Δ in the data's units
+    bounds: tuple[float, float] | None = None  # numeric: public clamp bounds [lo, hi]
+    radius_m: float = 100.0  # location: protection radius r in metres
+    categories: tuple[str, ...] | None = None  # categorical: public category list (None = from the data)
+    adaptive: AdaptiveParams = field(default_factory=AdaptiveParams)
+
+    def validate(self) -> None:
+        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
+            raise ValueError(f"epsilon must be a positive number, got {self.epsilon}")
+        if not (math.isfinite(self.sensitivity) and self.sensitivity > 0):
+            raise ValueError(f"sensitivity must be a positive number, got {self.sensitivity}")
+        if not (math.isfinite(self.radius_m) and self.radius_m > 0):
+            raise ValueError(f"radius must be a positive number of metres, got {self.radius_m}")
+        if self.bounds is not None:
+            lo, hi = self.bounds
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ValueError(f"bounds must be two finite numbers lo < hi, got {self.bounds}")
+        if self.categories is not None:
+            if len(self.categories) < 1:
+                raise ValueError("the category list is empty")
+            if len(set(self.categories)) != len(self.categories):
+                raise ValueError("the category list has repeated entries")
+        self.adaptive.validate()
+
+    def with_(self, **changes: Any) -> PrivacySettings:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["bounds"] = list(self.bounds) if self.bounds is not None else None
+        d["categories"] = list(self.categories) if self.categories is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PrivacySettings:
+        ad = d.get("adaptive") or {}
+        bounds = d.get("bounds")
+        cats = d.get("categories")
+        s = cls(
+            epsilon=float(d.get("epsilon", 1.0)),
+            sensitivity=float(d.get("sensitivity", 1.0)),
+            bounds=(float(bounds[0]), float(bounds[1])) if bounds else None,
+            radius_m=float(d.get("radius_m", 100.0)),
+            categories=tuple(str(c) for c in cats) if cats else None,
+            adaptive=AdaptiveParams(
+                inc=float(ad.get("inc", 0.1)),
+                dec=float(ad.get("dec", 0.1)),
+                min_rate=float(ad.get("min_rate", 0.1)),
+            ),
+        )
+        s.validate()
+        return s
