@@ -1,0 +1,105 @@
+"""Options shared by the sub-commands: selecting the series, the landmarks and the privacy settings."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.landmark_files import parse_row_spec, read_landmark_file
+from ..core.loader import load_series
+from ..core.series import Series
+from ..core.settings import AdaptiveParams, PrivacySettings
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+def _fraction(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return v
+
+
+def add_selection_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", metavar="INPUT", help="CSV/TSV time series")
+    g = p.add_argument_group("series selection")
+    g.add_argument("--time-col", metavar="C", help="time column (auto-detected when unambiguous)")
+    g.add_argument("--hour-col", metavar="C", help="hour-of-day column when the time column holds only dates")
+    g.add_argument("--value-col", metavar="C", help="value column (numeric or categorical series)")
+    g.add_argument("--lat-col", metavar="C", help="latitude column (location series)")
+    g.add_argument("--lon-col", metavar="C", help="longitude column (location series)")
+    g.add_argument("--kind", choices=("numeric", "location", "categorical"), help="force the kind of series")
+    g.add_argument("--duplicates", choices=("error", "first", "last", "mean"), default="error",
+                   help="what to do with repeated timestamps (default: error)")
+
+
+def add_landmark_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("landmarks")
+    g.add_argument("--landmarks", metavar="FILE",
+                   help="CSV with a 'timestamp' column (matching the input) or a 'row' column (0-based)")
+    g.add_argument("--landmark-rows", metavar="ROWS", help="0-based rows, e.g. 3,7,10-20")
+
+
+def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = False) -> None:
+    g = p.add_argument_group("privacy")
+    g.add_argument("--epsilon", type=_positive, required=epsilon_required, default=None if epsilon_required
+                   else 1.0, metavar="E", help="total privacy budget ε" + ("" if epsilon_required else
+                                                                              " (default 1)"))
+    g.add_argument("--sensitivity", type=_positive, default=1.0, metavar="D",
+                   help="numeric: sensitivity Δ in the data's units (default 1)")
+    g.add_argument("--bounds", type=float, nargs=2, metavar=("LO", "HI"),
+                   help="numeric: public bounds; inputs are clamped to them")
+    g.add_argument("--radius", type=_positive, default=100.0, metavar="METRES",
+                   help="location: protection radius in metres (default 100)")
+    g.add_argument("--categories", metavar="a,b,c",
+                   help="categorical: the public category list (default: the data's own, which leaks)")
+    g.add_argument("--adaptive-inc", type=_fraction, default=0.1, metavar="X")
+    g.add_argument("--adaptive-dec", type=_fraction, default=0.1, metavar="X")
+    g.add_argument("--adaptive-min-rate", type=_fraction, default=0.1, metavar="X")
+
+
+@dataclass
+class Selection:
+    series: Series
+    landmarks: np.ndarray
+    settings: PrivacySettings
+
+
+def load_selection(args: argparse.Namespace) -> Selection:
+    cats = None
+    if getattr(args, "categories", None):
+        cats = tuple(c.strip() for c in args.categories.split(",") if c.strip())
+    series = load_series(
+        args.input, time_col=args.time_col, value_col=args.value_col, lat_col=args.lat_col,
+        lon_col=args.lon_col, hour_col=args.hour_col, kind=args.kind, duplicates=args.duplicates,
+        categories=cats,
+    )
+    rows = [np.zeros(0, dtype=np.int64)]
+    if getattr(args, "landmarks", None):
+        rows.append(read_landmark_file(args.landmarks, series))
+    if getattr(args, "landmark_rows", None):
+        rows.append(parse_row_spec(args.landmark_rows, series.n))
+    landmarks = np.unique(np.concatenate(rows))
+    settings = PrivacySettings(
+        epsilon=args.epsilon,
+        sensitivity=args.sensitivity,
+        bounds=tuple(args.bounds) if args.bounds else None,
+        radius_m=args.radius,
+        categories=cats,
+        adaptive=AdaptiveParams(args.adaptive_inc, args.adaptive_dec, args.adaptive_min_rate),
+    )
+    settings.validate()
+    return Selection(series, landmarks, settings)

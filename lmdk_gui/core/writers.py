@@ -1,0 +1,144 @@
+"""Release files (DESIGN §9): the protected CSV, written atomically, and its JSON sidecar.
+
+The CSV is written to a hidden temporary file *in the target folder* (so the final rename is atomic on the
+same file system), flushed and fsync'ed, and renamed over the target only when it is complete. Anything
+that goes wrong — an exception, a cancel, a failed guarantee check — removes the temporary file, so the
+target path either keeps its previous content or holds the complete new release, never a partial one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+
+SIDECAR_FORMAT = "lmdk-release/1"
+SIDECAR_KEYS = (
+    "format", "tool_version", "input", "kind", "scheme", "epsilon", "epsilon_selection", "sensitivity",
+    "radius_m", "bounds", "categories", "noise_backend", "seeded", "landmark_sum", "guarantee_holds",
+    "columns",
+)
+
+
+def sidecar_path(output: str | os.PathLike) -> Path:
+    """``release.csv`` → ``release.csv.json``."""
+    p = Path(output)
+    return p.with_name(p.name + ".json")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def format_timestamps(times: np.ndarray, time_format: str) -> np.ndarray:
+    """Timestamps written back the way the input wrote them: epoch seconds stay epoch seconds, everything
+    else becomes ``YYYY-MM-DD HH:MM:SS`` (with a fraction only when some timestamp has one)."""
+    t = np.asarray(times).astype("datetime64[ns]")
+    if time_format == "epoch":
+        ns = t.astype(np.int64)
+        if np.all(ns % 1_000_000_000 == 0):
+            return ns // 1_000_000_000
+        return ns / 1e9
+    ns = t.astype(np.int64)
+    unit = "s" if np.all(ns % 1_000_000_000 == 0) else "ms" if np.all(ns % 1_000_000 == 0) else "us"
+    s = np.datetime_as_string(t, unit=unit)
+    return np.char.replace(s, "T", " ") if s.size else s
+
+
+class AtomicFile:
+    """``with AtomicFile(target) as af: af.file.write(...); af.commit()`` writes to a temp file in the target's
+    folder and renames it onto ``target`` only in :meth:`commit`; leaving the block without committing (or
+    with an exception) deletes the temp file."""
+
+    def __init__(self, target: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> None:
+        self.target = Path(target)
+        self.mode = mode
+        self.encoding = encoding if "b" not in mode else None
+        self.tmp_path: Path | None = None
+        self._f: Any = None
+        self.committed = False
+
+    def __enter__(self):
+        folder = self.target.parent if str(self.target.parent) else Path(".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".part", dir=folder)
+        self.tmp_path = Path(tmp)
+        try:
+            self._f = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
+        except BaseException:
+            os.close(fd)
+            self.discard()
+            raise
+        return self
+
+    @property
+    def file(self) -> Any:
+        return self._f
+
+    def finish(self) -> None:
+        """Flush and fsync the temp file (the caller then decides to :meth:`commit`)."""
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def commit(self) -> None:
+        self.finish()
+        self._f.close()
+        assert self.tmp_path is not None
+        os.replace(self.tmp_path, self.target)
+        self.committed = True
+
+    def discard(self) -> None:
+        if self._f is not None and not self._f.closed:
+            with contextlib.suppress(OSError):
+                self._f.close()
+        if self.tmp_path is not None and not self.committed:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.tmp_path)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if not self.committed:
+            self.discard()
+
+
+def build_sidecar(*, input_name: str, input_sha256: str, rows: int, kind: str, scheme: str, epsilon: float,
+                  epsilon_selection: Any, sensitivity: float | None, radius_m: float | None,
+                  bounds: Sequence[float] | None, categories: Sequence[str] | None, noise_backend: str,
+                  seeded: bool, landmark_sum: float, guarantee_holds: bool,
+                  columns: Sequence[str]) -> dict[str, Any]:
+    """The metadata that says exactly what was guaranteed — never the landmark positions."""
+    doc = {
+        "format": SIDECAR_FORMAT,
+        "tool_version": __version__,
+        "input": {"name": input_name, "sha256": input_sha256, "rows": int(rows)},
+        "kind": kind,
+        "scheme": scheme,
+        "epsilon": float(epsilon),
+        "epsilon_selection": epsilon_selection,
+        "sensitivity": None if sensitivity is None else float(sensitivity),
+        "radius_m": None if radius_m is None else float(radius_m),
+        "bounds": None if bounds is None else [float(bounds[0]), float(bounds[1])],
+        "categories": None if categories is None else [str(c) for c in categories],
+        "noise_backend": noise_backend,
+        "seeded": bool(seeded),
+        "landmark_sum": float(landmark_sum),
+        "guarantee_holds": bool(guarantee_holds),
+        "columns": list(columns),
+    }
+    assert tuple(doc) == SIDECAR_KEYS
+    return doc
+
+
+def sidecar_text(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
