@@ -1,0 +1,911 @@
+"""Floating-point-safe noise for the export path (DESIGN §3, §5).
+
+Textbook Laplace noise ``x + scale * log(u)`` in floating point is not differentially private: the set of
+doubles an output can take depends on ``x`` (Mironov 2012, "On significance of the least significant bits
+for differential privacy"), so an attacker can tell neighbouring inputs apart from the low bits. Export
+therefore never samples a real-valued distribution with floating-point arithmetic. All randomness is drawn
+with *exact integer arithmetic* (numba, ``@njit(cache=True)``) from a buffer of uniformly random ``uint64``
+words; floating point is only applied afterwards to exact integers, as deterministic post-processing.
+
+Samplers (all exact)
+--------------------
+* ``uniform_below(high)`` -- uniform integer in ``[0, high)`` by rejection from 64-bit words: accept a word
+  ``w`` iff ``w >= 2**64 mod high``, return ``w % high`` (no modulo bias; rejection probability
+  ``< high / 2**64``).
+* ``Bernoulli(exp(-num/den))`` -- Canonne, Kamath, Steinke 2020 ("The discrete Gaussian for differential
+  privacy"), Algorithm 1, with ``Bernoulli(gamma/K)`` decided by the exact comparison
+  ``uniform_below(den*K) < num`` (when ``den*K`` would exceed ``2**62`` it is decided as
+  ``Bernoulli(num/den) and Bernoulli(1/K)``, an exact product, so nothing can overflow). ``gamma > 1`` by
+  repetition of ``Bernoulli(exp(-1))`` as in CKS.
+* ``DLap(t)`` with ``P(z) ∝ exp(-|z|/t)`` for an integer ``t >= 1`` -- CKS Algorithm 2 with ``s = 1``.
+  Its first half (``U + t*V``) is an exact geometric ``P(x) ∝ exp(-x/t)`` on ``x >= 0``, used below.
+
+Numeric: snapped discrete Laplace (``secure_laplace_one``)
+---------------------------------------------------------
+Public inputs: scale ``b = Δ/ε_t`` and sensitivity ``Δ``. From them only:
+
+* grid ``g = 2**E`` with ``E = min(ceil(log2 b) - 40, floor(log2 Δ) - 20)``, clamped to
+  ``E >= ceil(log2 b) - 43`` (so ``g <= b * 2**-39`` and, unless ``ε_t < 2**-22``, ``g <= Δ * 2**-20``);
+* ``Δ_k = floor(Δ/g) + 1``, ``t = ceil(Δ_k * (b/Δ) * (1 + 2**-48))`` (so ``2**39 <= t < 2**44``).
+
+Release: ``k = rint(x/g)`` (``x/g`` is exact because ``g`` is a power of two, so ``|k - x/g| <= 1/2``),
+``Z ~ DLap(t)``, output ``g*k + g*Z`` in float64.
+
+Privacy. Neighbours ``|x - x'| <= Δ`` give ``|k - k'| <= Δ/g + 1``, an integer, so ``<= Δ_k``. For the
+exact integer ``n = k + Z``: ``P(n | k) / P(n | k') = exp((|n-k'| - |n-k|)/t) <= exp(Δ_k/t) <= exp(ε_t)``.
+The float output is a function of ``n`` alone: ``g*k`` and ``g*Z`` are exact doubles (power-of-two scaling of
+integers with ``|Z| < 2**53``; ``k`` is an integer-valued double of any size), so IEEE addition returns the
+correctly rounded value of the exact real ``g*k + g*Z = g*n`` -- a deterministic function of ``n``. Rounding
+is post-processing, so the release is ε_t-DP exactly, with no floating-point caveat. The factor
+``(1 + 2**-48)`` absorbs the (at most five) roundings in computing ``t`` in float, including the caller's own
+``b = Δ/ε_t``, so ``t >= Δ_k/ε_t`` holds for the exact real numbers.
+
+Cost: the noise is slightly wider than ``Laplace(b)``; its scale in value units is ``g*t <= b * (1 + g/Δ) *
+(1 + 2**-48) + g``, i.e. a factor ``<= 1 + 2**-20 + 2**-38`` (about 1 + 1e-6) for ``ε_t >= 2**-22 ≈ 2.4e-7``; below that about
+``1 + 2**-42/ε_t``
+(``effective_laplace_scale`` returns the exact figure). Outputs lie on the public grid ``g·Z`` (for
+``|output| >= 2**53 g``, i.e. beyond about ``2**13 b``, on the coarser grid of doubles -- still a function of
+``n`` alone).
+
+Location: discretised planar Laplace (``secure_planar_one``)
+-----------------------------------------------------------
+Andrés et al. 2013 (geo-indistinguishability) in polar form: angle uniform on ``[0, 2π)``, radius
+``~ Gamma(2, r/ε_t)``. Following their §5 (discretise, then remap to a public grid):
+
+* radius ``= u * (G1 + G2)`` metres with ``u = 2**(ceil(log2 s) - 40)`` (``s = r/ε_t``, so ``u <= s*2**-39``,
+  far below a centimetre for any sensible ``s``) and ``G1, G2`` exact geometrics ``P(x) ∝ exp(-x/T)``,
+  ``T = ceil(s/u)``: the sum is the exact discrete Gamma(2), ``P(ρ) ∝ (ρ+1) exp(-ρ/T)``, with scale
+  ``u*T >= s`` (never less noise; at most ``1 + 2**-39`` more);
+* angle ``= 2π a / 2**53`` with ``a`` an exact uniform integer below ``2**53`` (53 bits of one word);
+* the offset ``(r cos θ, r sin θ)`` (east, north) is applied in the local equirectangular projection around
+  the input point (mean Earth radius ``R_EARTH_M``), latitude folded over the poles, longitude wrapped;
+* the output is snapped to the public grid ``LATLON_GRID_DEG = 1e-7`` degrees (≈ 1.1 cm north-south):
+  ``rint(v * 1e7) / 1e7``, so the set of possible outputs is the same grid for every input.
+
+Exact: the integer draws (radius index, angle index) have exactly the stated discrete distributions.
+Approximate (stated honestly, not proved): the discrete polar lattice replaces the continuous density, and
+``cos``/``sin``/the projection are floating point (relative error ~1e-16, i.e. nanometres). With radial step
+``u <= s*2**-39`` and angular step ``2π/2**53`` both many orders of magnitude below the 1 cm output cells, the
+probability of every output cell differs from that of the exact continuous mechanism (followed by the same
+snapping, which is ε_t·d-geo-indistinguishable) by a relative error we estimate at well below 1e-6; the
+likelihood ratio between two inputs at local distance ``d`` is then ``<= exp(ε_t d / r + η)`` with
+``η ~ 1e-6`` -- the additive term in Andrés et al.'s Theorem for discretised mechanisms. No ε is inflated
+for it. Distances are those of the local projection around the true point, as DESIGN §3 allows. Because
+output cells are far coarser than the float resolution of the noisy point, the low-bit attack of Mironov
+does not apply: the reachable set of outputs does not depend on the input's bits.
+
+Categorical: k-ary randomized response (``secure_rr_one``)
+---------------------------------------------------------
+Equivalent form of "keep with probability ``p = e^ε/(e^ε + k - 1)``, else a uniformly chosen other code":
+with probability ``α = k/(e^ε + k - 1)`` output ``uniform_below(k)`` (which may be the true code), else the
+true code; then ``P(keep) = 1 - α(k-1)/k = p`` and each other code has ``α/k = (1-p)/(k-1)``. ``α`` is
+represented as ``A / 2**62`` with ``A = ceil(α_float * (1 + 2**-48) * 2**62)`` clamped to ``[1, 2**62]``,
+i.e. rounded UP (keep probability rounded DOWN), and decided by the exact comparison ``(w >> 2) < A``. The
+effective ``ε_eff = ln(1 + k(1-α_eff)/α_eff) <= ε`` (and ``<= ln(1 + k·2**62)`` even for huge ε).
+
+Randomness and the buffer protocol
+----------------------------------
+Words come from a :class:`WordSource`: ``from_os()`` (``os.urandom``; the default for exports) or
+``from_seed(seed)`` (numpy ``Philox`` seeded with ``seed``; reproducible by anyone holding the seed).
+Callers of the ``*_one`` functions guarantee at least ``RESERVE_WORDS`` unread words in ``words`` from
+``pos`` before each event. A function that would read past the end of ``words`` returns ``pos = -1``
+(never reads out of bounds); invalid arguments return ``pos = -2`` (non-finite ``x``, scale or sensitivity
+``<= 0``/non-finite or outside ``[1e-300, 1e300]``, a code outside ``[0, k)``, ``ε <= 0``). Either way the
+caller must abort the whole export.
+
+How likely is one event to need more than ``RESERVE_WORDS = 1024`` words? A Chernoff bound on the number
+of words ``W`` (``P(W > R) <= E[z^W] / z^(R+1)``, with ``E[z^W]`` bounded through the loop structure above
+and every rejection probability replaced by its worst case; computed by :func:`reserve_tail_log10`) gives
+
+* numeric (one DLap draw; measured mean 9.6 words, max 62 in 10^6): ``P(W > 1024) < 1e-130``
+* location (two geometrics + 1 word; mean 18.2, max 77 in 10^6):    ``P(W > 1024) < 1e-126``
+* categorical (1 or 2 words unless ``uniform_below(k)`` rejects, probability ``< k/2**64``):
+  ``P(W > 1024) < 2**-(32*1023)`` for ``k <= 2**32``
+
+so even 10^12 events fail with probability below 1e-110. The samplers also fail (``pos = -1``) in the
+equally impossible case that a draw would leave the range where the float conversion is exact (a geometric
+reaching ``2**53``: probability ``< exp(-2**9) ≈ 1e-222`` per draw, as ``t < 2**44``).
+
+Backends (for the sidecar)
+--------------------------
+``BACKEND_*`` name what produced a release. The opendp backend (``opendp_laplace``/``opendp_rr``) uses
+opendp's own OS randomness: seeds do not apply to it. ``opendp_laplace`` batches by distinct scale (one
+vector measurement per scale) and nudges the scale up until opendp's own privacy map certifies ``ε_t``;
+``opendp_rr`` calls opendp's randomized response once per event (about 10k values/s: slow, offered for
+cross-checking), with ``prob`` nudged down until opendp's privacy map certifies ``ε_t``.
+
+Everything here is Qt-free.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+
+import numba
+import numpy as np
+
+__all__ = [
+    "BACKEND_OPENDP_LAPLACE",
+    "BACKEND_OPENDP_RR",
+    "BACKEND_PLANAR",
+    "BACKEND_RR",
+    "BACKEND_SNAPPED",
+    "Cancelled",
+    "LATLON_GRID_DEG",
+    "RESERVE_WORDS",
+    "R_EARTH_M",
+    "RandomnessExhausted",
+    "WordSource",
+    "backends_for",
+    "bernoulli_exp",
+    "discrete_laplace",
+    "effective_laplace_scale",
+    "geometric",
+    "laplace_grid",
+    "opendp_laplace",
+    "opendp_rr",
+    "reserve_tail_bound",
+    "secure_laplace",
+    "secure_laplace_one",
+    "secure_planar",
+    "secure_planar_one",
+    "secure_rr",
+    "secure_rr_one",
+    "uniform_below",
+]
+
+# --------------------------------------------------------------------------------------------- constants
+
+#: Unread words a caller must guarantee before starting one event (see module docstring for the bound).
+RESERVE_WORDS = 1024
+
+#: Public output grid for locations, degrees (≈ 1.1 cm of latitude).
+LATLON_GRID_DEG = 1e-7
+_LATLON_INV = 1e7  # outputs are rint(v * 1e7) / 1e7: a function of the integer only
+
+#: Mean Earth radius (IUGG), metres, for the local equirectangular projection.
+R_EARTH_M = 6371008.8
+
+BACKEND_SNAPPED = "snapped discrete Laplace (exact integer sampling, lmdk numba)"
+BACKEND_PLANAR = "discretised planar Laplace, 1e-7 deg grid (exact integer sampling, lmdk numba)"
+BACKEND_RR = "k-ary randomized response (exact integer sampling, lmdk numba)"
+BACKEND_OPENDP_LAPLACE = "opendp make_laplace (vector, per distinct scale)"
+BACKEND_OPENDP_RR = "opendp make_randomized_response"
+
+_BACKENDS = {
+    "numeric": [BACKEND_SNAPPED, BACKEND_OPENDP_LAPLACE],
+    "location": [BACKEND_PLANAR],
+    "categorical": [BACKEND_RR, BACKEND_OPENDP_RR],
+}
+
+# Invalid-argument / exhausted codes returned as ``pos``.
+POS_EXHAUSTED = -1
+POS_INVALID = -2
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
+_LIM62 = np.uint64(1 << 62)
+_TWO53 = 9007199254740992.0
+_TWO_PI_OVER_2_53 = 2.0 * math.pi / _TWO53  # float(2π) * 2**-53, exact scaling
+_MARGIN = 1.0 + 2.0**-48
+_MIN_PARAM = 1e-300
+_MAX_PARAM = 1e300
+
+#: Events per chunk in the vectorised drivers (progress/cancel granularity).
+CHUNK_EVENTS = 65536
+
+
+def backends_for(kind: str) -> list[str]:
+    """Backend names available for a value kind (``numeric``, ``location``, ``categorical``); first = default."""
+    try:
+        return list(_BACKENDS[kind])
+    except KeyError:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {sorted(_BACKENDS)}") from None
+
+
+class Cancelled(Exception):
+    """Raised by the vectorised drivers when ``should_cancel()`` returned true between chunks."""
+
+
+class RandomnessExhausted(RuntimeError):
+    """One event needed more random words than ``RESERVE_WORDS`` (astronomically unlikely); abort export."""
+
+
+# ------------------------------------------------------------------------------------------- word source
+
+
+class WordSource:
+    """A stream of independent uniformly random ``uint64`` words.
+
+    ``from_os()`` reads ``os.urandom`` (fresh OS entropy, the export default). ``from_seed(seed)`` is
+    reproducible: numpy ``Philox`` seeded with ``seed``, raw 64-bit outputs (anyone holding the seed can
+    reproduce the release).
+    """
+
+    def __init__(self, fill: Callable[[np.ndarray], None], description: str, seed: int | None = None):
+        self._fill = fill
+        self.description = description
+        self.seed = seed
+
+    @classmethod
+    def from_os(cls) -> WordSource:
+        def fill(buf: np.ndarray) -> None:
+            n = buf.shape[0]
+            if n:
+                buf[:] = np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+
+        return cls(fill, "os.urandom")
+
+    @classmethod
+    def from_seed(cls, seed: int) -> WordSource:
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        bitgen = np.random.Philox(int(seed))
+
+        def fill(buf: np.ndarray) -> None:
+            n = buf.shape[0]
+            if n:
+                buf[:] = bitgen.random_raw(n)
+
+        return cls(fill, f"numpy Philox(seed={int(seed)})", seed=int(seed))
+
+    def fill(self, buf: np.ndarray) -> None:
+        """Overwrite the 1-D ``uint64`` array ``buf`` with fresh random words."""
+        if buf.dtype != np.uint64 or buf.ndim != 1:
+            raise TypeError("buf must be a 1-D uint64 array")
+        self._fill(buf)
+
+    def words(self, n: int) -> np.ndarray:
+        """A new array of ``n`` random words."""
+        buf = np.empty(int(n), dtype=np.uint64)
+        self.fill(buf)
+        return buf
+
+    def refill(self, buf: np.ndarray, pos: int) -> int:
+        """Move the unread words ``buf[pos:]`` to the front, fill the rest afresh; return the new ``pos`` (0)."""
+        n = buf.shape[0]
+        pos = max(0, min(int(pos), n))
+        rest = n - pos
+        if rest:
+            buf[:rest] = buf[pos:].copy()
+        self.fill(buf[rest:])
+        return 0
+
+    def __repr__(self) -> str:
+        return f"WordSource({self.description})"
+
+
+# ------------------------------------------------------------------------------------- exact primitives
+# All magnitudes are kept in uint64 inside numba: mixing uint64 with int64 would promote to float64.
+
+
+@numba.njit(cache=True)
+def uniform_below(high, words, pos):
+    """Exact uniform integer in ``[0, high)`` (``1 <= high``, uint64). Returns ``(value: uint64, pos)``."""
+    high = np.uint64(high)
+    n = words.shape[0]
+    thresh = (_U0 - high) % high  # 2**64 mod high
+    while True:
+        if pos >= n or pos < 0:
+            return _U0, -1
+        w = words[pos]
+        pos += 1
+        if w >= thresh:
+            return w % high, pos
+
+
+@numba.njit(cache=True)
+def _bern_exp_frac(num, den, words, pos):
+    """Bernoulli(exp(-num/den)) for uint64 ``0 <= num <= den``, ``den >= 1`` (CKS Algorithm 1)."""
+    k = _U1
+    while True:
+        # A ~ Bernoulli(num / (den * k)), exactly
+        if k <= _LIM62 // den:
+            u, pos = uniform_below(den * k, words, pos)
+            if pos < 0:
+                return False, pos
+            a = u < num
+        else:
+            u, pos = uniform_below(den, words, pos)
+            if pos < 0:
+                return False, pos
+            a = u < num
+            if a:
+                u, pos = uniform_below(k, words, pos)
+                if pos < 0:
+                    return False, pos
+                a = u == _U0
+        if not a:
+            break
+        k += _U1
+    return (k & _U1) == _U1, pos
+
+
+@numba.njit(cache=True)
+def bernoulli_exp(num, den, words, pos):
+    """Exact Bernoulli(exp(-num/den)) for integers ``num >= 0``, ``den >= 1``. Returns ``(bool, pos)``."""
+    num = np.uint64(num)
+    den = np.uint64(den)
+    while num > den:
+        b, pos = _bern_exp_frac(_U1, _U1, words, pos)
+        if pos < 0 or not b:
+            return False, pos
+        num -= den
+    return _bern_exp_frac(num, den, words, pos)
+
+
+@numba.njit(cache=True)
+def geometric(t, words, pos):
+    """Exact ``P(x) ∝ exp(-x/t)`` on ``x = 0, 1, ...`` for integer ``t >= 1`` (CKS Alg. 2, first half).
+
+    Returns ``(x: uint64, pos)`` with ``x < 2**53``; ``pos = -1`` also when ``x`` could reach ``2**53``
+    (``V >= 2**53 // t``: probability ``< exp(-2**53/t + 1)``).
+    """
+    t = np.uint64(t)
+    while True:
+        u, pos = uniform_below(t, words, pos)
+        if pos < 0:
+            return _U0, pos
+        d, pos = _bern_exp_frac(u, t, words, pos)
+        if pos < 0:
+            return _U0, pos
+        if d:
+            break
+    v = _U0
+    while True:
+        a, pos = _bern_exp_frac(_U1, _U1, words, pos)
+        if pos < 0:
+            return _U0, pos
+        if not a:
+            break
+        v += _U1
+    if v >= np.uint64(1 << 53) // t:
+        return _U0, -1
+    return u + t * v, pos
+
+
+@numba.njit(cache=True)
+def discrete_laplace(t, words, pos):
+    """Exact ``P(z) ∝ exp(-|z|/t)`` on the integers, integer ``t >= 1`` (CKS Algorithm 2, s = 1).
+
+    Returns ``(z: int64, pos)`` with ``|z| < 2**53``; ``pos = -1`` when out of words.
+    """
+    n = words.shape[0]
+    while True:
+        x, pos = geometric(t, words, pos)
+        if pos < 0:
+            return 0, pos
+        if pos >= n:
+            return 0, -1
+        b = (words[pos] >> np.uint64(63)) == _U1
+        pos += 1
+        if b and x == _U0:
+            continue
+        z = np.int64(x)
+        if b:
+            return -z, pos
+        return z, pos
+
+
+# -------------------------------------------------------------------------------------- numeric (snapped)
+
+
+@numba.njit(cache=True)
+def _ceil_log2(v):
+    m, e = math.frexp(v)  # v = m * 2**e, 0.5 <= m < 1
+    if m == 0.5:
+        return e - 1
+    return e
+
+
+@numba.njit(cache=True)
+def _floor_log2(v):
+    m, e = math.frexp(v)
+    return e - 1
+
+
+@numba.njit(cache=True)
+def _laplace_params(scale, sensitivity):
+    """(grid g, integer scale t) for public ``scale = Δ/ε`` and ``sensitivity = Δ``; see module docstring."""
+    cb = _ceil_log2(scale)
+    e = min(cb - 40, _floor_log2(sensitivity) - 20)
+    e = max(e, cb - 43)
+    g = math.ldexp(1.0, e)
+    dk = math.floor(sensitivity / g) + 1.0
+    q = dk * (scale / sensitivity)
+    t = math.ceil(q * _MARGIN)
+    return g, np.uint64(t)
+
+
+@numba.njit(cache=True)
+def _param_ok(v):
+    return v >= _MIN_PARAM and v <= _MAX_PARAM  # False for NaN
+
+
+@numba.njit(cache=True)
+def secure_laplace_one(x, scale, sensitivity, words, pos):
+    """Snapped discrete Laplace release of one real ``x`` with public ``scale = Δ/ε_t`` and ``Δ``.
+
+    Returns ``(value: float, pos)``; ``pos < 0`` means abort (``-1`` out of words, ``-2`` invalid input).
+    """
+    if not (math.isfinite(x) and _param_ok(scale) and _param_ok(sensitivity)):
+        return math.nan, -2
+    g, t = _laplace_params(scale, sensitivity)
+    k = np.rint(x / g)
+    if not math.isfinite(k):
+        return math.nan, -2
+    z, pos = discrete_laplace(t, words, pos)
+    if pos < 0:
+        return math.nan, pos
+    return g * k + g * np.float64(z), pos
+
+
+def laplace_grid(scale: float, sensitivity: float) -> tuple[float, int]:
+    """The public grid ``g`` and integer noise scale ``t`` (grid units) used for ``(scale, sensitivity)``."""
+    if not (_MIN_PARAM <= scale <= _MAX_PARAM and _MIN_PARAM <= sensitivity <= _MAX_PARAM):
+        raise ValueError("scale and sensitivity must be finite and in [1e-300, 1e300]")
+    g, t = _laplace_params(float(scale), float(sensitivity))
+    return float(g), int(t)
+
+
+def effective_laplace_scale(scale: float, sensitivity: float) -> float:
+    """The actual noise scale ``g*t`` (value units) of the snapped mechanism; ``>= scale``, ≈ ``scale``."""
+    g, t = laplace_grid(scale, sensitivity)
+    return g * t
+
+
+# ---------------------------------------------------------------------------------------- location
+
+
+@numba.njit(cache=True)
+def _snap_deg(v):
+    return np.rint(v * _LATLON_INV) / _LATLON_INV
+
+
+@numba.njit(cache=True)
+def secure_planar_one(lat, lon, scale_m, words, pos):
+    """Discretised planar Laplace of one point (degrees), radius scale ``scale_m = r/ε_t`` metres.
+
+    Returns ``(lat, lon, pos)``, outputs on the ``LATLON_GRID_DEG`` grid; ``pos < 0`` means abort.
+    """
+    if not (math.isfinite(lat) and math.isfinite(lon) and abs(lat) <= 90.0 and _param_ok(scale_m)):
+        return math.nan, math.nan, -2
+    u = math.ldexp(1.0, _ceil_log2(scale_m) - 40)
+    t = np.uint64(math.ceil(scale_m / u))  # scale_m / u is exact (power-of-two division)
+    g1, pos = geometric(t, words, pos)
+    if pos < 0:
+        return math.nan, math.nan, pos
+    g2, pos = geometric(t, words, pos)
+    if pos < 0:
+        return math.nan, math.nan, pos
+    if pos >= words.shape[0]:
+        return math.nan, math.nan, -1
+    a = words[pos] >> np.uint64(11)  # exact uniform below 2**53
+    pos += 1
+    r = u * np.float64(g1 + g2)
+    theta = np.float64(a) * _TWO_PI_OVER_2_53
+    dx = r * math.cos(theta)  # east, metres
+    dy = r * math.sin(theta)  # north, metres
+    lat2 = lat + math.degrees(dy / R_EARTH_M)
+    c = max(math.cos(math.radians(lat)), 1e-12)
+    lon2 = lon + math.degrees(dx / (R_EARTH_M * c))
+    # fold latitude over the poles (on the meridian great circle), then wrap longitude
+    lat2 = (lat2 + 180.0) % 360.0 - 180.0  # now in [-180, 180)
+    if lat2 > 90.0:
+        lat2 = 180.0 - lat2
+        lon2 += 180.0
+    elif lat2 < -90.0:
+        lat2 = -180.0 - lat2
+        lon2 += 180.0
+    lon2 = (lon2 + 180.0) % 360.0 - 180.0
+    olat = _snap_deg(lat2)
+    olon = _snap_deg(lon2)
+    if olon >= 180.0:
+        olon = -180.0
+    return olat, olon, pos
+
+
+# ------------------------------------------------------------------------------------- categorical
+
+
+@numba.njit(cache=True)
+def _rr_threshold(eps, k):
+    alpha = k / (math.exp(eps) + (k - 1.0))
+    a = math.ceil(alpha * _MARGIN * 4611686018427387904.0)  # * 2**62
+    if not (a >= 1.0):  # also catches NaN
+        a = 1.0
+    if a > 4611686018427387904.0:
+        a = 4611686018427387904.0
+    return np.uint64(a)
+
+
+@numba.njit(cache=True)
+def secure_rr_one(code, eps, k, words, pos):
+    """k-ary randomized response of one code in ``[0, k)``. Returns ``(code: int64, pos)``."""
+    if not (math.isfinite(eps) and eps > 0.0) or k < 1 or code < 0 or code >= k:
+        return np.int64(-1), -2
+    thr = _rr_threshold(eps, np.float64(k))
+    if pos >= words.shape[0] or pos < 0:
+        return np.int64(-1), -1
+    w = words[pos] >> _U2
+    pos += 1
+    if w >= thr:
+        return np.int64(code), pos
+    r, pos = uniform_below(np.uint64(k), words, pos)
+    if pos < 0:
+        return np.int64(-1), pos
+    return np.int64(r), pos
+
+
+# ------------------------------------------------------------------------------------------ kernels
+
+
+@numba.njit(cache=True)
+def _laplace_kernel(x, scales, sensitivity, out, start, stop, words, pos):
+    n = words.shape[0]
+    for j in range(start, stop):
+        if n - pos < RESERVE_WORDS:
+            return j, pos
+        v, pos = secure_laplace_one(x[j], scales[j], sensitivity, words, pos)
+        if pos < 0:
+            return j, pos
+        out[j] = v
+    return stop, pos
+
+
+@numba.njit(cache=True)
+def _planar_kernel(latlon, scales, out, start, stop, words, pos):
+    n = words.shape[0]
+    for j in range(start, stop):
+        if n - pos < RESERVE_WORDS:
+            return j, pos
+        a, b, pos = secure_planar_one(latlon[j, 0], latlon[j, 1], scales[j], words, pos)
+        if pos < 0:
+            return j, pos
+        out[j, 0] = a
+        out[j, 1] = b
+    return stop, pos
+
+
+@numba.njit(cache=True)
+def _rr_kernel(codes, eps, k, out, start, stop, words, pos):
+    n = words.shape[0]
+    for j in range(start, stop):
+        if n - pos < RESERVE_WORDS:
+            return j, pos
+        c, pos = secure_rr_one(codes[j], eps[j], k, words, pos)
+        if pos < 0:
+            return j, pos
+        out[j] = c
+    return stop, pos
+
+
+# ------------------------------------------------------------------------------------------ drivers
+
+
+def _per_event(values, n: int, what: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.shape != (n,):
+        raise ValueError(f"{what} must be a scalar or have shape ({n},), got {arr.shape}")
+    if n and not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
+        raise ValueError(f"every {what} must be finite and > 0 (events with ε_t = 0 must not be passed)")
+    return np.ascontiguousarray(arr)
+
+
+def _run(kernel, args, n: int, source: WordSource, words_per_event: int, progress, should_cancel) -> None:
+    """Chunking/refill loop shared by the drivers: ``kernel(*args, start, stop, words, pos)``."""
+    if n == 0:
+        if progress is not None:
+            progress(0, 0)
+        return
+    size = min(n, CHUNK_EVENTS) * words_per_event + 2 * RESERVE_WORDS
+    words = np.empty(size, dtype=np.uint64)
+    source.fill(words)
+    pos = 0
+    i = 0
+    while i < n:
+        if should_cancel is not None and should_cancel():
+            raise Cancelled("cancelled")
+        stop = min(n, i + CHUNK_EVENTS)
+        while i < stop:
+            if size - pos < RESERVE_WORDS:
+                pos = source.refill(words, pos)
+            j, pos = kernel(*args, i, stop, words, pos)
+            if pos == POS_INVALID:
+                raise ValueError(f"invalid input at element {j}")
+            if pos < 0:
+                raise RandomnessExhausted(
+                    f"element {j} needed more than {RESERVE_WORDS} random words (probability < 1e-120); "
+                    "export aborted"
+                )
+            i = j
+        if progress is not None:
+            progress(i, n)
+
+
+def secure_laplace(
+    x,
+    scales,
+    sensitivity: float,
+    source: WordSource | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """Snapped discrete Laplace for a whole array: ``x[i] + DLap`` with ``scales[i] = Δ/ε_i`` (scalar ok).
+
+    ``source`` defaults to fresh OS entropy. Raises ValueError on non-finite ``x`` or a scale/ε that is
+    ``<= 0`` or non-finite, :class:`Cancelled` when ``should_cancel()`` turns true between chunks.
+    """
+    xs = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    if xs.ndim != 1:
+        raise ValueError("x must be 1-D")
+    n = xs.shape[0]
+    sc = _per_event(scales, n, "scale")
+    sens = float(sensitivity)
+    if not (_MIN_PARAM <= sens <= _MAX_PARAM):
+        raise ValueError("sensitivity must be finite and in [1e-300, 1e300]")
+    if n and not np.all(np.isfinite(xs)):
+        raise ValueError("x must be finite (clamp or drop missing values first)")
+    if n and not (np.all(sc >= _MIN_PARAM) and np.all(sc <= _MAX_PARAM)):
+        raise ValueError("scales must lie in [1e-300, 1e300]")
+    out = np.empty(n, dtype=np.float64)
+    _run(_laplace_kernel, (xs, sc, sens, out), n, source or WordSource.from_os(), 12, progress, should_cancel)
+    return out
+
+
+def secure_planar(
+    latlon,
+    scales_m,
+    source: WordSource | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """Discretised planar Laplace for an ``(n, 2)`` array of ``[lat, lon]`` degrees; ``scales_m = r/ε_i``."""
+    ll = np.ascontiguousarray(np.asarray(latlon, dtype=np.float64))
+    if ll.ndim != 2 or ll.shape[1] != 2:
+        raise ValueError("latlon must have shape (n, 2)")
+    n = ll.shape[0]
+    sc = _per_event(scales_m, n, "scale_m")
+    if n and not (np.all(np.isfinite(ll)) and np.all(np.abs(ll[:, 0]) <= 90.0)):
+        raise ValueError("latitudes must be finite and in [-90, 90], longitudes finite")
+    if n and not (np.all(sc >= _MIN_PARAM) and np.all(sc <= _MAX_PARAM)):
+        raise ValueError("scales_m must lie in [1e-300, 1e300]")
+    out = np.empty((n, 2), dtype=np.float64)
+    _run(_planar_kernel, (ll, sc, out), n, source or WordSource.from_os(), 20, progress, should_cancel)
+    return out
+
+
+def secure_rr(
+    codes,
+    eps,
+    k: int,
+    source: WordSource | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """k-ary randomized response for integer ``codes`` in ``[0, k)`` with per-event ``eps`` (scalar ok)."""
+    cs = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
+    if cs.ndim != 1:
+        raise ValueError("codes must be 1-D")
+    n = cs.shape[0]
+    k = int(k)
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    ep = _per_event(eps, n, "eps")
+    if n and (cs.min() < 0 or cs.max() >= k):
+        raise ValueError(f"codes must lie in [0, {k})")
+    out = np.empty(n, dtype=np.int64)
+    _run(_rr_kernel, (cs, ep, np.int64(k), out), n, source or WordSource.from_os(), 3, progress, should_cancel)
+    return out
+
+
+# ------------------------------------------------------------------------------------- opendp backend
+
+
+def _dp():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+def _opendp_laplace_measurement(dp, m: int, scale: float, sensitivity: float):
+    """A vector Laplace measurement whose own privacy map certifies ``ε = Δ/scale``."""
+    target = sensitivity / scale
+    k = math.floor(math.log2(scale)) - 40
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=m)
+    metric = dp.l1_distance(T=float)
+    s = scale
+    for _ in range(60):
+        meas = dp.m.make_laplace(domain, metric, s, k=k)
+        got = meas.map(sensitivity)
+        if got <= target:
+            return meas
+        s = s * (got / target) * (1.0 + 2.0**-40)
+    raise RuntimeError("could not certify the opendp Laplace scale")  # pragma: no cover
+
+
+def opendp_laplace(
+    x,
+    scales,
+    sensitivity: float,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """Laplace noise by opendp (its own OS randomness; seeds do not apply), batched by distinct scale.
+
+    Each distinct scale gets one ``make_laplace`` over a vector domain, granularity ``2**(floor(log2 b)-40)``,
+    its scale raised (by ~1e-9 relative) until opendp's privacy map gives ``Δ/scale`` or less.
+    """
+    xs = np.asarray(x, dtype=np.float64)
+    if xs.ndim != 1:
+        raise ValueError("x must be 1-D")
+    n = xs.shape[0]
+    sc = _per_event(scales, n, "scale")
+    sens = float(sensitivity)
+    if not (math.isfinite(sens) and sens > 0):
+        raise ValueError("sensitivity must be finite and > 0")
+    if n and not np.all(np.isfinite(xs)):
+        raise ValueError("x must be finite")
+    out = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return out
+    dp = _dp()
+    uniq, inverse = np.unique(sc, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    done = 0
+    for gi, s in enumerate(uniq):
+        if should_cancel is not None and should_cancel():
+            raise Cancelled("cancelled")
+        idx = order[bounds[gi] : bounds[gi + 1]]
+        for c0 in range(0, len(idx), CHUNK_EVENTS):
+            part = idx[c0 : c0 + CHUNK_EVENTS]
+            meas = _opendp_laplace_measurement(dp, len(part), float(s), sens)
+            out[part] = np.asarray(meas(xs[part].tolist()), dtype=np.float64)
+            done += len(part)
+            if progress is not None:
+                progress(done, n)
+            if should_cancel is not None and should_cancel() and done < n:
+                raise Cancelled("cancelled")
+    return out
+
+
+def _opendp_rr_measurement(dp, k: int, eps: float):
+    p = math.exp(eps) / (math.exp(eps) + k - 1) if eps < 700 else 1.0
+    p = max(p, 1.0 / k)
+    for _ in range(200):
+        meas = dp.m.make_randomized_response(list(range(k)), p, T=int)
+        if meas.map(1) <= eps:
+            return meas
+        p = max(1.0 / k, math.nextafter(p, 0.0) - p * 2.0**-50)
+    raise RuntimeError("could not certify the opendp randomized-response probability")  # pragma: no cover
+
+
+def opendp_rr(
+    codes,
+    eps,
+    k: int,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """k-ary randomized response by opendp (one call per event, ~10k/s; its own OS randomness)."""
+    cs = np.asarray(codes, dtype=np.int64)
+    if cs.ndim != 1:
+        raise ValueError("codes must be 1-D")
+    n = cs.shape[0]
+    k = int(k)
+    if k < 2:
+        raise ValueError("opendp randomized response needs k >= 2")
+    ep = _per_event(eps, n, "eps")
+    if n and (cs.min() < 0 or cs.max() >= k):
+        raise ValueError(f"codes must lie in [0, {k})")
+    out = np.empty(n, dtype=np.int64)
+    dp = _dp()
+    cache: dict[float, object] = {}
+    for i in range(n):
+        if i % 4096 == 0:
+            if should_cancel is not None and should_cancel():
+                raise Cancelled("cancelled")
+            if progress is not None and i:
+                progress(i, n)
+        e = float(ep[i])
+        meas = cache.get(e)
+        if meas is None:
+            meas = cache[e] = _opendp_rr_measurement(dp, k, e)
+        out[i] = meas(int(cs[i]))
+    if progress is not None:
+        progress(n, n)
+    return out
+
+
+# ------------------------------------------------------------------------------ reserve tail bound
+
+
+def reserve_tail_bound(kind: str, reserve: int = RESERVE_WORDS) -> float:
+    """Chernoff upper bound on P(one event of ``kind`` needs more than ``reserve`` words).
+
+    ``P(W > R) <= min_z E[z^W] / z^(R+1)``. ``E[z^W]`` is bounded through the loop structure:
+    a ``uniform_below(h)`` costs a geometric number of words with rejection ``q < h/2**64``
+    (``q <= 2**-20`` for ``h = t < 2**44``, ``q <= 1/4`` inside Algorithm 1 where ``h = den*K <= 2**62``);
+    Algorithm 1 with parameter γ makes ``N`` trials, ``P(N >= K) = γ^(K-1)/(K-1)!``, returning 1 iff ``N``
+    is odd; in the geometric sampler γ = U/t is averaged over U (t >= 2**39, so the average is the integral
+    up to ~2**-39, covered by a 2**-30 slack). Categorical assumes ``k <= 2**32``. Returns a float (it
+    underflows to 0.0 for the default reserve; see :func:`reserve_tail_log10`).
+    """
+    return 10.0 ** reserve_tail_log10(kind, reserve)
+
+
+def reserve_tail_log10(kind: str, reserve: int = RESERVE_WORDS) -> float:
+    """log10 of :func:`reserve_tail_bound` (kept separate because the bound underflows)."""
+    if kind == "categorical":
+        # one decision word, then uniform_below(k) needs more than one word only after rejections,
+        # each of probability < k/2**64 <= 2**-32 for k <= 2**32
+        return -(reserve - 1) * 32 * math.log10(2.0)
+    if kind not in ("numeric", "location"):
+        raise ValueError(kind)
+
+    def f_unif(z: float, q: float) -> float:
+        return (1 - q) * z / (1 - q * z)
+
+    def alg1(z: float, gamma: float, den_log2: int) -> tuple[float, float]:
+        odd = even = 0.0
+        p_ge = 1.0  # P(N >= K)
+        cost = 1.0  # E[z^words] of the first K trials: trial K draws uniform_below(den*K)
+        for kk in range(1, 400):
+            cost *= f_unif(z, min(0.25, kk * 2.0 ** (den_log2 - 64)))
+            p_ge_next = p_ge * gamma / kk
+            term = cost * (p_ge - p_ge_next)
+            if kk % 2:
+                odd += term
+            else:
+                even += term
+            p_ge = p_ge_next
+            if p_ge == 0.0:
+                break
+        return odd, even
+
+    def log_mgf(z: float) -> float:
+        c1, c0 = alg1(z, 1.0, 0)
+        if c1 >= 1:
+            return math.inf
+        mv = c0 / (1 - c1)
+        m = 2000
+        o_bar = e_bar = 0.0
+        for i in range(m):  # midpoint rule for the average over gamma = U/t
+            o, e = alg1(z, (i + 0.5) / m, 44)
+            o_bar += o / m
+            e_bar += e / m
+        o_bar += 2.0**-30
+        e_bar += 2.0**-30
+        fu = f_unif(z, 2.0**-20)
+        if kind == "numeric":
+            succ = fu * o_bar * mv * z
+            fail = fu * e_bar + succ * 2.0**-38  # restart when B = 1 and X = 0 (P <= 1/(2t))
+            if fail >= 1:
+                return math.inf
+            return math.log(succ / (1 - fail))
+        succ = fu * o_bar * mv
+        fail = fu * e_bar
+        if fail >= 1:
+            return math.inf
+        return 2 * math.log(succ / (1 - fail)) + math.log(z)
+
+    best = 0.0
+    for i in range(1, 400):
+        z = 1.0 + i * 0.005
+        lm = log_mgf(z)
+        if not math.isfinite(lm):
+            break
+        best = min(best, (lm - (reserve + 1) * math.log(z)) / math.log(10.0))
+    return best
