@@ -617,7 +617,9 @@ def _run(kernel, args, n: int, source: WordSource, words_per_event: int, progres
                 pos = source.refill(words, pos)
             j, pos = kernel(*args, i, stop, words, pos)
             if pos == POS_INVALID:
-                raise ValueError(f"invalid input at element {j}")
+                raise ValueError(
+                    f"invalid input at element {j} (non-finite, out of range, or too large for the noise grid)"
+                )
             if pos < 0:
                 raise RandomnessExhausted(
                     f"element {j} needed more than {RESERVE_WORDS} random words (probability < 1e-120); "
@@ -703,7 +705,9 @@ def secure_rr(
     if n and (cs.min() < 0 or cs.max() >= k):
         raise ValueError(f"codes must lie in [0, {k})")
     out = np.empty(n, dtype=np.int64)
-    _run(_rr_kernel, (cs, ep, np.int64(k), out), n, source or WordSource.from_os(), 3, progress, should_cancel)
+    _run(
+        _rr_kernel, (cs, ep, np.int64(k), out), n, source or WordSource.from_os(), 3, progress, should_cancel
+    )
     return out
 
 
@@ -880,13 +884,17 @@ def reserve_tail_log10(kind: str, reserve: int = RESERVE_WORDS) -> float:
         if c1 >= 1:
             return math.inf
         mv = c0 / (1 - c1)
-        m = 2000
+        # average over gamma = U/t of Algorithm 1's odd/even parts: exact integral (∫ γ^(K-1)/(K-1)! = 1/K!)
         o_bar = e_bar = 0.0
-        for i in range(m):  # midpoint rule for the average over gamma = U/t
-            o, e = alg1(z, (i + 0.5) / m, 44)
-            o_bar += o / m
-            e_bar += e / m
-        o_bar += 2.0**-30
+        cost = 1.0
+        for kk in range(1, 160):
+            cost *= f_unif(z, min(0.25, kk * 2.0 ** (44 - 64)))
+            term = cost * (1.0 / math.factorial(kk) - 1.0 / math.factorial(kk + 1))
+            if kk % 2:
+                o_bar += term
+            else:
+                e_bar += term
+        o_bar += 2.0**-30  # Riemann sum over U vs the integral: differs by O(1/t), t >= 2**39
         e_bar += 2.0**-30
         fu = f_unif(z, 2.0**-20)
         if kind == "numeric":
