@@ -58,7 +58,7 @@ def relative_error(series: Series, release: Release) -> float | None:
 
 def unit_label(series: Series) -> str:
     if series.kind == "numeric":
-        return series.unit or "units"
+        return series.unit or (series.value_columns[0] if series.value_columns else "units")
     return {"location": "m", "categorical": "mismatch rate"}[series.kind]
 
 

@@ -1,0 +1,13 @@
+"""Qt views of lmdk_gui. ``from lmdk_gui.ui import MainWindow`` is the automation entry point."""
+
+from __future__ import annotations
+
+__all__ = ["MainWindow"]
+
+
+def __getattr__(name: str):
+    if name == "MainWindow":
+        from .main_window import MainWindow
+
+        return MainWindow
+    raise AttributeError(name)

@@ -1,0 +1,87 @@
+"""``lmdk-gui`` / ``python -m lmdk_gui``: start the desktop app.
+
+``lmdk-gui`` opens the last file (or the bundled energy sample on first start); ``lmdk-gui FILE`` opens FILE.
+``--screenshot OUT.png`` renders the window offscreen once the preview is ready, saves it and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lmdk-gui", description="Landmark privacy for personal time series.")
+    p.add_argument("file", nargs="?", help="time series to open (default: the last one, or a bundled sample)")
+    p.add_argument("--sample", choices=("energy", "gps", "contacts"),
+                   help="open one of the bundled sample series")
+    p.add_argument("--landmark-rows", metavar="ROWS", help="mark these 0-based rows, e.g. 3,7,10-20")
+    p.add_argument("--epsilon", type=float, help="total privacy budget ε")
+    p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG and exit")
+    p.add_argument("--size", default="1400x900", metavar="WxH", help="window size for --screenshot")
+    return p
+
+
+SAMPLE_FILES = {
+    "energy": ("energy_hue_2013_jan.csv", {}),
+    "gps": ("gps_bus_limerick.csv", {}),
+    "contacts": ("contacts_person1672.csv", {"kind": "categorical", "duplicates": "first"}),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from .core.landmark_files import parse_row_spec
+    from .ui.main_window import SAMPLES, MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("lmdk_gui")
+    app.setOrganizationName("lmdk")
+    window = MainWindow(load_default=args.file is None and args.sample is None)
+    if args.sample:
+        name, opts = SAMPLE_FILES[args.sample]
+        window.open_series(SAMPLES / name, **opts)
+    elif args.file:
+        if not window.open_series(args.file):
+            print(f"lmdk-gui: {window.last_error}", file=sys.stderr)
+            if args.screenshot:
+                return 2
+    session = window.session
+    if args.epsilon is not None:
+        session.set_epsilon(args.epsilon)
+    if args.landmark_rows and session.series is not None:
+        session.set_landmarks(parse_row_spec(args.landmark_rows, session.n))
+    if args.screenshot:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+        window.resize(w, h)
+        window.show()
+
+        def shoot() -> None:
+            app.processEvents()
+            window.grab().save(args.screenshot)
+            print(f"saved {args.screenshot}")
+            window.close()
+            app.quit()
+
+        def when_ready() -> None:
+            if session.is_preview_current() and session.average is not None:
+                QTimer.singleShot(200, shoot)
+            else:
+                QTimer.singleShot(50, when_ready)
+
+        QTimer.singleShot(0, when_ready)
+        QTimer.singleShot(60_000, app.quit)  # never hang a script
+        app.exec()
+        return 0
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

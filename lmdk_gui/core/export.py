@@ -1,0 +1,408 @@
+"""Export: the one step that must never go wrong (DESIGN §5, §9; issues 2 and 4).
+
+``export_release`` writes the release of one scheme with *fresh* floating-point-safe noise
+(:mod:`.securenoise`, OS entropy unless the caller asks for a seed), streaming in chunks with a progress
+callback and a cancel flag, through :class:`~.writers.AtomicFile`. Order of work:
+
+1. Pre-flight, before any noise is drawn: settings, scheme/backend, output path (not a folder, not the
+   input, no overwrite without ``force``), the input file still has the SHA-256 it had when loaded, and —
+   for schemes whose budgets are known up front — the landmark-sum check.
+2. Chunks of rows: noise for the fresh events, approximations republish the previous release, rows are
+   appended to the temporary file; progress after each chunk; cancel between chunks.
+3. The independent landmark-sum check on the final budgets (Adaptive's budgets are only known now). A
+   failure raises :class:`~.guarantee.GuaranteeError` and the temporary file is removed.
+4. The sidecar is written to its own temporary file; then the old sidecar (if any) is removed, the CSV is
+   renamed into place, then the sidecar. A crash between steps never leaves a partial or unprotected CSV.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+
+from . import adaptive, securenoise
+from .guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
+from .release import (
+    _kind_input,
+    fixed_budgets,
+    landmark_mask,
+    normalize_landmarks,
+    public_fallback,
+)
+from .securenoise import Cancelled
+from .series import Series
+from .settings import ALL_SCHEMES, PrivacySettings
+from .writers import AtomicFile, build_sidecar, file_sha256, format_timestamps, sidecar_path, sidecar_text
+
+__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "export_release", "preflight"]
+
+Progress = Callable[[int, int], None]
+
+
+class ExportError(RuntimeError):
+    """A clear, one-line reason why nothing was written."""
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    scheme: str
+    include_budget: bool = False
+    include_flags: bool = False
+    seed: int | None = None
+    backend: str | None = None  # None = the default floating-point-safe backend for the kind
+    force: bool = False
+    chunk_rows: int = 1 << 16
+    # Dummy landmarks (issue 6): ε spent on selecting L' and a description of the generator; the caller
+    # then passes L' as the landmarks and ε − ε_sel as settings.epsilon.
+    epsilon_selection: Any = None
+    epsilon_total: float | None = None
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    sidecar: Path
+    rows: int
+    guarantee: GuaranteeResult
+    backend: str
+    seeded: bool
+    columns: tuple[str, ...]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ------------------------------------------------------------------------------------------- backends
+#: Our own exact-integer samplers (numba); they can run inside the Adaptive loop and can be seeded.
+NUMBA_BACKENDS = (securenoise.BACKEND_SNAPPED, securenoise.BACKEND_PLANAR, securenoise.BACKEND_RR)
+BACKEND_ALIASES = ("exact", "opendp")
+
+
+def resolve_backend(kind: str, name: str | None) -> str:
+    """``None``/"exact" → the kind's default floating-point-safe sampler; "opendp" → OpenDP's sampler when it
+    has one for the kind; a full backend name is accepted as is."""
+    available = securenoise.backends_for(kind)
+    if name is None or name == "exact":
+        return available[0]
+    if name == "opendp":
+        found = [b for b in available if b.startswith("opendp")]
+        if not found:
+            raise ExportError(f"OpenDP has no sampler for {kind} series here; use the exact backend")
+        return found[0]
+    if name not in available:
+        raise ExportError(f"noise backend {name!r} is not available for {kind} series; choose one of: "
+                          f"{', '.join(available)}")
+    return name
+
+
+def public_uniforms(source, n: int) -> np.ndarray:
+    """Adaptive's sampling uniforms u_t (public, data-independent): 53-bit uniforms from the word source."""
+    return (source.words(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+# ----------------------------------------------------------------------------------------- pre-flight
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def preflight(series: Series, landmarks, settings: PrivacySettings, output: str | os.PathLike,
+              options: ExportOptions) -> tuple[np.ndarray, str]:
+    """Everything that can be checked before drawing noise. Returns (landmarks, backend)."""
+    try:
+        settings.validate()
+    except ValueError as e:
+        raise ExportError(str(e)) from None
+    if options.scheme not in ALL_SCHEMES:
+        raise ExportError(f"unknown scheme {options.scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
+    backend = resolve_backend(series.kind, options.backend)
+    if backend not in NUMBA_BACKENDS:
+        if options.scheme == "adaptive":
+            raise ExportError("the Adaptive scheme draws its noise one event at a time inside its loop; only "
+                              "the default (exact) backend can do that")
+        if options.seed is not None:
+            raise ExportError(f"the {backend} backend draws from its own OS randomness and cannot be seeded")
+    out = Path(output)
+    if out.is_dir():
+        raise ExportError(f"{out} is a folder; choose a file name for the release")
+    if not out.parent.exists():
+        raise ExportError(f"the folder {out.parent} does not exist")
+    src = series.source
+    if src is not None and _same_file(out, Path(src.path)):
+        raise ExportError(f"refusing to write the release over its own input file {out}")
+    if not options.force:
+        for p in (out, sidecar_path(out)):
+            if p.exists():
+                raise ExportError(f"{p} already exists; choose another name or allow overwriting (--force)")
+    if src is not None:
+        try:
+            now = file_sha256(src.path)
+        except OSError as e:
+            raise ExportError(f"the input file {src.path} cannot be read any more ({e.strerror}); "
+                              "reopen it before exporting") from None
+        if now != src.sha256:
+            raise ExportError(f"the input file {src.path} has changed since it was opened (SHA-256 differs); "
+                              "reopen it before exporting")
+    lm = normalize_landmarks(landmarks, series.n)
+    if options.scheme != "adaptive":
+        budgets = fixed_budgets(options.scheme, series.n, lm, allocatable(settings.epsilon, series.n))
+        res = check_guarantee(budgets, lm, settings.epsilon)
+        if not res.holds:
+            raise GuaranteeError(res, options.scheme)
+    return lm, backend
+
+
+# --------------------------------------------------------------------------------- secure noise hooks
+@numba.njit(cache=True)
+def _sec_laplace(x, scale, sens, t, words, pos):  # pragma: no cover - compiled
+    return securenoise.secure_laplace_one(x, scale, sens, words, pos)
+
+
+@numba.njit(cache=True)
+def _sec_planar(lat, lon, scale_m, t, words, pos):  # pragma: no cover - compiled
+    return securenoise.secure_planar_one(lat, lon, scale_m, words, pos)
+
+
+@numba.njit(cache=True)
+def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
+    return securenoise.secure_rr_one(code, eps, k, words, pos)
+
+
+_SEC_ONE = {"numeric": _sec_laplace, "location": _sec_planar, "categorical": _sec_rr}
+
+
+def _fresh_noise(kind: str, x: np.ndarray, budgets: np.ndarray, settings: PrivacySettings, k: int,
+                 backend: str, source) -> np.ndarray:
+    """Noisy releases of the events ``x`` with budgets ``budgets`` (all > 0)."""
+    if kind == "numeric":
+        scales = settings.sensitivity / budgets
+        if backend not in NUMBA_BACKENDS:
+            return securenoise.opendp_laplace(x, scales, settings.sensitivity)
+        return securenoise.secure_laplace(x, scales, settings.sensitivity, source)
+    if kind == "location":
+        return securenoise.secure_planar(x, settings.radius_m / budgets, source)
+    if backend not in NUMBA_BACKENDS:
+        return securenoise.opendp_rr(x, budgets, k)
+    return securenoise.secure_rr(x, budgets, k, source)
+
+
+def _fill_with_carry(values: np.ndarray, fresh: np.ndarray, carry) -> np.ndarray:
+    """Forward-fill non-fresh rows from the previous fresh row, or from ``carry`` at the chunk's start."""
+    n = fresh.shape[0]
+    if fresh.all():
+        return values
+    idx = np.where(fresh, np.arange(n), -1)
+    np.maximum.accumulate(idx, out=idx)
+    out = values[np.maximum(idx, 0)]
+    before = idx < 0
+    if before.any():
+        out[before] = carry
+    return out
+
+
+# ------------------------------------------------------------------------------------------- columns
+def _value_columns(series: Series) -> list[str]:
+    src = series.source
+    if src is not None and src.value_cols:
+        return list(src.value_cols)
+    return ["lat", "lon"] if series.kind == "location" else ["value"]
+
+
+def _time_column(series: Series) -> tuple[str, str]:
+    src = series.source
+    if src is None:
+        return "timestamp", "iso"
+    if src.time_format == "date+hour":
+        return "timestamp", "iso"
+    return src.time_col, src.time_format
+
+
+# ---------------------------------------------------------------------------------------------- main
+def export_release(series: Series, landmarks, settings: PrivacySettings, output: str | os.PathLike,
+                   options: ExportOptions, *, progress: Progress | None = None,
+                   should_cancel: Callable[[], bool] | None = None) -> ExportResult:
+    """Write the protected CSV and its sidecar; see the module docstring for the guarantees."""
+    lm, backend = preflight(series, landmarks, settings, output, options)
+    out = Path(output)
+    n = series.n
+    scheme = options.scheme
+    seeded = options.seed is not None
+    source = (securenoise.WordSource.from_seed(options.seed) if seeded else securenoise.WordSource.from_os())
+    eps_a = allocatable(settings.epsilon, n)
+    x, labels = _kind_input(series, settings)
+    k = len(labels) if labels is not None else 0
+    fallback = public_fallback(series, settings)
+    time_col, time_format = _time_column(series)
+    value_cols = _value_columns(series)
+    columns = [time_col, *value_cols]
+    if options.include_budget:
+        columns.append("epsilon")
+    if options.include_flags:
+        columns.append("approximated")
+    warnings = []
+    if options.include_budget or options.include_flags:
+        warnings.append("the epsilon/approximated columns reveal where the landmarks are (thesis §4.2)")
+    if seeded:
+        warnings.append("this release is seeded: anyone who holds the seed can reproduce its noise")
+
+    budgets = np.empty(n)
+    fresh_all = np.empty(n, dtype=np.bool_)
+    chunk = max(1, int(options.chunk_rows))
+    cancelled = should_cancel or (lambda: False)
+
+    # Adaptive state, or the fixed budgets.
+    if scheme == "adaptive":
+        mask = landmark_mask(lm, n)
+        base = eps_a / (lm.size + 1)
+        state = adaptive.new_state(int(lm.size))
+        kern = adaptive.KERNELS[series.kind]
+        param = {"numeric": settings.sensitivity, "location": settings.radius_m, "categorical": k}[series.kind]
+        u = public_uniforms(source, n)
+        buf = np.empty(max(4 * securenoise.RESERVE_WORDS, 16 * chunk), dtype=np.uint64)
+        pos = len(buf)  # forces a fill before the first event
+        out_v = np.empty_like(x)
+        f = _SEC_ONE[series.kind]
+        p = settings.adaptive
+    else:
+        budgets[:] = fixed_budgets(scheme, n, lm, eps_a)
+        fresh_all[:] = budgets > 0
+    carry: Any = fallback
+    first_fresh_value = None
+    if scheme != "adaptive" and fallback is None and n and not fresh_all[0] and fresh_all.any():
+        # Events before the first fresh release republish it (post-processing): draw it now, once.
+        j = int(np.argmax(fresh_all))
+        first_fresh_value = _fresh_noise(series.kind, x[j:j + 1], budgets[j:j + 1], settings, k, backend,
+                                         source)
+        carry = first_fresh_value[0]
+
+    try:
+        with AtomicFile(out) as csv_file:
+            writer = _ChunkWriter(csv_file.file, columns, series, time_format, labels, options)
+            done = 0
+            for a in range(0, n, chunk):
+                if cancelled():
+                    raise Cancelled("export cancelled")
+                b = min(n, a + chunk)
+                if scheme == "adaptive":
+                    t = a
+                    while t < b:
+                        if pos > len(buf) - securenoise.RESERVE_WORDS:
+                            source.fill(buf)
+                            pos = 0
+                        t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, param, buf, pos, t, b,
+                                      len(buf) - securenoise.RESERVE_WORDS, state, out_v, budgets, fresh_all)
+                        if pos < 0:
+                            raise ExportError("the noise sampler ran out of random words for one event "
+                                              "(astronomically unlikely); nothing was written, try again")
+                    vals = out_v[a:b]
+                else:
+                    fr = fresh_all[a:b]
+                    vals = np.empty_like(x[a:b])
+                    if series.kind == "numeric" or series.kind == "location":
+                        vals[...] = np.nan
+                    idx = np.flatnonzero(fr)
+                    if first_fresh_value is not None:
+                        j = int(np.argmax(fresh_all))
+                        if a <= j < b:
+                            vals[j - a] = first_fresh_value[0]
+                            idx = idx[idx != j - a]
+                    if idx.size:
+                        vals[idx] = _fresh_noise(series.kind, x[a:b][idx], budgets[a:b][idx], settings, k,
+                                                 backend, source)
+                    vals = _fill_with_carry(vals, fr, carry)
+                    if fr.any():
+                        carry = vals[int(np.flatnonzero(fr)[-1])]
+                writer.write(a, b, vals, budgets[a:b], ~fresh_all[a:b])
+                done = b
+                if progress is not None:
+                    progress(done, n)
+            if n == 0 and progress is not None:
+                progress(0, 0)
+            result = check_guarantee(budgets, lm, settings.epsilon)
+            if not result.holds:
+                raise GuaranteeError(result, scheme)
+            doc = build_sidecar(
+                input_name=Path(series.source.path).name if series.source else series.name,
+                input_sha256=series.source.sha256 if series.source else "",
+                rows=n,
+                kind=series.kind,
+                scheme=scheme,
+                epsilon=options.epsilon_total if options.epsilon_total is not None else settings.epsilon,
+                epsilon_selection=options.epsilon_selection,
+                sensitivity=settings.sensitivity if series.kind == "numeric" else None,
+                radius_m=settings.radius_m if series.kind == "location" else None,
+                bounds=settings.bounds if series.kind == "numeric" else None,
+                categories=labels if series.kind == "categorical" else None,
+                noise_backend=backend,
+                seeded=seeded,
+                landmark_sum=result.worst,
+                guarantee_holds=result.holds,
+                columns=columns,
+            )
+            side = sidecar_path(out)
+            with AtomicFile(side) as side_file:
+                side_file.file.write(sidecar_text(doc))
+                side_file.finish()
+                csv_file.finish()
+                if side.exists():  # never leave an old sidecar describing the new CSV
+                    side.unlink()
+                csv_file.commit()
+                side_file.commit()
+    except OSError as e:
+        raise ExportError(_os_message(e, out)) from None
+    return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings))
+
+
+def _os_message(e: OSError, out: Path) -> str:
+    if e.errno == errno.ENOSPC:
+        return f"the disk is full: could not write {out}; nothing was written"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied: cannot write {out}; nothing was written"
+    if e.errno == errno.EISDIR:
+        return f"{out} is a folder; choose a file name for the release"
+    return f"could not write {out}: {e.strerror or e}; nothing was written"
+
+
+class _ChunkWriter:
+    """Formats release rows and appends them to the open CSV file, chunk by chunk."""
+
+    def __init__(self, fh, columns: list[str], series: Series, time_format: str,
+                 labels: tuple[str, ...] | None, options: ExportOptions) -> None:
+        self.fh = fh
+        self.columns = columns
+        self.series = series
+        self.time_format = time_format
+        self.labels = np.asarray(list(labels) + [""], dtype=object) if labels is not None else None
+        self.options = options
+        self.header = True
+
+    def write(self, a: int, b: int, vals: np.ndarray, budgets: np.ndarray, approx: np.ndarray) -> None:
+        s = self.series
+        cols: dict[str, Any] = {self.columns[0]: format_timestamps(s.times[a:b], self.time_format)}
+        names = self.columns[1:]
+        if s.kind == "location":
+            cols[names[0]] = vals[:, 0]
+            cols[names[1]] = vals[:, 1]
+            rest = names[2:]
+        elif s.kind == "categorical":
+            assert self.labels is not None
+            cols[names[0]] = self.labels[vals]  # code -1 → "" (nothing released, no fallback)
+            rest = names[1:]
+        else:
+            cols[names[0]] = vals
+            rest = names[1:]
+        for name in rest:
+            if name == "epsilon":
+                cols[name] = budgets
+            elif name == "approximated":
+                cols[name] = approx.astype(np.int8)
+        pd.DataFrame(cols, copy=False).to_csv(self.fh, header=self.header, index=False, lineterminator="\n")
+        self.header = False

@@ -1,0 +1,467 @@
+"""The main window: plots in the middle, settings on the left, metrics below (DESIGN §10).
+
+Automation contract (tests and scripting rely on it):
+``MainWindow(path=None)``; ``window.open_series(path, **columns)``; ``window.session``; object names
+``seriesPlot``, ``budgetPlot``, ``previewPlot``, ``settingsDock``, ``metricsTable``; actions ``openAction``,
+``exportAction``, ``undoAction``, ``redoAction``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .. import __version__
+from ..core.loader import inspect_table, load_series
+from ..core.series import LoadError, Series
+from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
+from .import_dialog import ImportDialog
+from .metrics_panel import MetricsTable
+from .plots import BudgetPlot, PreviewPlot, SeriesPlot, TrackPlot, display_values
+from .runner import LatestOnlyRunner
+from .session import Session
+from .settings_panel import SettingsPanel
+
+SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
+DEFAULT_SAMPLE = SAMPLES / "energy_hue_2013_jan.csv"
+MAX_RECENT = 8
+
+
+def app_settings() -> QSettings:
+    """Persistent preferences (recent files). ``LMDK_GUI_SETTINGS`` points them at an .ini file (tests)."""
+    path = os.environ.get("LMDK_GUI_SETTINGS")
+    if path:
+        return QSettings(path, QSettings.Format.IniFormat)
+    return QSettings("lmdk", "lmdk_gui")
+
+
+def _load_job(path: str, options: dict, *, should_cancel=None) -> Series:
+    return load_series(path, **options)
+
+
+class MainWindow(QMainWindow):
+    seriesLoaded = Signal(str)  # path
+    loadFailed = Signal(str)  # message
+
+    def __init__(self, path: str | os.PathLike | None = None, *, load_default: bool = True) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.session = Session(self)
+        self.last_error: str | None = None
+        self._error_box: QMessageBox | None = None
+        self._settings = app_settings()
+        self._loader = LatestOnlyRunner("loader", self)
+        self._loader.finished.connect(self._on_loaded)
+        self._loader.failed.connect(self._on_load_failed)
+        self._pending_load: tuple[str, dict] | None = None
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+        self._build_views()
+        self._build_docks()
+        self._build_actions()
+        self._build_status()
+        self._connect_session()
+        self._update_title()
+        if path is not None:
+            self.open_series(path)
+        elif load_default:
+            last = self._settings.value("lastFile", "", type=str)
+            opts = self._settings.value("lastOptions", {}, type=dict) or {}
+            if last and Path(last).is_file() and self.open_series(last, report=False, **opts):
+                pass
+            elif DEFAULT_SAMPLE.is_file():
+                self.open_series(DEFAULT_SAMPLE)
+
+    # ----------------------------------------------------------------------------------- layout
+    def _build_views(self) -> None:
+        self.series_plot = SeriesPlot()
+        self.budget_plot = BudgetPlot()
+        self.preview_plot = PreviewPlot()
+        self.track_plot = TrackPlot()
+        self.budget_plot.link_x(self.series_plot.vb)
+        self.preview_plot.setXLink(self.series_plot)
+
+        plots = QSplitter(Qt.Orientation.Vertical)
+        plots.setObjectName("plotSplitter")
+        plots.addWidget(self.series_plot)
+        plots.addWidget(self.budget_plot)
+        plots.addWidget(self.preview_plot)
+        plots.setStretchFactor(0, 3)
+        plots.setStretchFactor(1, 3)
+        plots.setStretchFactor(2, 3)
+        self.main_split = QSplitter(Qt.Orientation.Horizontal)
+        self.main_split.addWidget(plots)
+        self.main_split.addWidget(self.track_plot)
+        self.main_split.setStretchFactor(0, 3)
+        self.main_split.setStretchFactor(1, 2)
+        self.track_plot.hide()
+
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("mainTabs")
+        release_tab = QWidget()
+        lay = QVBoxLayout(release_tab)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.main_split)
+        self.tabs.addTab(release_tab, "Landmarks && release")
+        self.setCentralWidget(self.tabs)
+
+        self._hover = pg.SignalProxy(self.series_plot.scene().sigMouseMoved, rateLimit=30, slot=self._on_hover)
+
+    def _build_docks(self) -> None:
+        self.settings_panel = SettingsPanel(self.session)
+        self.settings_dock = QDockWidget("Settings", self)
+        self.settings_dock.setObjectName("settingsDock")
+        self.settings_dock.setWidget(self.settings_panel)
+        self.settings_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                                       | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.settings_dock)
+
+        self.metrics_table = MetricsTable(self.session)
+        self.metrics_dock = QDockWidget("Metrics", self)
+        self.metrics_dock.setObjectName("metricsDock")
+        self.metrics_dock.setWidget(self.metrics_table)
+        self.metrics_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                                      | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.metrics_dock)
+
+    def _action(self, text: str, name: str, slot=None, shortcut=None, tip: str = "") -> QAction:
+        a = QAction(text, self)
+        a.setObjectName(name)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if tip:
+            a.setStatusTip(tip)
+        if slot is not None:
+            a.triggered.connect(slot)
+        self.addAction(a)
+        return a
+
+    def _build_actions(self) -> None:
+        mb = self.menuBar()
+        self.file_menu = mb.addMenu("&File")
+        self.open_action = self._action("&Open series…", "openAction", self.open_dialog, QKeySequence.StandardKey.Open,
+                                        "Open a CSV/TSV time series")
+        self.file_menu.addAction(self.open_action)
+        self.recent_menu = self.file_menu.addMenu("Open &Recent")
+        self.recent_menu.setObjectName("recentMenu")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self.file_menu.addSeparator()
+        self.export_action = self._action("&Export protected CSV…", "exportAction", self.export_dialog, "Ctrl+E",
+                                          "Write the protected release and its metadata sidecar")
+        self.file_menu.addAction(self.export_action)
+        self.file_menu.addSeparator()
+        self.quit_action = self._action("&Quit", "quitAction", self.close, QKeySequence.StandardKey.Quit)
+        self.file_menu.addAction(self.quit_action)
+
+        self.edit_menu = mb.addMenu("&Edit")
+        self.undo_action = self.session.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setObjectName("undoAction")
+        self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))
+        self.redo_action = self.session.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setObjectName("redoAction")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.addAction(self.undo_action)
+        self.addAction(self.redo_action)
+        self.edit_menu.addAction(self.undo_action)
+        self.edit_menu.addAction(self.redo_action)
+        self.edit_menu.addSeparator()
+        self.clear_action = self._action("&Clear landmarks", "clearLandmarksAction", self.session.clear_landmarks)
+        self.invert_action = self._action("&Invert landmarks", "invertLandmarksAction",
+                                          self.session.invert_landmarks)
+        self.edit_menu.addAction(self.clear_action)
+        self.edit_menu.addAction(self.invert_action)
+
+        self.landmarks_menu = mb.addMenu("&Landmarks")
+        self.landmarks_menu.setObjectName("landmarksMenu")
+        self.landmarks_menu.addAction(self.clear_action)
+        self.landmarks_menu.addAction(self.invert_action)
+
+        self.view_menu = mb.addMenu("&View")
+        self.reset_zoom_action = self._action("&Reset zoom", "resetZoomAction", self.reset_zoom, "Ctrl+0")
+        self.view_menu.addAction(self.reset_zoom_action)
+        self.view_menu.addAction(self.settings_dock.toggleViewAction())
+        self.view_menu.addAction(self.metrics_dock.toggleViewAction())
+
+        help_menu = mb.addMenu("&Help")
+        about = self._action("&About lmdk_gui", "aboutAction", self._about)
+        help_menu.addAction(about)
+
+    def _build_status(self) -> None:
+        sb = self.statusBar()
+        self.status_events = QLabel()
+        self.status_landmarks = QLabel()
+        self.status_guarantee = QLabel()
+        for w in (self.status_events, self.status_landmarks, self.status_guarantee):
+            sb.addPermanentWidget(w)
+        self.status_guarantee.setObjectName("guaranteeStatus")
+
+    def _connect_session(self) -> None:
+        s = self.session
+        s.seriesChanged.connect(self._on_series)
+        s.landmarksChanged.connect(self._on_landmarks)
+        s.previewChanged.connect(self._on_preview)
+        s.settingsChanged.connect(self._on_settings)
+        s.previewFailed.connect(lambda msg: self.show_error("Preview failed", msg))
+        s.dirtyChanged.connect(lambda _d: self._update_title())
+        self.series_plot.vb.clicked.connect(self._on_click)
+        self.series_plot.vb.rangeDragged.connect(self._on_drag)
+
+    # ----------------------------------------------------------------------------------- opening
+    def open_series(self, path: str | os.PathLike, *, report: bool = True, **columns) -> bool:
+        """Load ``path`` now (blocking; the scripting API) and make it the session's series.
+
+        On failure the session stays exactly as it was, ``last_error`` holds the message, and (unless
+        ``report=False``) a message box shows it. Returns whether the file was opened.
+        """
+        try:
+            series = load_series(path, **columns)
+        except LoadError as e:
+            if report:
+                self.show_error("Cannot open the file", str(e))
+            else:
+                self.last_error = str(e)
+            return False
+        self._apply_loaded(series, str(path), columns)
+        return True
+
+    def open_series_async(self, path: str, options: dict | None = None) -> None:
+        """Load on a worker thread (File › Open, drops, recent files): the window stays responsive."""
+        options = dict(options or {})
+        self._pending_load = (path, options)
+        self.statusBar().showMessage(f"Loading {path}…")
+        self.setCursor(Qt.CursorShape.BusyCursor)
+        self._loader.submit(_load_job, path, options)
+
+    def _on_loaded(self, _generation: int, series: Series) -> None:
+        self.unsetCursor()
+        if self._pending_load is None:
+            return
+        path, options = self._pending_load
+        self._pending_load = None
+        self._apply_loaded(series, path, options)
+
+    def _on_load_failed(self, _generation: int, message: str) -> None:
+        self.unsetCursor()
+        self._pending_load = None
+        self.statusBar().clearMessage()
+        msg = message.split(": ", 1)[1] if message.startswith("LoadError: ") else message
+        self.show_error("Cannot open the file", msg)
+        self.loadFailed.emit(msg)
+
+    def _apply_loaded(self, series: Series, path: str, options: dict) -> None:
+        self.session.set_series(series)
+        self.last_error = None
+        self._remember(path, options)
+        self.statusBar().showMessage(f"Opened {path}", 5000)
+        self.seriesLoaded.emit(path)
+
+    def open_dialog(self) -> None:
+        start = str(Path(self._settings.value("lastFile", str(SAMPLES), type=str)).parent)
+        path, _ = QFileDialog.getOpenFileName(self, "Open time series", start,
+                                              "Time series (*.csv *.tsv *.txt *.parquet);;All files (*)")
+        if path:
+            self.import_with_dialog(path)
+
+    def import_with_dialog(self, path: str) -> None:
+        """Show the import dialog for ``path`` and load it with the chosen columns."""
+        try:
+            preview = inspect_table(path)
+        except LoadError as e:
+            self.show_error("Cannot open the file", str(e))
+            return
+        dlg = ImportDialog(preview, self)
+        if dlg.exec() == ImportDialog.DialogCode.Accepted:
+            self.open_series_async(path, dlg.options())
+
+    def _remember(self, path: str, options: dict) -> None:
+        p = str(Path(path).resolve())
+        recent = [r for r in (self._settings.value("recentFiles", [], type=list) or []) if r != p]
+        self._settings.setValue("recentFiles", [p, *recent][:MAX_RECENT])
+        self._settings.setValue("lastFile", p)
+        self._settings.setValue("lastOptions", options)
+
+    def recent_files(self) -> list[str]:
+        return list(self._settings.value("recentFiles", [], type=list) or [])
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            a = self.recent_menu.addAction("(no recent files)")
+            a.setEnabled(False)
+            return
+        for f in files:
+            a = self.recent_menu.addAction(f)
+            a.triggered.connect(lambda _=False, f=f: self.import_with_dialog(f))
+
+    def dragEnterEvent(self, ev):  # noqa: N802 - Qt naming
+        if ev.mimeData().hasUrls() and any(u.isLocalFile() for u in ev.mimeData().urls()):
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev):  # noqa: N802 - Qt naming
+        for u in ev.mimeData().urls():
+            if u.isLocalFile():
+                ev.acceptProposedAction()
+                QTimer.singleShot(0, lambda p=u.toLocalFile(): self.import_with_dialog(p))
+                return
+
+    # ------------------------------------------------------------------------------ session → views
+    def _on_series(self) -> None:
+        s = self.session.series
+        if s is None:
+            return
+        self.series_plot.set_series(s)
+        self.budget_plot.set_series(s)
+        self.preview_plot.set_series(s)
+        is_loc = s.kind == "location"
+        self.track_plot.setVisible(is_loc)
+        if is_loc:
+            self.track_plot.set_series(s)
+        self._update_title()
+        self._update_status()
+
+    def _on_landmarks(self) -> None:
+        lm = self.session.landmarks
+        self.series_plot.set_landmarks(lm)
+        if self.track_plot.isVisible():
+            self.track_plot.set_landmarks(lm)
+        self._update_status()
+
+    def _on_preview(self) -> None:
+        s = self.session
+        pv = s.preview
+        budgets = {k: v.budgets for k, v in pv.items() if k in LANDMARK_SCHEMES}
+        self.budget_plot.set_budgets(budgets, s.landmarks, s.epsilon, s.visible_schemes)
+        self.preview_plot.set_preview(pv, s.visible_schemes)
+        if self.track_plot.isVisible():
+            self.track_plot.set_preview(pv, s.visible_schemes)
+        self._update_status()
+
+    def _on_settings(self) -> None:
+        if self.session.preview:
+            self._on_preview()
+
+    def _update_title(self) -> None:
+        s = self.session.series
+        name = (Path(s.source.path).name if s is not None and s.source is not None else s.name) if s else "no series"
+        self.setWindowTitle(f"{name}[*] — lmdk_gui")
+        self.setWindowModified(self.session.is_dirty())
+
+    def _update_status(self) -> None:
+        s = self.session
+        n = s.n
+        k = int(s.landmarks.size)
+        self.status_events.setText(f"{n:,} events")
+        self.status_landmarks.setText(f"{k:,} landmarks ({100 * k / n:.1f}%)" if n else "no landmarks")
+        if s.preview and s.is_preview_current():
+            bad = [SCHEME_LABELS[x] for x in LANDMARK_SCHEMES if not s.preview[x].guarantee.holds]
+            if bad:
+                self.status_guarantee.setText(f"✘ guarantee violated: {', '.join(bad)}")
+                self.status_guarantee.setStyleSheet("color: #c00000; font-weight: bold;")
+            else:
+                self.status_guarantee.setText(f"✔ (ε = {s.epsilon:g}, L)-landmark privacy holds")
+                self.status_guarantee.setStyleSheet("color: #008000; font-weight: bold;")
+        else:
+            self.status_guarantee.setText("computing…")
+            self.status_guarantee.setStyleSheet("")
+
+    # ------------------------------------------------------------------------------- interaction
+    def _on_click(self, scene_pos) -> None:
+        row = self.series_plot.nearest_event(scene_pos)
+        if row is not None:
+            self.session.toggle_landmark(row)
+
+    def _on_drag(self, x0: float, x1: float, mode: str) -> None:
+        a, b = int(math.ceil(x0)), int(math.floor(x1))
+        if a > b:
+            return
+        if mode == "add":
+            self.session.add_range(a, b)
+        else:
+            self.session.remove_range(a, b)
+
+    def hover_html(self, row: int) -> str:
+        s = self.session
+        ser = s.series
+        assert ser is not None
+        t = str(np.datetime_as_string(ser.times[row], unit="s")).replace("T", " ")
+        if ser.kind == "numeric":
+            val = f"{ser.values[row]:.6g} {ser.unit}".strip()
+        elif ser.kind == "location":
+            val = f"{ser.values[row, 0]:.6f}, {ser.values[row, 1]:.6f}"
+        else:
+            val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
+        lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
+        for scheme in ("uniform", "skip", "adaptive", "event", "user"):
+            if scheme in s.visible_schemes and scheme in s.preview:
+                p = s.preview[scheme]
+                mark = " (approx.)" if p.approximated[row] else ""
+                lines.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[row]:.4g}{mark}")
+        return "<br>".join(lines)
+
+    def _on_hover(self, evt) -> None:
+        pos = evt[0]
+        if self.session.series is None or not self.series_plot.sceneBoundingRect().contains(pos) or \
+                not self.series_plot.vb.sceneBoundingRect().contains(pos):
+            self.series_plot.show_info(None)
+            return
+        row = self.series_plot.row_at(pos)
+        if row is None:
+            self.series_plot.show_info(None)
+            return
+        self.series_plot.show_info(row, self.hover_html(row))
+
+    def reset_zoom(self) -> None:
+        self.series_plot.getPlotItem().enableAutoRange()
+        self.preview_plot.getPlotItem().enableAutoRange()
+
+    # ------------------------------------------------------------------------------------ export
+    def export_dialog(self) -> None:  # replaced by the export issue's dialog
+        self.show_error("Export", "Export is not available yet.")
+
+    # -------------------------------------------------------------------------------- messages
+    def show_error(self, title: str, message: str) -> None:
+        """Show one message box (window-modal, non-blocking) and remember the message."""
+        self.last_error = message
+        if self._error_box is not None:
+            self._error_box.close()
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("errorBox")
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        self._error_box = box
+        box.open()
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "About lmdk_gui",
+                          f"<b>lmdk_gui {__version__}</b><br>Landmark privacy for personal time series "
+                          "(Katsomallos, Tzompanaki, Kotzinos, CODASPY 2022).")
+
+    # ------------------------------------------------------------------------------------- close
+    def closeEvent(self, ev):  # noqa: N802 - Qt naming
+        self.session.shutdown()
+        self._loader.shutdown()
+        super().closeEvent(ev)
+
+
+def display_rows_for_test(window: MainWindow, row: int) -> tuple[float, float]:
+    """Data coordinates of an event's marker in the series plot (for tests and scripting)."""
+    s = window.session.series
+    assert s is not None
+    return float(row), float(display_values(s, s.values[row:row + 1])[0])

@@ -1,0 +1,608 @@
+"""The plots: series (click to mark landmarks), per-scheme budget bars, noisy previews, location track.
+
+Habits borrowed from pyqtgraph's examples and mne-qt-browser: items are created once and updated with
+``setData``; long series use ``setDownsampling(auto=True, method='peak')`` and ``setClipToView(True)``;
+a ViewBox subclass turns clicks and modifier-drags into single calls on the session.
+
+The x axis is the event's row (0..n-1) and its tick labels are the events' timestamps, so bars have equal
+widths even when the sampling is uneven (the GPS track pauses for up to 138 s).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+
+from ..core import mechanisms
+from ..core.series import Series
+from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
+from .theme import (
+    DUMMY_COLOR,
+    EPSILON_LINE_COLOR,
+    LANDMARK_COLOR,
+    ORIGINAL_COLOR,
+    SCHEME_COLORS,
+    darker,
+    rgba,
+)
+
+pg.setConfigOptions(antialias=False, background="w", foreground="k")
+
+#: markers are drawn only when at most this many events are in view
+MARKER_LIMIT = 1500
+
+
+# ------------------------------------------------------------------------------------ data helpers
+def display_values(series: Series, values: np.ndarray) -> np.ndarray:
+    """What the y axis shows for one kind: numeric values; distance in metres from the series' first
+    point (location); category codes (categorical, −1 → gap)."""
+    if series.kind == "numeric":
+        return np.asarray(values, dtype=np.float64)
+    if series.kind == "location":
+        if series.n == 0:
+            return np.zeros(0)
+        start = np.broadcast_to(series.values[0], values.shape)
+        return mechanisms.haversine(start, values)
+    v = np.asarray(values, dtype=np.float64)
+    return np.where(v < 0, np.nan, v)
+
+
+def y_label(series: Series) -> str:
+    if series.kind == "numeric":
+        unit = f" ({series.unit})" if series.unit else ""
+        col = series.value_columns[0] if series.value_columns else "value"
+        return f"{col}{unit}"
+    if series.kind == "location":
+        return "distance from start (m)"
+    return "category"
+
+
+def step_x(n: int) -> np.ndarray:
+    """x of a step outline with one flat top per event: (-.5, .5, .5, 1.5, 1.5, …, n-.5)."""
+    edges = np.arange(n + 1, dtype=np.float64) - 0.5
+    return np.repeat(edges, 2)[1:-1]
+
+
+def step_y(values: np.ndarray) -> np.ndarray:
+    return np.repeat(np.asarray(values, dtype=np.float64), 2)
+
+
+def _fast(item: pg.PlotDataItem) -> pg.PlotDataItem:
+    item.setDownsampling(auto=True, method="peak")
+    item.setClipToView(True)
+    return item
+
+
+def format_time(t: np.datetime64, span_seconds: float) -> str:
+    s = str(np.datetime_as_string(t, unit="s")).replace("T", " ")
+    if span_seconds < 2 * 86400:
+        return s[5:] if span_seconds > 3600 * 6 else s[11:]
+    return s[:16]
+
+
+class TimeAxis(pg.AxisItem):
+    """Bottom axis labelling row positions with the events' timestamps."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._times: np.ndarray | None = None
+        self.setLabel("time")
+
+    def set_times(self, times: np.ndarray | None) -> None:
+        self._times = times
+        self.picture = None
+        self.update()
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - Qt naming
+        t = self._times
+        if t is None or t.size == 0:
+            return [f"{v:g}" for v in values]
+        span = (t[-1] - t[0]) / np.timedelta64(1, "s") if t.size > 1 else 0.0
+        out = []
+        for v in values:
+            i = int(round(v))
+            out.append(format_time(t[i], float(span)) if 0 <= i < t.size and abs(v - i) < 1e-6 else "")
+        return out
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - Qt naming
+        # Ticks only on whole rows (labels are timestamps of events).
+        levels = super().tickValues(minVal, maxVal, size)
+        out = []
+        for spacing, values in levels:
+            if spacing < 1:
+                continue
+            vals = [v for v in values if abs(v - round(v)) < 1e-9]
+            out.append((spacing, vals))
+        return out or [(1.0, [float(v) for v in range(int(math.ceil(minVal)), int(maxVal) + 1)][:10])]
+
+
+class CategoryAxis(pg.AxisItem):
+    """Left axis labelling category codes with their names."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._labels: tuple[str, ...] | None = None
+
+    def set_labels(self, labels: tuple[str, ...] | None) -> None:
+        self._labels = labels
+        if labels is not None and len(labels) <= 40:
+            self.setTicks([[(i, str(c)) for i, c in enumerate(labels)]])
+        else:
+            self.setTicks(None)
+        self.picture = None
+        self.update()
+
+
+class EventViewBox(pg.ViewBox):
+    """Left click → ``clicked(scenePos)``; Shift-drag → add range; Ctrl/Alt-drag → remove range.
+
+    Plain drags pan and the wheel zooms, as in every pyqtgraph view.
+    """
+
+    clicked = Signal(object)
+    rangeDragged = Signal(float, float, str)
+
+    def __init__(self, *args, editable: bool = True, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.editable = editable
+        self._region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 50)))
+        self._region.setZValue(100)
+        self._region.hide()
+        self.addItem(self._region, ignoreBounds=True)
+
+    @staticmethod
+    def _mode(mods) -> str | None:
+        if mods & Qt.KeyboardModifier.ShiftModifier:
+            return "add"
+        if mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
+            return "remove"
+        return None
+
+    def mouseClickEvent(self, ev):  # noqa: N802 - Qt naming
+        if self.editable and ev.button() == Qt.MouseButton.LeftButton and self._mode(ev.modifiers()) is None:
+            ev.accept()
+            self.clicked.emit(ev.scenePos())
+            return
+        super().mouseClickEvent(ev)
+
+    def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
+        mode = self._mode(ev.modifiers()) if self.editable else None
+        if ev.button() != Qt.MouseButton.LeftButton or mode is None:
+            self._region.hide()
+            super().mouseDragEvent(ev, axis)
+            return
+        ev.accept()
+        x0 = self.mapSceneToView(ev.buttonDownScenePos()).x()
+        x1 = self.mapSceneToView(ev.scenePos()).x()
+        color = LANDMARK_COLOR if mode == "add" else (90, 90, 90)
+        self._region.setBrush(pg.mkBrush(rgba(color, 50)))
+        self._region.setRegion(sorted((x0, x1)))
+        self._region.show()
+        if ev.isFinish():
+            self._region.hide()
+            self.rangeDragged.emit(min(x0, x1), max(x0, x1), mode)
+
+
+def _legend(plot: pg.PlotItem, offset=(-10, 5)) -> pg.LegendItem:
+    legend = plot.addLegend(offset=offset, labelTextSize="8pt", verSpacing=-6)
+    legend.setBrush(pg.mkBrush(255, 255, 255, 210))
+    legend.setPen(pg.mkPen(200, 200, 200))
+    return legend
+
+
+# --------------------------------------------------------------------------------------- the plots
+class SeriesPlot(pg.PlotWidget):
+    """The events as a line with a marker per event; landmarks shaded and marked; click to toggle."""
+
+    def __init__(self, parent=None) -> None:
+        self.time_axis = TimeAxis(orientation="bottom")
+        self.cat_axis = CategoryAxis(orientation="left")
+        self.vb = EventViewBox()
+        super().__init__(parent, viewBox=self.vb, axisItems={"bottom": self.time_axis, "left": self.cat_axis})
+        self.setObjectName("seriesPlot")
+        self.setToolTip("")
+        pi = self.getPlotItem()
+        pi.showGrid(x=True, y=True, alpha=0.15)
+        pi.setTitle("Series — click an event to mark it as a landmark; Shift-drag marks a range, "
+                    "Ctrl/Alt-drag unmarks", size="9pt")
+        self.legend = _legend(pi)
+        self.band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45))))
+        self.dummy_band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0,
+                                                brush=pg.mkBrush(rgba(DUMMY_COLOR, 60))))
+        self.line = _fast(pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events"))
+        self.lm_points = pg.ScatterPlotItem(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
+                                            brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
+        self.dummy_points = pg.ScatterPlotItem(size=8, pen=pg.mkPen(darker(DUMMY_COLOR)),
+                                               brush=pg.mkBrush(DUMMY_COLOR), symbol="d", name="dummies")
+        for item in (self.band, self.dummy_band, self.line, self.lm_points, self.dummy_points):
+            pi.addItem(item)
+        self.legend.removeItem(self.dummy_points)
+        self.band.setZValue(-10)
+        self.dummy_band.setZValue(-9)
+        self.lm_points.setZValue(10)
+        self.dummy_points.setZValue(9)
+        self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine))
+        self.cursor.hide()
+        pi.addItem(self.cursor, ignoreBounds=True)
+        self.info = pg.TextItem(anchor=(0, 0), color=(20, 20, 20), fill=pg.mkBrush(255, 255, 250, 230),
+                                border=pg.mkPen(180, 180, 180))
+        self.info.setZValue(200)
+        self.info.hide()
+        self.info.setFont(QFont("", 8))
+        pi.addItem(self.info, ignoreBounds=True)
+        self.series: Series | None = None
+        self.y: np.ndarray = np.zeros(0)
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._markers_on = False
+        self.vb.sigXRangeChanged.connect(self._on_range)
+
+    # --------------------------------------------------------------------------------- data
+    def set_series(self, series: Series) -> None:
+        self.series = series
+        self.y = display_values(series, series.values)
+        n = series.n
+        x = np.arange(n, dtype=np.float64)
+        self.line.setData(x, self.y, connect="finite")
+        self._sx = step_x(n)
+        self.time_axis.set_times(series.times)
+        self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
+        self.getPlotItem().setLabel("left", y_label(series))
+        finite = self.y[np.isfinite(self.y)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        pad = 0.05 * (hi - lo or 1.0)
+        self._band_lo, self._band_hi = lo - pad, hi + pad
+        self.band.setFillLevel(self._band_lo)
+        self.dummy_band.setFillLevel(self._band_lo)
+        self._markers_on = False
+        self.line.setSymbol(None)
+        self.set_landmarks(np.zeros(0, dtype=np.int64))
+        self.set_dummies(np.zeros(0, dtype=np.int64))
+        self.getPlotItem().enableAutoRange()
+        self.getPlotItem().autoRange()
+        self._on_range()
+
+    def _band(self, rows: np.ndarray) -> np.ndarray:
+        top = np.full(self.series.n if self.series else 0, self._band_lo)
+        top[rows] = self._band_hi
+        return step_y(top)
+
+    def set_landmarks(self, rows: np.ndarray) -> None:
+        if self.series is None:
+            return
+        self._landmarks = rows
+        self.band.setData(self._sx, self._band(rows))
+        self._update_points()
+
+    def set_dummies(self, rows: np.ndarray) -> None:
+        if self.series is None:
+            return
+        self._dummies = rows
+        self.legend.removeItem(self.dummy_points)
+        if rows.size:
+            self.dummy_band.setData(self._sx, self._band(rows))
+            self.dummy_band.show()
+            self.legend.addItem(self.dummy_points, "dummy landmarks")
+        else:
+            self.dummy_band.hide()
+        self._update_points()
+
+    def visible_rows(self) -> tuple[int, int]:
+        (x0, x1), _ = self.vb.viewRange()
+        n = self.series.n if self.series else 0
+        return max(0, int(math.floor(x0))), min(n - 1, int(math.ceil(x1)))
+
+    def _update_points(self) -> None:
+        a, b = self.visible_rows()
+        for rows, item in ((self._landmarks, self.lm_points), (self._dummies, self.dummy_points)):
+            if rows.size == 0:
+                item.setData([], [])
+                continue
+            i0, i1 = np.searchsorted(rows, [a, b + 1])
+            vis = rows[i0:i1]
+            if vis.size > 4 * MARKER_LIMIT:  # too many to draw individually; the band shows them
+                item.setData([], [])
+            else:
+                item.setData(vis.astype(np.float64), self.y[vis])
+
+    def _on_range(self, *_args) -> None:
+        if self.series is None:
+            return
+        a, b = self.visible_rows()
+        want = (b - a) <= MARKER_LIMIT
+        if want != self._markers_on:
+            self._markers_on = want
+            if want:
+                self.line.setSymbol("o")
+                self.line.setSymbolSize(5)
+                self.line.setSymbolBrush(pg.mkBrush(ORIGINAL_COLOR))
+                self.line.setSymbolPen(None)
+            else:
+                self.line.setSymbol(None)
+        self._update_points()
+
+    # ------------------------------------------------------------------------------ picking
+    def nearest_event(self, scene_pos: QPointF, tol_px: float = 8.0) -> int | None:
+        """The event whose marker is nearest to a scene position, if within ``tol_px`` pixels."""
+        if self.series is None or self.series.n == 0:
+            return None
+        p = self.vb.mapSceneToView(scene_pos)
+        px_w, px_h = self.vb.viewPixelSize()
+        if not (px_w > 0 and px_h > 0):
+            return None
+        lo = max(0, int(math.floor(p.x() - tol_px * px_w)))
+        hi = min(self.series.n - 1, int(math.ceil(p.x() + tol_px * px_w)))
+        if lo > hi:
+            return None
+        if hi - lo > 200_000:  # zoomed far out: only x is meaningful
+            return None
+        rows = np.arange(lo, hi + 1)
+        dx = (rows - p.x()) / px_w
+        dy = (self.y[rows] - p.y()) / px_h
+        d = np.hypot(dx, np.where(np.isfinite(dy), dy, np.inf))
+        j = int(np.argmin(d))
+        return int(rows[j]) if d[j] <= tol_px else None
+
+    def row_at(self, scene_pos: QPointF) -> int | None:
+        if self.series is None or self.series.n == 0:
+            return None
+        x = self.vb.mapSceneToView(scene_pos).x()
+        i = int(round(x))
+        return i if 0 <= i < self.series.n else None
+
+    def show_info(self, row: int | None, html: str = "") -> None:
+        if row is None or self.series is None:
+            self.info.hide()
+            self.cursor.hide()
+            return
+        self.cursor.setPos(row)
+        self.cursor.show()
+        self.info.setHtml(html)
+        (x0, x1), (y0, y1) = self.vb.viewRange()
+        self.info.setPos(x0, y1)
+        self.info.show()
+
+
+class BudgetPlot(pg.GraphicsLayoutWidget):
+    """ε_t as bars, one row per landmark scheme; landmark bars darker; a dashed line at the total ε."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("budgetPlot")
+        self.rows: dict[str, dict] = {}
+        self.ci.setSpacing(0)
+        self.ci.setContentsMargins(2, 2, 2, 2)
+        for i, scheme in enumerate(LANDMARK_SCHEMES):
+            color = SCHEME_COLORS[scheme]
+            label = pg.LabelItem(f"<b>{SCHEME_LABELS[scheme]}</b>", angle=-90, color=color, size="9pt")
+            self.addItem(label, row=i, col=0)
+            axis = TimeAxis(orientation="bottom")
+            plot = self.addPlot(row=i, col=1, axisItems={"bottom": axis})
+            plot.setMouseEnabled(x=True, y=False)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            plot.getAxis("left").setWidth(48)
+            plot.showGrid(x=False, y=True, alpha=0.15)
+            if i == 0:
+                plot.setTitle("Budget ε<sub>t</sub> per event (landmark events in dark red; dashed line = total ε)",
+                              size="9pt")
+            if i < len(LANDMARK_SCHEMES) - 1:
+                axis.setStyle(showValues=False)
+                axis.setLabel("")
+            regular = _fast(pg.PlotDataItem(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
+                                            name="regular events"))
+            landmark = _fast(pg.PlotDataItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
+                                             brush=pg.mkBrush(rgba(LANDMARK_COLOR, 200)), name="landmarks"))
+            eps_line = pg.InfiniteLine(angle=0, movable=False,
+                                       pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
+            plot.addItem(regular)
+            plot.addItem(landmark)
+            plot.addItem(eps_line, ignoreBounds=True)
+            self.rows[scheme] = {"plot": plot, "axis": axis, "regular": regular, "landmark": landmark,
+                                 "eps": eps_line, "label": label}
+        self._sx = np.zeros(0)
+
+    def plots(self):
+        return [r["plot"] for r in self.rows.values()]
+
+    def link_x(self, view: pg.ViewBox) -> None:
+        for r in self.rows.values():
+            r["plot"].setXLink(view)
+
+    def set_series(self, series: Series) -> None:
+        self._sx = step_x(series.n)
+        for r in self.rows.values():
+            r["axis"].set_times(series.times)
+            r["regular"].setData([], [])
+            r["landmark"].setData([], [])
+
+    def set_budgets(self, budgets: dict[str, np.ndarray], landmarks: np.ndarray, epsilon: float,
+                    visible: set[str]) -> None:
+        for scheme, r in self.rows.items():
+            b = budgets.get(scheme)
+            show = scheme in visible and b is not None
+            r["plot"].setVisible(show)
+            r["label"].setVisible(show)
+            if not show:
+                continue
+            reg = b.copy()
+            reg[landmarks] = 0.0
+            lmk = np.zeros_like(b)
+            lmk[landmarks] = b[landmarks]
+            r["regular"].setData(self._sx, step_y(reg))
+            r["landmark"].setData(self._sx, step_y(lmk))
+            r["eps"].setPos(epsilon)
+            r["plot"].setYRange(0, epsilon * 1.08, padding=0)
+            r["plot"].getAxis("left").setTicks([[(0.0, "0"), (epsilon / 2, f"{epsilon / 2:.3g}"),
+                                                  (epsilon, f"{epsilon:.3g}")]])
+
+
+class PreviewPlot(pg.PlotWidget):
+    """The original beside each visible scheme's noisy release; approximated events marked."""
+
+    def __init__(self, parent=None) -> None:
+        self.time_axis = TimeAxis(orientation="bottom")
+        self.cat_axis = CategoryAxis(orientation="left")
+        self.vb = EventViewBox(editable=False)
+        super().__init__(parent, viewBox=self.vb, axisItems={"bottom": self.time_axis, "left": self.cat_axis})
+        self.setObjectName("previewPlot")
+        pi = self.getPlotItem()
+        pi.showGrid(x=True, y=True, alpha=0.15)
+        pi.setTitle("Noisy preview (same random luck for every scheme; × = approximated, republished)",
+                    size="9pt")
+        self.legend = _legend(pi)
+        self.original = _fast(pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=2), name="original"))
+        pi.addItem(self.original)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.approx: dict[str, pg.ScatterPlotItem] = {}
+        for scheme, color in SCHEME_COLORS.items():
+            c = _fast(pg.PlotDataItem(pen=pg.mkPen(color, width=1), name=SCHEME_LABELS[scheme]))
+            s = pg.ScatterPlotItem(size=7, symbol="x", pen=pg.mkPen(darker(color), width=1.5), brush=None)
+            pi.addItem(c)
+            pi.addItem(s)
+            self.curves[scheme] = c
+            self.approx[scheme] = s
+        self.original.setZValue(5)
+        self.series: Series | None = None
+        self._y_original = np.zeros(0)
+        self._preview: dict = {}
+        self._visible: set[str] = set()
+        self._offsets: dict[str, float] = {}
+        self.vb.sigXRangeChanged.connect(lambda *_: self._update_markers())
+
+    def set_series(self, series: Series) -> None:
+        self.series = series
+        self.time_axis.set_times(series.times)
+        self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
+        self.getPlotItem().setLabel("left", y_label(series))
+        self._y_original = display_values(series, series.values)
+        self.original.setData(np.arange(series.n, dtype=np.float64), self._y_original, connect="finite")
+        for c in self.curves.values():
+            c.setData([], [])
+            c.hide()
+        for s in self.approx.values():
+            s.setData([], [])
+        # Categorical releases overlap exactly; offset each scheme a little so all stay readable.
+        if series.kind == "categorical":
+            names = list(SCHEME_COLORS)
+            self._offsets = {s: (i - (len(names) - 1) / 2) * 0.08 for i, s in enumerate(names)}
+        else:
+            self._offsets = {}
+        self.getPlotItem().enableAutoRange(y=True)
+
+    def set_preview(self, preview: dict, visible: set[str]) -> None:
+        if self.series is None:
+            return
+        self._preview = preview
+        self._visible = visible
+        x = np.arange(self.series.n, dtype=np.float64)
+        shown = [self._y_original]
+        self.legend.clear()
+        self.legend.addItem(self.original, "original")
+        for scheme, curve in self.curves.items():
+            p = preview.get(scheme)
+            if p is None or scheme not in visible:
+                curve.hide()
+                continue
+            y = display_values(self.series, p.values) + self._offsets.get(scheme, 0.0)
+            curve.setData(x, y, connect="finite")
+            curve.show()
+            self.legend.addItem(curve, SCHEME_LABELS[scheme])
+            shown.append(y)
+        self._update_markers()
+        self._fit_y(shown)
+
+    def _fit_y(self, arrays: list[np.ndarray]) -> None:
+        """Fit y to the bulk of what is shown (1st–99th percentile, always including the original), so one
+        very noisy scheme does not flatten the rest; zooming still reaches every value."""
+        if self.series is None or self.series.kind == "categorical":
+            self.getPlotItem().enableAutoRange(y=True)
+            return
+        allv = np.concatenate([a[np.isfinite(a)] for a in arrays]) if arrays else np.zeros(0)
+        if allv.size == 0:
+            return
+        step = max(1, allv.size // 200_000)
+        lo, hi = np.percentile(allv[::step], [1, 99])
+        orig = self._y_original[np.isfinite(self._y_original)]
+        if orig.size:
+            lo, hi = min(lo, float(orig.min())), max(hi, float(orig.max()))
+        pad = 0.05 * (hi - lo or 1.0)
+        self.getPlotItem().setYRange(lo - pad, hi + pad, padding=0)
+
+    def _update_markers(self) -> None:
+        if self.series is None:
+            return
+        (x0, x1), _ = self.vb.viewRange()
+        a, b = max(0, int(x0)), min(self.series.n - 1, int(math.ceil(x1)))
+        few = (b - a) <= MARKER_LIMIT
+        for scheme, sc in self.approx.items():
+            p = self._preview.get(scheme)
+            if not few or p is None or scheme not in self._visible:
+                sc.setData([], [])
+                continue
+            rows = np.flatnonzero(p.approximated[a:b + 1]) + a
+            y = display_values(self.series, p.values[rows]) + self._offsets.get(scheme, 0.0)
+            sc.setData(rows.astype(np.float64), y)
+
+
+class TrackPlot(pg.PlotWidget):
+    """Location series: the original track and each visible scheme's noisy track, in lon/lat."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("trackPlot")
+        pi = self.getPlotItem()
+        pi.setLabel("bottom", "longitude (°)")
+        pi.setLabel("left", "latitude (°)")
+        pi.showGrid(x=True, y=True, alpha=0.15)
+        pi.setTitle("Track (landmarks in red)", size="9pt")
+        self.legend = _legend(pi)
+        self.original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=2), name="original")
+        self.landmarks = pg.ScatterPlotItem(size=7, pen=None, brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
+        pi.addItem(self.original)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        for scheme, color in SCHEME_COLORS.items():
+            c = pg.PlotDataItem(pen=pg.mkPen(QColor(*color, 170), width=1), name=SCHEME_LABELS[scheme])
+            c.setDownsampling(auto=True, method="subsample")
+            pi.addItem(c)
+            self.curves[scheme] = c
+        pi.addItem(self.landmarks)
+        self.landmarks.setZValue(10)
+        self.original.setZValue(5)
+        self.series: Series | None = None
+
+    def set_series(self, series: Series) -> None:
+        self.series = series
+        lat, lon = series.values[:, 0], series.values[:, 1]
+        self.original.setData(lon, lat)
+        mid = float(np.nanmean(lat)) if series.n else 0.0
+        self.getPlotItem().getViewBox().setAspectLocked(True, ratio=1.0 / max(math.cos(math.radians(mid)), 1e-3))
+        self.landmarks.setData([], [])
+        for c in self.curves.values():
+            c.setData([], [])
+        self.getPlotItem().autoRange()
+
+    def set_landmarks(self, rows: np.ndarray) -> None:
+        if self.series is None:
+            return
+        pts = self.series.values[rows]
+        self.landmarks.setData(pts[:, 1], pts[:, 0])
+
+    def set_preview(self, preview: dict, visible: set[str]) -> None:
+        if self.series is None:
+            return
+        self.legend.clear()
+        self.legend.addItem(self.original, "original")
+        self.legend.addItem(self.landmarks, "landmarks")
+        for scheme, curve in self.curves.items():
+            p = preview.get(scheme)
+            if p is None or scheme not in visible:
+                curve.hide()
+                continue
+            curve.setData(p.values[:, 1], p.values[:, 0], connect="finite")
+            curve.show()
+            self.legend.addItem(curve, SCHEME_LABELS[scheme])

@@ -1,0 +1,377 @@
+"""The session model: the single source of truth of the window (DESIGN §10).
+
+Views never compute: they call one method here, and listen to the signals. Every state change schedules a
+recomputation of the preview on a background thread (coalesced: a burst of edits yields one computation of
+the newest state), and ``previewChanged`` fires when the preview *for the current state* is ready. The
+slower MAE averaged over R runs is computed after it, on its own thread, and announced by
+``metricsChanged``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from ..core.metrics import RunStats, mae, mae_over_runs, relative_error
+from ..core.noise import UnitNoise
+from ..core.release import Release, compute_release, normalize_landmarks
+from ..core.series import Series
+from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
+from .runner import LatestOnlyRunner
+
+
+@dataclass(frozen=True)
+class SchemePreview:
+    """A scheme's preview release plus its error for this seed."""
+
+    release: Release
+    mae: float
+    relative: float | None
+
+    # The automation contract: preview[scheme].budgets / .values
+    @property
+    def budgets(self) -> np.ndarray:
+        return self.release.budgets
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.release.values
+
+    @property
+    def approximated(self) -> np.ndarray:
+        return self.release.approximated
+
+    @property
+    def guarantee(self):
+        return self.release.guarantee
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An immutable copy of what a computation or an export works on."""
+
+    series: Series
+    landmarks: np.ndarray
+    settings: PrivacySettings
+    seed: int
+    runs: int = 20
+    extra: dict = field(default_factory=dict)
+
+
+class _NoiseCache:
+    """Unit noise per (series, seed), kept for the latest few (drawn on the worker thread)."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[int, int], UnitNoise] = {}
+
+    def get(self, series: Series, seed: int) -> UnitNoise:
+        key = (id(series), seed)
+        noise = self._items.get(key)
+        if noise is None:
+            if len(self._items) > 4:
+                self._items.clear()
+            noise = UnitNoise(series.n, seed)
+            self._items[key] = noise
+        return noise
+
+
+def compute_preview(snap: Snapshot, noise_cache: _NoiseCache, *, should_cancel=None) -> dict[str, SchemePreview]:
+    noise = noise_cache.get(snap.series, snap.seed)
+    out: dict[str, SchemePreview] = {}
+    for scheme in ALL_SCHEMES:
+        if should_cancel is not None and should_cancel():
+            return {}
+        rel = compute_release(snap.series, snap.landmarks, snap.settings, scheme, noise)
+        out[scheme] = SchemePreview(rel, mae(snap.series, rel, snap.settings), relative_error(snap.series, rel))
+    return out
+
+
+def compute_average(snap: Snapshot, *, should_cancel=None) -> dict[str, RunStats] | None:
+    stats = mae_over_runs(snap.series, snap.landmarks, snap.settings, runs=snap.runs, seed=snap.seed,
+                          should_cancel=should_cancel)
+    if should_cancel is not None and should_cancel():
+        return None
+    return stats
+
+
+class _LandmarkEdit(QUndoCommand):
+    def __init__(self, session: Session, before: np.ndarray, after: np.ndarray, text: str) -> None:
+        super().__init__(text)
+        self._session = session
+        self._before = before
+        self._after = after
+
+    def redo(self) -> None:
+        self._session._apply_landmarks(self._after)
+
+    def undo(self) -> None:
+        self._session._apply_landmarks(self._before)
+
+
+class Session(QObject):
+    seriesChanged = Signal()
+    landmarksChanged = Signal()
+    settingsChanged = Signal()
+    previewChanged = Signal()
+    metricsChanged = Signal()
+    previewFailed = Signal(str)
+    dirtyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.series: Series | None = None
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        self._settings = PrivacySettings()
+        self._seed = 1
+        self._runs = 20
+        self.visible_schemes: set[str] = set(LANDMARK_SCHEMES)
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        self._settings_dirty = False
+        self.preview: dict[str, SchemePreview] = {}
+        self.average: dict[str, RunStats] | None = None
+        self._preview_generation = -1
+        self._noise_cache = _NoiseCache()
+        self._preview_runner = LatestOnlyRunner("preview", self)
+        self._preview_runner.finished.connect(self._on_preview)
+        self._preview_runner.failed.connect(self._on_preview_failed)
+        self._average_runner = LatestOnlyRunner("average", self)
+        self._average_runner.finished.connect(self._on_average)
+        self._schedule_timer = QTimer(self)
+        self._schedule_timer.setSingleShot(True)
+        self._schedule_timer.setInterval(0)  # coalesce all edits made within one pass of the event loop
+        self._schedule_timer.timeout.connect(self._submit)
+        self._state_version = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------------------------- state
+    @property
+    def landmarks(self) -> np.ndarray:
+        return self._landmarks
+
+    @property
+    def settings(self) -> PrivacySettings:
+        return self._settings
+
+    @property
+    def epsilon(self) -> float:
+        return self._settings.epsilon
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    @property
+    def runs(self) -> int:
+        return self._runs
+
+    @property
+    def n(self) -> int:
+        return self.series.n if self.series is not None else 0
+
+    def snapshot(self) -> Snapshot:
+        assert self.series is not None
+        return Snapshot(self.series, self._landmarks.copy(), self._settings, self._seed, self._runs)
+
+    def is_landmark(self, row: int) -> bool:
+        i = int(np.searchsorted(self._landmarks, row))
+        return i < self._landmarks.size and int(self._landmarks[i]) == row
+
+    def is_preview_current(self) -> bool:
+        return self._preview_generation == self._preview_runner.generation and bool(self.preview)
+
+    def is_dirty(self) -> bool:
+        return self.series is not None and (not self.undo_stack.isClean() or self._settings_dirty)
+
+    def _on_clean_changed(self, _clean: bool) -> None:
+        if not self._closed:
+            self.dirtyChanged.emit(self.is_dirty())
+
+    def mark_clean(self) -> None:
+        self.undo_stack.setClean()
+        self._settings_dirty = False
+        self.dirtyChanged.emit(False)
+
+    # ---------------------------------------------------------------------------------- series
+    def set_series(self, series: Series, *, landmarks=None, settings: PrivacySettings | None = None,
+                   seed: int | None = None) -> None:
+        """Replace the series (and optionally landmarks/settings/seed) in one step; clears undo history."""
+        if settings is not None:
+            settings.validate()
+        lm = normalize_landmarks(landmarks, series.n) if landmarks is not None else np.zeros(0, np.int64)
+        self.series = series
+        self._landmarks = lm
+        if settings is not None:
+            self._settings = settings
+        elif series.kind != "categorical" and self._settings.categories is not None:
+            self._settings = self._settings.with_(categories=None)
+        if series.kind == "categorical" and self._settings.categories is not None:
+            missing = set(series.categories or ()) - set(self._settings.categories)
+            if missing:
+                self._settings = self._settings.with_(categories=None)
+        if seed is not None:
+            self._seed = int(seed)
+        self.undo_stack.clear()
+        self._settings_dirty = False
+        self.preview = {}
+        self.average = None
+        self.seriesChanged.emit()
+        self.landmarksChanged.emit()
+        self.settingsChanged.emit()
+        self.dirtyChanged.emit(False)
+        self._schedule()
+
+    # ------------------------------------------------------------------------------- landmarks
+    def _apply_landmarks(self, rows: np.ndarray) -> None:
+        self._landmarks = rows
+        self.landmarksChanged.emit()
+        self._schedule()
+
+    def _edit(self, after: np.ndarray, text: str) -> bool:
+        if self.series is None:
+            return False
+        if after.shape == self._landmarks.shape and np.array_equal(after, self._landmarks):
+            return False
+        self.undo_stack.push(_LandmarkEdit(self, self._landmarks, after, text))
+        return True
+
+    def toggle_landmark(self, row: int) -> bool:
+        """Mark or unmark one event. Returns whether it is a landmark afterwards."""
+        if self.series is None:
+            raise RuntimeError("no series is open")
+        row = int(row)
+        if not 0 <= row < self.series.n:
+            raise ValueError(f"row {row} is outside the series (0–{self.series.n - 1})")
+        lm = self._landmarks
+        i = int(np.searchsorted(lm, row))
+        if i < lm.size and int(lm[i]) == row:
+            self._edit(np.delete(lm, i), f"Unmark event {row}")
+            return False
+        self._edit(np.insert(lm, i, row), f"Mark event {row}")
+        return True
+
+    def set_landmarks(self, rows, text: str = "Set landmarks") -> None:
+        if self.series is None:
+            raise RuntimeError("no series is open")
+        self._edit(normalize_landmarks(rows, self.series.n), text)
+
+    def add_range(self, first: int, last: int) -> None:
+        """Mark every event in rows first..last (inclusive) — one undo step."""
+        a, b = self._clip_range(first, last)
+        if a > b:
+            return
+        self._edit(np.union1d(self._landmarks, np.arange(a, b + 1)), f"Mark events {a}–{b}")
+
+    def remove_range(self, first: int, last: int) -> None:
+        a, b = self._clip_range(first, last)
+        if a > b:
+            return
+        lm = self._landmarks
+        keep = (lm < a) | (lm > b)
+        self._edit(lm[keep], f"Unmark events {a}–{b}")
+
+    def clear_landmarks(self) -> None:
+        self._edit(np.zeros(0, dtype=np.int64), "Clear landmarks")
+
+    def invert_landmarks(self) -> None:
+        if self.series is None:
+            return
+        mask = np.ones(self.series.n, dtype=bool)
+        mask[self._landmarks] = False
+        self._edit(np.flatnonzero(mask).astype(np.int64), "Invert landmarks")
+
+    def _clip_range(self, first: int, last: int) -> tuple[int, int]:
+        if self.series is None:
+            return 0, -1
+        a, b = sorted((int(first), int(last)))
+        return max(a, 0), min(b, self.series.n - 1)
+
+    # -------------------------------------------------------------------------------- settings
+    def set_settings(self, settings: PrivacySettings) -> None:
+        settings.validate()
+        if settings == self._settings:
+            return
+        self._settings = settings
+        self._settings_dirty = True
+        self.settingsChanged.emit()
+        self.dirtyChanged.emit(self.is_dirty())
+        self._schedule()
+
+    def set_epsilon(self, epsilon: float) -> None:
+        self.set_settings(self._settings.with_(epsilon=float(epsilon)))
+
+    def set_seed(self, seed: int) -> None:
+        seed = int(seed)
+        if seed == self._seed:
+            return
+        self._seed = seed
+        self._settings_dirty = True
+        self.settingsChanged.emit()
+        self._schedule()
+
+    def reroll(self) -> int:
+        """A new seed for the preview noise (never the export's: that uses fresh OS entropy)."""
+        self.set_seed(int(np.random.default_rng().integers(1, 2**31 - 1)))
+        return self._seed
+
+    def set_runs(self, runs: int) -> None:
+        runs = max(1, int(runs))
+        if runs != self._runs:
+            self._runs = runs
+            self.settingsChanged.emit()
+            self._schedule()
+
+    def set_scheme_visible(self, scheme: str, visible: bool) -> None:
+        if scheme not in ALL_SCHEMES:
+            raise ValueError(scheme)
+        changed = (scheme in self.visible_schemes) != visible
+        if visible:
+            self.visible_schemes.add(scheme)
+        else:
+            self.visible_schemes.discard(scheme)
+        if changed:
+            self.settingsChanged.emit()
+
+    # ------------------------------------------------------------------------------ computation
+    def _schedule(self) -> None:
+        if self.series is None:
+            return
+        self._state_version += 1
+        # Invalidate now, so nobody mistakes the old preview for the new state's.
+        self._preview_runner.cancel()
+        self._average_runner.cancel()
+        self._schedule_timer.start()
+
+    def _submit(self) -> None:
+        if self.series is None:
+            return
+        snap = self.snapshot()
+        self._preview_runner.submit(compute_preview, snap, self._noise_cache)
+
+    def _on_preview(self, generation: int, result: dict) -> None:
+        if not self._preview_runner.is_current(generation) or not result:
+            return
+        self.preview = result
+        self._preview_generation = generation
+        self.average = None
+        self.previewChanged.emit()
+        self._average_runner.submit(compute_average, self.snapshot())
+
+    def _on_preview_failed(self, generation: int, message: str) -> None:
+        if self._preview_runner.is_current(generation):
+            self.previewFailed.emit(message)
+
+    def _on_average(self, generation: int, result) -> None:
+        if result is None or not self._average_runner.is_current(generation):
+            return
+        self.average = result
+        self.metricsChanged.emit()
+
+    def shutdown(self) -> None:
+        self._closed = True
+        self._schedule_timer.stop()
+        self._preview_runner.shutdown()
+        self._average_runner.shutdown()

@@ -1,0 +1,318 @@
+"""The settings dock: ε (spin box + log slider), per-kind mechanism settings, Adaptive's parameters, seed,
+runs, and which schemes are shown. Every change goes straight to the session (no Apply button)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.settings import ALL_SCHEMES, SCHEME_LABELS, AdaptiveParams, PrivacySettings
+from .session import Session
+from .theme import SCHEME_COLORS
+
+EPS_MIN, EPS_MAX = 0.01, 10.0  # the slider's range (the spin box goes further)
+_SLIDER_STEPS = 1000
+
+
+def eps_to_slider(eps: float) -> int:
+    eps = min(max(eps, EPS_MIN), EPS_MAX)
+    return int(round((math.log10(eps) - math.log10(EPS_MIN)) / (math.log10(EPS_MAX) - math.log10(EPS_MIN))
+                     * _SLIDER_STEPS))
+
+
+def slider_to_eps(pos: int) -> float:
+    e = 10 ** (math.log10(EPS_MIN) + pos / _SLIDER_STEPS * (math.log10(EPS_MAX) - math.log10(EPS_MIN)))
+    # Round to 3 significant digits so slider values read cleanly in the spin box.
+    return float(f"{e:.3g}")
+
+
+def _spin(lo: float, hi: float, value: float, decimals: int = 3, step: float = 0.1, suffix: str = "",
+          tip: str = "") -> QDoubleSpinBox:
+    s = QDoubleSpinBox()
+    s.setRange(lo, hi)
+    s.setDecimals(decimals)
+    s.setSingleStep(step)
+    s.setValue(value)
+    s.setKeyboardTracking(False)
+    if suffix:
+        s.setSuffix(suffix)
+    if tip:
+        s.setToolTip(tip)
+    return s
+
+
+class SettingsPanel(QScrollArea):
+    rerollRequested = Signal()
+
+    def __init__(self, session: Session, parent=None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.setWidgetResizable(True)
+        self.setMinimumWidth(300)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setSpacing(8)
+
+        # --- privacy budget ---------------------------------------------------------------------
+        g = QGroupBox("Privacy budget")
+        f = QFormLayout(g)
+        self.eps_spin = _spin(0.001, 1000.0, 1.0, 3, 0.1, tip="Total privacy budget ε")
+        self.eps_spin.setObjectName("epsilonSpin")
+        self.eps_slider = QSlider(Qt.Orientation.Horizontal)
+        self.eps_slider.setObjectName("epsilonSlider")
+        self.eps_slider.setRange(0, _SLIDER_STEPS)
+        self.eps_slider.setToolTip("ε on a log scale from 0.01 to 10")
+        f.addRow("ε", self.eps_spin)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("0.01"))
+        row.addWidget(self.eps_slider, 1)
+        row.addWidget(QLabel("10"))
+        f.addRow(row)
+        lay.addWidget(g)
+
+        # --- mechanism -----------------------------------------------------------------------------
+        self.mech_box = QGroupBox("Mechanism")
+        mf = QFormLayout(self.mech_box)
+        self.sens_spin = _spin(1e-6, 1e9, 1.0, 4, 0.1, tip="Sensitivity Δ of one event, in the data's units")
+        self.sens_label = QLabel("Sensitivity Δ")
+        mf.addRow(self.sens_label, self.sens_spin)
+        self.bounds_check = QCheckBox("Public bounds (inputs are clamped)")
+        self.lo_spin = _spin(-1e12, 1e12, 0.0, 4, 0.1)
+        self.hi_spin = _spin(-1e12, 1e12, 1.0, 4, 0.1)
+        self.bounds_from_data = QPushButton("From data")
+        self.bounds_from_data.setToolTip("Use the data's minimum and maximum (this leaks them)")
+        brow = QHBoxLayout()
+        brow.addWidget(self.lo_spin)
+        brow.addWidget(QLabel("to"))
+        brow.addWidget(self.hi_spin)
+        mf.addRow(self.bounds_check)
+        mf.addRow(brow)
+        mf.addRow("", self.bounds_from_data)
+        self.radius_spin = _spin(0.1, 1e7, 100.0, 1, 10.0, " m", "Protection radius r (geo-indistinguishability)")
+        self.radius_label = QLabel("Radius r")
+        mf.addRow(self.radius_label, self.radius_spin)
+        self.cat_edit = QLineEdit()
+        self.cat_edit.setPlaceholderText("public categories, comma-separated")
+        self.cat_edit.setToolTip("The public list of categories. Empty = the data's own categories (leaks which occur)")
+        self.cat_label = QLabel("Categories")
+        mf.addRow(self.cat_label, self.cat_edit)
+        self.leak_note = QLabel()
+        self.leak_note.setObjectName("leakNote")
+        self.leak_note.setWordWrap(True)
+        self.leak_note.setStyleSheet("color: #a05a00;")
+        mf.addRow(self.leak_note)
+        lay.addWidget(self.mech_box)
+
+        # --- adaptive ------------------------------------------------------------------------------
+        g = QGroupBox("Adaptive scheme")
+        af = QFormLayout(g)
+        self.inc_spin = _spin(0.0, 1.0, 0.1, 2, 0.05, tip="Sampling-rate increase when the data moves")
+        self.dec_spin = _spin(0.0, 1.0, 0.1, 2, 0.05, tip="Sampling-rate decrease when it does not")
+        self.min_spin = _spin(0.01, 1.0, 0.1, 2, 0.05, tip="Lowest sampling rate")
+        af.addRow("Rate increase", self.inc_spin)
+        af.addRow("Rate decrease", self.dec_spin)
+        af.addRow("Minimum rate", self.min_spin)
+        lay.addWidget(g)
+
+        # --- noise -------------------------------------------------------------------------------
+        g = QGroupBox("Preview noise")
+        nf = QFormLayout(g)
+        self.seed_spin = QSpinBox()
+        self.seed_spin.setRange(0, 2**31 - 1)
+        self.seed_spin.setKeyboardTracking(False)
+        self.seed_spin.setToolTip("Seed of the preview's noise. Exports use fresh OS randomness.")
+        self.reroll_button = QPushButton("Re-roll")
+        self.reroll_button.setObjectName("rerollButton")
+        srow = QHBoxLayout()
+        srow.addWidget(self.seed_spin, 1)
+        srow.addWidget(self.reroll_button)
+        nf.addRow("Seed", srow)
+        self.runs_spin = QSpinBox()
+        self.runs_spin.setRange(1, 1000)
+        self.runs_spin.setKeyboardTracking(False)
+        self.runs_spin.setToolTip("Runs averaged for the MAE column of the metrics table")
+        nf.addRow("MAE runs R", self.runs_spin)
+        lay.addWidget(g)
+
+        # --- visibility ---------------------------------------------------------------------------
+        g = QGroupBox("Show schemes")
+        vf = QVBoxLayout(g)
+        self.scheme_checks: dict[str, QCheckBox] = {}
+        for s in ALL_SCHEMES:
+            cb = QCheckBox(SCHEME_LABELS[s])
+            r, gg, b = SCHEME_COLORS[s]
+            cb.setStyleSheet(f"QCheckBox {{ color: rgb({r},{gg},{b}); font-weight: bold; }}")
+            cb.setObjectName(f"show_{s}")
+            vf.addWidget(cb)
+            self.scheme_checks[s] = cb
+        lay.addWidget(g)
+        lay.addStretch(1)
+        self.setWidget(body)
+
+        self._bounds_derived = False
+        self._connect()
+        session.settingsChanged.connect(self.refresh)
+        session.seriesChanged.connect(self.refresh)
+        self.refresh()
+
+    # ---------------------------------------------------------------------------------- wiring
+    def _connect(self) -> None:
+        self.eps_spin.valueChanged.connect(self._on_eps_spin)
+        self.eps_slider.valueChanged.connect(self._on_eps_slider)
+        for w in (self.sens_spin, self.lo_spin, self.hi_spin, self.radius_spin, self.inc_spin, self.dec_spin,
+                  self.min_spin):
+            w.valueChanged.connect(self._push)
+        self.lo_spin.valueChanged.connect(self._bounds_edited)
+        self.hi_spin.valueChanged.connect(self._bounds_edited)
+        self.bounds_check.toggled.connect(self._push)
+        self.bounds_from_data.clicked.connect(self._use_data_bounds)
+        self.cat_edit.editingFinished.connect(self._push)
+        self.seed_spin.valueChanged.connect(lambda v: self.session.set_seed(v))
+        self.reroll_button.clicked.connect(self.session.reroll)
+        self.runs_spin.valueChanged.connect(lambda v: self.session.set_runs(v))
+        for s, cb in self.scheme_checks.items():
+            cb.toggled.connect(lambda on, s=s: self.session.set_scheme_visible(s, on))
+
+    def _on_eps_spin(self, value: float) -> None:
+        self.eps_slider.blockSignals(True)
+        self.eps_slider.setValue(eps_to_slider(value))
+        self.eps_slider.blockSignals(False)
+        self._push()
+
+    def _on_eps_slider(self, pos: int) -> None:
+        self.eps_spin.setValue(slider_to_eps(pos))  # → _on_eps_spin → _push
+
+    def _bounds_edited(self) -> None:
+        self._bounds_derived = False
+        self._update_note()
+
+    def _use_data_bounds(self) -> None:
+        s = self.session.series
+        if s is None or s.kind != "numeric" or s.n == 0:
+            return
+        for w in (self.lo_spin, self.hi_spin, self.bounds_check):
+            w.blockSignals(True)
+        self.lo_spin.setValue(float(np.min(s.values)))
+        self.hi_spin.setValue(float(np.max(s.values)))
+        self.bounds_check.setChecked(True)
+        for w in (self.lo_spin, self.hi_spin, self.bounds_check):
+            w.blockSignals(False)
+        self._push()
+        self._bounds_derived = True
+        self._update_note()
+
+    def _read(self) -> PrivacySettings | None:
+        cats = tuple(c.strip() for c in self.cat_edit.text().split(",") if c.strip()) or None
+        bounds = None
+        if self.bounds_check.isChecked():
+            lo, hi = self.lo_spin.value(), self.hi_spin.value()
+            if not lo < hi:
+                self.leak_note.setText("The lower bound must be below the upper bound.")
+                return None
+            bounds = (lo, hi)
+        s = PrivacySettings(
+            epsilon=self.eps_spin.value(),
+            sensitivity=self.sens_spin.value(),
+            bounds=bounds,
+            radius_m=self.radius_spin.value(),
+            categories=cats,
+            adaptive=AdaptiveParams(self.inc_spin.value(), self.dec_spin.value(), self.min_spin.value()),
+        )
+        try:
+            s.validate()
+        except ValueError as e:
+            self.leak_note.setText(str(e))
+            return None
+        return s
+
+    def _push(self, *_args) -> None:
+        s = self._read()
+        if s is None:
+            return
+        series = self.session.series
+        if series is not None and series.kind == "categorical" and s.categories is not None:
+            missing = sorted(set(series.categories or ()) - set(s.categories))
+            if missing:
+                self.leak_note.setText("Not in the category list: " + ", ".join(missing[:6]) +
+                                       (" …" if len(missing) > 6 else "") + ". Add them, or leave the list empty.")
+                return
+        self.session.set_settings(s)
+        self._update_note()
+
+    # --------------------------------------------------------------------------------- refresh
+    def refresh(self) -> None:
+        st = self.session.settings
+        widgets = [self.eps_spin, self.eps_slider, self.sens_spin, self.bounds_check, self.lo_spin, self.hi_spin,
+                   self.radius_spin, self.cat_edit, self.inc_spin, self.dec_spin, self.min_spin, self.seed_spin,
+                   self.runs_spin, *self.scheme_checks.values()]
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            self.eps_spin.setValue(st.epsilon)
+            self.eps_slider.setValue(eps_to_slider(st.epsilon))
+            self.sens_spin.setValue(st.sensitivity)
+            self.bounds_check.setChecked(st.bounds is not None)
+            if st.bounds is not None:
+                self.lo_spin.setValue(st.bounds[0])
+                self.hi_spin.setValue(st.bounds[1])
+            self.radius_spin.setValue(st.radius_m)
+            if not self.cat_edit.hasFocus():
+                self.cat_edit.setText(", ".join(st.categories) if st.categories else "")
+            self.inc_spin.setValue(st.adaptive.inc)
+            self.dec_spin.setValue(st.adaptive.dec)
+            self.min_spin.setValue(st.adaptive.min_rate)
+            self.seed_spin.setValue(self.session.seed)
+            self.runs_spin.setValue(self.session.runs)
+            for s, cb in self.scheme_checks.items():
+                cb.setChecked(s in self.session.visible_schemes)
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+        kind = self.session.series.kind if self.session.series is not None else "numeric"
+        for w in (self.sens_label, self.sens_spin, self.bounds_check, self.lo_spin, self.hi_spin,
+                  self.bounds_from_data):
+            w.setVisible(kind == "numeric")
+        for w in (self.radius_label, self.radius_spin):
+            w.setVisible(kind == "location")
+        for w in (self.cat_label, self.cat_edit):
+            w.setVisible(kind == "categorical")
+        self.mech_box.setTitle({"numeric": "Laplace mechanism", "location": "Planar Laplace (location)",
+                                "categorical": "Randomized response"}[kind])
+        self._update_note()
+
+    def _update_note(self) -> None:
+        s = self.session.series
+        st = self.session.settings
+        note = ""
+        if s is not None and s.kind == "categorical" and st.categories is None:
+            note = ("⚠ The category list is derived from the data: it reveals which categories occur. "
+                    "Type the public list above to avoid that.")
+        elif s is not None and s.kind == "numeric" and st.bounds is not None and self._bounds_derived:
+            note = "⚠ The bounds are the data's own minimum and maximum: publishing them leaks those values."
+        elif s is not None and s.kind == "numeric" and st.bounds is None:
+            note = "No public bounds: before the first release, approximations reuse the first fresh release."
+        self.leak_note.setText(note)
+        self.leak_note.setVisible(bool(note))
+
+    @property
+    def bounds_derived(self) -> bool:
+        return self._bounds_derived
