@@ -1,0 +1,1272 @@
+"""Read a personal time series from a CSV/TSV (or Parquet) file into a :class:`~lmdk_gui.core.series.Series`.
+
+Qt-free. Public API:
+
+* :func:`inspect_table`          cheap preview of a file and a guess of which column is what (for the GUI's
+  column chooser);
+* :func:`load_series`            read, validate and convert a whole file;
+* :func:`load_dataframe_series`  the same logic on an in-memory :class:`pandas.DataFrame`.
+
+Every problem with the *content* or *options* is reported as one :class:`LoadError` whose message names the
+file, the row(s) and the column, e.g. ``energy.csv, row 57, column 'kwh': expected a number, got 'abc'``.
+Rows are 1-based line numbers of the file (header = line 1, first data row = line 2; blank lines counted,
+as a text editor shows them). Limitation: a quoted field that spans several lines shifts the numbers of
+the rows after it.
+
+Design choices (the non-obvious ones):
+
+* The file is read **once** into memory: the bytes are hashed (SHA-256 for the sidecar/project), checked
+  for encoding, and parsed by pandas' C parser from an in-memory buffer.
+* Encoding: UTF-8 (with or without BOM) or UTF-16 with BOM. Anything else is an error naming the byte
+  offset and row; there is deliberately no silent latin-1 fallback, which would turn the bytes into
+  plausible-looking wrong labels.
+* ``keep_default_na=False, na_values=[""]``: only an empty field is "missing". pandas' default would also
+  swallow labels such as ``NA`` (Namibia) or ``None`` in categorical columns; in numeric columns such
+  text now reaches our check and is reported as ``expected a number, got 'NA'``. (It is also faster.)
+* Column types are guessed from a sample of the first rows; the full read then only converts the chosen
+  columns (``usecols``), reads a categorical column as text (so ids like ``007`` keep their spelling), and
+  every check is vectorised, so nothing runs per row in Python.
+* Timestamps: a format is detected from the first value and applied with ``pd.to_datetime(format=...)``;
+  rows it does not fit are retried with ``format="ISO8601"``; whatever still fails is reported. There is
+  no ``dateutil``/"mixed" guessing: it is slow and silently ambiguous.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import io
+import os
+import re
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from lmdk_gui.core.series import KINDS, Kind, LoadError, Series, SourceInfo, TimeFormat
+
+__all__ = [
+    "ColumnGuess",
+    "DUPLICATE_POLICIES",
+    "TablePreview",
+    "inspect_table",
+    "load_dataframe_series",
+    "load_series",
+]
+
+DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last", "mean")
+
+#: Rows read to guess column types (the full read then checks every row).
+_SAMPLE_ROWS = 200
+#: How many row numbers a message lists before saying "and N more".
+_MAX_LISTED_ROWS = 5
+
+_TIME_NAMES = {"timestamp", "time", "date", "datetime"}
+_LAT_NAMES = {"lat", "latitude"}
+_LON_NAMES = {"lon", "lng", "long", "longitude"}
+_DATE_NAME = "date"
+_HOUR_NAME = "hour"
+
+# datetime64[ns] covers 1677-09-21 .. 2262-04-11; keep a day of margin so that unit conversions never wrap.
+_T_MIN = np.datetime64("1677-09-22T00:00:00")
+_T_MAX = np.datetime64("2262-04-10T00:00:00")
+_EPOCH_MIN_S = int(_T_MIN.astype("datetime64[s]").astype(np.int64))
+_EPOCH_MAX_S = int(_T_MAX.astype("datetime64[s]").astype(np.int64))
+_NS_PER_S = 1_000_000_000
+_NS_PER_HOUR = 3600 * _NS_PER_S
+_NS_PER_DAY = 24 * _NS_PER_HOUR
+
+# ISO-like timestamps: date, optional time (T or space), optional fraction, optional zone. No nested
+# quantifiers, so matching is linear even on hostile input; it is only applied to a few sample values.
+_ISO_RE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}"
+    r"(?:(?P<sep>[T ])\d{2}:\d{2}(?P<sec>:\d{2}(?P<frac>\.\d{1,9})?)?)?"
+    r"\s*(?P<tz>Z|[+-]\d{2}(?::?\d{2})?)?$"
+)
+_US_RE = re.compile(r"^\d{1,2}/\d{1,2}/\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?)?$")
+# A zone suffix after a time of day (a bare date "2013-01-01" must not count as "-01").
+_TZ_SUFFIX = r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)\s*$"
+_DECIMAL_COMMA_RE = re.compile(r"^\s*[+-]?\d+,\d+\s*$")
+
+
+# ----------------------------------------------------------------------------------------------- results
+
+
+@dataclass
+class ColumnGuess:
+    """Which column plays which role (``None`` where unknown or not applicable)."""
+
+    time_col: str | None = None
+    value_col: str | None = None
+    lat_col: str | None = None
+    lon_col: str | None = None
+    hour_col: str | None = None
+    kind: Kind | None = None
+
+
+@dataclass
+class TablePreview:
+    """What :func:`inspect_table` found: enough for a column chooser, without reading the whole file."""
+
+    path: str
+    delimiter: str
+    columns: list[str]
+    head: pd.DataFrame
+    guess: ColumnGuess
+    ambiguous: bool
+    notes: list[str] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------------------- error context
+
+
+def _fmt_rows(lines: Sequence[int]) -> str:
+    """``row 5`` / ``rows 5 and 9`` / ``rows 5, 9 and 12`` / ``rows 5, 9, 12, 14, 20 and 40 more``."""
+    lines = [int(x) for x in lines]
+    if len(lines) == 1:
+        return f"row {lines[0]}"
+    if len(lines) <= _MAX_LISTED_ROWS:
+        return "rows " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
+    shown = ", ".join(map(str, lines[:_MAX_LISTED_ROWS]))
+    return f"rows {shown} and {len(lines) - _MAX_LISTED_ROWS} more"
+
+
+def _show(value: Any, limit: int = 40) -> str:
+    """A raw cell value for a message: quoted, shortened, control characters escaped."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return repr(text)
+
+
+class _Context:
+    """Names the file in messages and maps row positions (0-based, in file order) to file line numbers."""
+
+    def __init__(self, display: str, path: str | None, data: bytes | None = None) -> None:
+        self.display = display
+        self.path = path
+        self._data = data
+        self._line_table: np.ndarray | None = None
+
+    def lines(self, positions: np.ndarray | Sequence[int]) -> list[int]:
+        """File line numbers (1-based) of data rows given by their 0-based position in file order."""
+        pos = np.asarray(positions, dtype=np.int64)
+        data = self._data
+        # Fast path: without blank lines, data row i is on line i + 2. pandas skips blank lines, so when
+        # there are any, build (once, vectorised, only on the error path) the table of non-blank lines.
+        if data is None or not (b"\n\n" in data or b"\n\r\n" in data or data.startswith((b"\n", b"\r\n"))):
+            return (pos + 2).tolist()
+        if self._line_table is None:
+            buf = np.frombuffer(data, dtype=np.uint8)
+            newlines = np.flatnonzero(buf == 10)
+            starts = np.concatenate(([0], newlines + 1))
+            length = np.concatenate((newlines, [len(buf)])) - starts
+            first_byte = np.append(buf, np.uint8(0))[starts]  # the sentinel covers a start at len(buf)
+            blank = (length == 0) | ((length == 1) & (first_byte == 13))
+            self._line_table = (np.flatnonzero(~blank) + 1)[1:]  # the first non-blank line is the header
+        table = self._line_table
+        inside = pos < len(table)
+        out = pos + 2
+        out[inside] = table[pos[inside]]
+        return out.tolist()
+
+    def error(
+        self,
+        what: str,
+        *,
+        positions: np.ndarray | Sequence[int] | None = None,
+        lines: Sequence[int] | None = None,
+        column: str | None = None,
+    ) -> LoadError:
+        if lines is None and positions is not None and len(positions):
+            lines = self.lines(positions)
+        parts = [self.display]
+        if lines:
+            parts.append(_fmt_rows(lines))
+        if column is not None:
+            parts.append(f"column '{column}'")
+        return LoadError(
+            ", ".join(parts) + f": {what}", path=self.path, rows=list(lines or []), column=column
+        )
+
+
+# ------------------------------------------------------------------------------------------ reading bytes
+
+
+class _Sha256:
+    """SHA-256 of the file bytes, computed in a background thread while pandas parses.
+
+    hashlib releases the GIL on large buffers and so does pandas' tokenizer, so on a multi-core machine the
+    hash (~20 ms per 25 MB) costs no wall time. ``value`` waits for it.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._result: list[str] = []
+        if len(data) < 1 << 20:
+            self._result.append(hashlib.sha256(data).hexdigest())
+            self._thread: threading.Thread | None = None
+        else:
+            self._thread = threading.Thread(
+                target=lambda: self._result.append(hashlib.sha256(data).hexdigest()), daemon=True
+            )
+            self._thread.start()
+
+    @property
+    def value(self) -> str:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        return self._result[0]
+
+
+@dataclass
+class _Raw:
+    """A file read into memory and made parseable."""
+
+    path: str
+    display: str
+    sha: _Sha256  # of the bytes as read from disk (before BOM removal or re-encoding)
+    data: bytes  # UTF-8 without BOM (UTF-16 input re-encoded), or the Parquet file bytes
+    delimiter: str
+    parquet: bool = False
+
+
+def _read_bytes(path: str | os.PathLike[str]) -> tuple[str, str, bytes]:
+    p = Path(path)
+    display = p.name or str(p)
+    spath = os.fspath(path)
+    try:
+        if p.is_dir():
+            raise LoadError(f"{display}: is a folder, not a file", path=spath)
+        data = p.read_bytes()
+    except LoadError:
+        raise
+    except FileNotFoundError:
+        raise LoadError(f"{display}: file not found ({spath})", path=spath) from None
+    except PermissionError:
+        raise LoadError(f"{display}: permission denied, cannot read the file", path=spath) from None
+    except OSError as exc:
+        raise LoadError(f"{display}: cannot read the file ({exc.strerror or exc})", path=spath) from None
+    return spath, display, data
+
+
+def _sniff_delimiter(header: str, suffix: str) -> str:
+    """Pick comma, tab or semicolon: whichever occurs most often in the header line (ties: the extension)."""
+    counts = {d: header.count(d) for d in (",", "\t", ";")}
+    best = max(counts.values())
+    if best == 0:
+        return "\t" if suffix in (".tsv", ".tab") else ","
+    preferred = "\t" if suffix in (".tsv", ".tab") else ","
+    if counts.get(preferred, 0) == best:
+        return preferred
+    return max(counts, key=lambda d: counts[d])
+
+
+def _prepare(path: str | os.PathLike[str]) -> _Raw:
+    spath, display, data = _read_bytes(path)
+    ctx = _Context(display, spath)
+    suffix = Path(spath).suffix.lower()
+    if not data:
+        raise ctx.error("the file is empty (0 bytes)")
+    sha = _Sha256(data)
+    if data.startswith(b"PAR1") or suffix in (".parquet", ".pq"):
+        return _Raw(spath, display, sha, data, ",", parquet=True)
+
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ctx.error(f"not valid UTF-16 text (bad bytes at offset {exc.start + 2})") from None
+
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        row = data.count(b"\n", 0, nul) + 1
+        raise ctx.error(
+            f"contains a NUL byte at offset {nul}: this is not a UTF-8 text file "
+            "(a binary file, or UTF-16 without byte-order mark?)",
+            lines=[row],
+        )
+
+    end = data.find(b"\n")
+    header_bytes = data if end < 0 else data[:end]
+    delimiter = _sniff_delimiter(header_bytes.decode("utf-8", errors="replace"), suffix)
+
+    if not data.isascii():  # fast check first: isascii() is a memory scan, decoding allocates
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            off = exc.start
+            row = data.count(b"\n", 0, off) + 1
+            line_start = data.rfind(b"\n", 0, off) + 1
+            column = None
+            if row > 1:
+                field_no = data[line_start:off].count(delimiter.encode())
+                names = header_bytes.decode("utf-8", errors="replace").rstrip("\r").split(delimiter)
+                if field_no < len(names):
+                    column = names[field_no].strip().strip('"')
+            raise ctx.error(
+                f"not valid UTF-8 text (byte 0x{data[off]:02x} at offset {off}); "
+                "save the file as UTF-8 (spreadsheets: 'CSV UTF-8')",
+                lines=[row],
+                column=column,
+            ) from None
+    return _Raw(spath, display, sha, data, delimiter)
+
+
+def _read_csv(raw: _Raw, ctx: _Context, *, float_cols: Sequence[str] = (), **kwargs: Any) -> pd.DataFrame:
+    """pandas' C parser on the in-memory bytes; every pandas failure becomes a LoadError.
+
+    ``float_cols`` are asked for as float64 up front (a little faster than type inference); if one of them
+    holds text, pandas refuses and we read again with inference so that our checks can name the rows.
+    """
+    if float_cols:
+        dtype = dict(kwargs.pop("dtype", None) or {})
+        dtype.update({c: np.float64 for c in float_cols})
+        try:
+            return _read_csv(raw, ctx, dtype=dtype, **kwargs)
+        except LoadError as exc:
+            if not getattr(exc, "_dtype_refused", False):
+                raise
+            dtype = {c: t for c, t in dtype.items() if c not in float_cols}
+            return _read_csv(raw, ctx, dtype=dtype or None, **kwargs)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            warnings.simplefilter("ignore", UserWarning)  # "could not infer format" when parse_dates fails
+            return pd.read_csv(
+                io.BytesIO(raw.data),
+                sep=raw.delimiter,
+                engine="c",
+                encoding="utf-8",
+                index_col=False,
+                keep_default_na=False,
+                na_values=[""],
+                **kwargs,
+            )
+    except pd.errors.EmptyDataError:
+        raise ctx.error("the file has no header row and no data (only blank lines)") from None
+    except pd.errors.ParserError as exc:
+        text = str(exc).strip()
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+        if m:
+            expected, line, saw = (int(g) for g in m.groups())
+            raise ctx.error(
+                f"expected {expected} fields (as in the header), found {saw}; "
+                f"is the delimiter {raw.delimiter!r} right, or is a field missing its quotes?",
+                lines=[line],
+            ) from None
+        raise ctx.error(f"cannot parse the file as delimited text: {text}") from None
+    except UnicodeDecodeError as exc:  # pragma: no cover - the bytes were validated before
+        raise ctx.error(f"not valid UTF-8 text ({exc.reason})") from None
+    except (ValueError, TypeError, OverflowError, MemoryError) as exc:
+        err = ctx.error(f"cannot parse the file: {exc}")
+        err._dtype_refused = "dtype" in kwargs  # type: ignore[attr-defined]
+        raise err from None
+
+
+def _read_parquet(raw: _Raw, ctx: _Context, columns: list[str] | None = None) -> pd.DataFrame:
+    if importlib.util.find_spec("pyarrow") is None:
+        raise ctx.error("reading Parquet files needs the optional package pyarrow (pip install pyarrow)")
+    try:
+        return pd.read_parquet(io.BytesIO(raw.data), columns=columns)
+    except Exception as exc:  # noqa: BLE001 - any pyarrow failure is bad content here
+        raise ctx.error(f"cannot read as Parquet: {exc}") from None
+
+
+def _raw_header(raw: _Raw) -> list[str]:
+    """Header names as written (pandas would rename duplicates to ``x.1``)."""
+
+    end = raw.data.find(b"\n")
+    line = (raw.data if end < 0 else raw.data[:end]).decode("utf-8").rstrip("\r")
+    try:
+        return next(csv.reader([line], delimiter=raw.delimiter))
+    except (csv.Error, StopIteration):
+        return line.split(raw.delimiter)
+
+
+# -------------------------------------------------------------------------------------- column detection
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", str(name).lower())
+
+
+def _is_numeric(s: pd.Series) -> bool:
+    return bool(ptypes.is_numeric_dtype(s.dtype)) and not ptypes.is_bool_dtype(s.dtype)
+
+
+def _is_numberish(s: pd.Series) -> bool:
+    """Numeric dtype, or text of which at least 90 % of the non-empty sample values are numbers.
+
+    The second case matters: a numeric column with one typo in the sample must still be offered (and
+    loaded) as numeric, so that loading reports the typo instead of silently treating the column as labels.
+    """
+    if _is_numeric(s):
+        return True
+    if ptypes.is_bool_dtype(s.dtype) or _is_time_dtype(s):
+        return False
+    vals = s.dropna()
+    if len(vals) == 0:
+        return False
+    text = vals.astype(str).str.strip()
+    ok = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    ok = ok | text.str.lower().isin(["nan", "inf", "+inf", "-inf", "infinity", "-infinity"]).to_numpy()
+    return bool(ok.mean() >= 0.9)
+
+
+def _is_time_dtype(s: pd.Series) -> bool:
+    return bool(ptypes.is_datetime64_any_dtype(s.dtype))
+
+
+def _looks_like_dates(s: pd.Series) -> bool:
+    """True if every non-empty sample value of a text column is an ISO or M/D/YYYY timestamp."""
+    if _is_time_dtype(s):
+        return True
+    if _is_numeric(s):
+        return False
+    vals = s.dropna()
+    if len(vals) == 0:
+        return False
+    for v in vals.iloc[:_SAMPLE_ROWS]:
+        t = str(v).strip()
+        if not (_ISO_RE.match(t) or _US_RE.match(t)):
+            return False
+    return True
+
+
+def _match_column(name: str, columns: list[str], ctx: _Context, option: str) -> str:
+    """Exact name, else a unique case-/space-insensitive match; otherwise a LoadError listing the columns."""
+    if name in columns:
+        return name
+    loose = [c for c in columns if c.strip().lower() == str(name).strip().lower()]
+    if len(loose) == 1:
+        return loose[0]
+    raise ctx.error(
+        f"no such column (requested by {option}={name!r}); the file has columns: "
+        + ", ".join(map(repr, columns)),
+        column=str(name),
+    )
+
+
+@dataclass
+class _Plan:
+    time_col: str
+    hour_col: str | None
+    kind: Kind
+    value_cols: tuple[str, ...]
+
+
+def _detect(
+    sample: pd.DataFrame,
+    ctx: _Context,
+    *,
+    time_col: str | None = None,
+    value_col: str | None = None,
+    lat_col: str | None = None,
+    lon_col: str | None = None,
+    hour_col: str | None = None,
+    kind: str | None = None,
+) -> tuple[ColumnGuess, list[str], list[str]]:
+    """Guess the column roles, honouring any explicit choice.
+
+    Returns ``(guess, notes, problems)``: ``notes`` are informative, ``problems`` say what is still
+    ambiguous or missing and which option resolves it (load_series raises them; inspect_table shows them).
+    Explicitly named columns that do not exist raise LoadError right away.
+    """
+    columns = [str(c) for c in sample.columns]
+    notes: list[str] = []
+    problems: list[str] = []
+    if kind is not None and kind not in KINDS:
+        raise ctx.error(f"unknown kind {kind!r}; choose one of: " + ", ".join(KINDS))
+
+    def find(opt_value: str | None, opt_name: str) -> str | None:
+        return None if opt_value is None else _match_column(opt_value, columns, ctx, opt_name)
+
+    time_col = find(time_col, "time_col")
+    value_col = find(value_col, "value_col")
+    lat_col = find(lat_col, "lat_col")
+    lon_col = find(lon_col, "lon_col")
+    hour_col = find(hour_col, "hour_col")
+    by_norm: dict[str, list[str]] = {}
+    for c in columns:
+        by_norm.setdefault(_norm(c), []).append(c)
+
+    # --- time
+    if time_col is None:
+        dates, hours = by_norm.get(_DATE_NAME, []), by_norm.get(_HOUR_NAME, [])
+        if len(dates) == 1 and (hour_col is not None or len(hours) == 1):
+            time_col = dates[0]
+            hour_col = hour_col or hours[0]
+            notes.append(f"date + hour layout: dates in '{time_col}', hours 0–23 in '{hour_col}'")
+        else:
+            named = [
+                c
+                for c in columns
+                if _norm(c) in _TIME_NAMES or _norm(c).startswith(("timestamp", "datetime"))
+            ]
+            named = [c for c in named if c not in (value_col, lat_col, lon_col, hour_col)]
+            if len(named) == 1:
+                time_col = named[0]
+            elif len(named) > 1:
+                problems.append(
+                    f"{len(named)} possible time columns ({', '.join(named)}): choose the time column (time_col=...)"
+                )
+            else:
+                parseable = [c for c in columns if _looks_like_dates(sample[c])]
+                if len(parseable) == 1:
+                    time_col = parseable[0]
+                    notes.append(f"time column '{time_col}' chosen because it is the only one holding dates")
+                elif len(parseable) > 1:
+                    problems.append(
+                        f"{len(parseable)} columns hold dates ({', '.join(parseable)}): "
+                        "choose the time column (time_col=...)"
+                    )
+                else:
+                    problems.append(
+                        "no time column found (none is named timestamp/time/date/datetime or holds dates): "
+                        "choose it (time_col=...)"
+                    )
+    elif hour_col is None and _norm(time_col) == _DATE_NAME and len(by_norm.get(_HOUR_NAME, [])) == 1:
+        hour_col = by_norm[_HOUR_NAME][0]
+        notes.append(f"date + hour layout: dates in '{time_col}', hours 0–23 in '{hour_col}'")
+    if time_col is not None and time_col in (value_col, lat_col, lon_col):
+        raise ctx.error("the same column cannot be both the time and a value", column=time_col)
+
+    used = {time_col, hour_col}
+    rest = [c for c in columns if c not in used]
+    numeric = [c for c in rest if _is_numberish(sample[c])]
+    text = [c for c in rest if c not in numeric and not _is_time_dtype(sample[c])]
+
+    def pick_named(names: set[str]) -> list[str]:
+        return [c for c in rest if _norm(c) in names]
+
+    # --- kind and value column(s)
+    lats, lons = pick_named(_LAT_NAMES), pick_named(_LON_NAMES)
+    if (
+        lat_col is not None
+        or lon_col is not None
+        or kind == "location"
+        or (kind is None and value_col is None and lats and lons)
+    ):
+        if kind not in (None, "location"):
+            raise ctx.error(f"lat_col/lon_col only make sense for kind='location', not kind={kind!r}")
+        kind = "location"
+        if lat_col is None:
+            lat_col = _one(lats, "latitude", "lat_col", problems)
+        if lon_col is None:
+            lon_col = _one(lons, "longitude", "lon_col", problems)
+        if lat_col is not None and lat_col == lon_col:
+            raise ctx.error("the same column cannot be both latitude and longitude", column=lat_col)
+        value_col = None
+    elif value_col is not None:
+        if kind is None:
+            kind = "numeric" if _is_numberish(sample[value_col]) else "categorical"
+    elif kind == "numeric" or (kind is None and numeric):
+        cands = numeric or (rest if len(rest) == 1 else [])
+        kind = "numeric"
+        if len(cands) == 1:
+            value_col = cands[0]
+        elif cands:
+            problems.append(
+                f"{len(cands)} numeric columns ({', '.join(cands)}): choose the value column (value_col=...)"
+            )
+        else:
+            problems.append("no numeric column found: choose the value column (value_col=...)")
+    elif kind == "categorical":
+        cands = text if len(text) == 1 else rest
+        if len(cands) == 1:
+            value_col = cands[0]
+        else:
+            problems.append(
+                f"{len(cands)} possible category columns ({', '.join(cands)}): choose the value column (value_col=...)"
+            )
+    elif len(text) == 1:  # kind not given and no numeric column
+        value_col, kind = text[0], "categorical"
+    elif text:
+        problems.append(
+            f"{len(text)} text columns ({', '.join(text)}): choose the value column (value_col=...)"
+        )
+    else:
+        problems.append("no value column found next to the time column: choose it (value_col=...)")
+    if kind in ("numeric", "categorical") and value_col is not None:
+        ignored = [c for c in rest if c != value_col]
+        if ignored:
+            notes.append(f"column(s) not used: {', '.join(ignored)}")
+        if kind == "numeric" and not _is_numeric(sample[value_col]):
+            notes.append(f"'{value_col}' has non-numeric text in the first rows: loading will report it")
+
+    guess = ColumnGuess(
+        time_col=time_col,
+        value_col=value_col,
+        lat_col=lat_col,
+        lon_col=lon_col,
+        hour_col=hour_col,
+        kind=kind,  # type: ignore[arg-type]
+    )
+    return guess, notes, problems
+
+
+def _one(cands: list[str], role: str, option: str, problems: list[str]) -> str | None:
+    if len(cands) == 1:
+        return cands[0]
+    if cands:
+        problems.append(f"{len(cands)} {role} columns ({', '.join(cands)}): choose one ({option}=...)")
+    else:
+        problems.append(f"no {role} column found (named like lat/lon): choose it ({option}=...)")
+    return None
+
+
+def _plan_from(guess: ColumnGuess, problems: list[str], ctx: _Context) -> _Plan:
+    if problems:
+        raise ctx.error("; ".join(problems))
+    assert guess.time_col is not None and guess.kind is not None
+    if guess.kind == "location":
+        assert guess.lat_col is not None and guess.lon_col is not None
+        values: tuple[str, ...] = (guess.lat_col, guess.lon_col)
+    else:
+        assert guess.value_col is not None
+        values = (guess.value_col,)
+    return _Plan(guess.time_col, guess.hour_col, guess.kind, values)
+
+
+# ------------------------------------------------------------------------------------------- conversion
+
+
+def _time_format_of(first: str) -> tuple[str | None, bool]:
+    """``(strftime format or None, has_time_zone)`` for one sample value."""
+    m = _ISO_RE.match(first)
+    if m:
+        if m.group("tz"):
+            return None, True
+        fmt = "%Y-%m-%d"
+        if m.group("sep"):
+            fmt += ("T" if m.group("sep") == "T" else " ") + "%H:%M"
+            if m.group("sec"):
+                fmt += ":%S"
+                if m.group("frac"):
+                    fmt += ".%f"
+        return fmt, False
+    m = _US_RE.match(first)
+    if m:
+        fmt = "%m/%d/%Y"
+        if " " in first:
+            fmt += " %H:%M" + (":%S" if m.group("sec") else "")
+        return fmt, False
+    return None, False
+
+
+def _to_datetime(s: pd.Series, fmt: str, *, utc: bool = False) -> pd.Series:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pd.to_datetime(s, format=fmt, errors="coerce", utc=utc)
+
+
+def _dt_to_ns(
+    arr: np.ndarray, ctx: _Context, column: str, raw: pd.Series, index: np.ndarray | None = None
+) -> np.ndarray:
+    """datetime64 (any unit, no NaT) -> int64 nanoseconds, refusing values that would wrap around.
+
+    ``index`` maps positions in ``arr`` to row positions (when ``arr`` is a subset), for messages.
+    """
+    if arr.dtype == np.dtype("datetime64[ns]"):
+        return arr.view(np.int64)
+    unit = np.datetime_data(arr.dtype)[0]
+    lo, hi = _T_MIN.astype(f"datetime64[{unit}]"), _T_MAX.astype(f"datetime64[{unit}]")
+    if len(arr) and (arr.min() < lo or arr.max() > hi):
+        bad = np.flatnonzero((arr < lo) | (arr > hi))
+        rows = bad if index is None else index[bad]
+        raise ctx.error(
+            f"timestamp out of the supported range 1677-09-22 .. 2262-04-10, got {_show(raw.iloc[rows[0]])}",
+            positions=rows,
+            column=column,
+        )
+    return arr.astype("datetime64[ns]").view(np.int64)
+
+
+def _naive_utc(parsed: pd.Series) -> pd.Series:
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        return parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    return parsed
+
+
+def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
+    """Text timestamps -> int64 ns (naive; zone-aware values converted to UTC, then the zone dropped).
+
+    Fast path (the only cost on good files): one vectorised ``pd.to_datetime``. For ISO-like text we use
+    ``format="ISO8601"`` directly: it is pandas' strict ISO parser, and gives the same result as the exact
+    detected format followed by the ISO fallback, only faster. M/D/YYYY dates use the exact format. Missing
+    values, bad text and time-zone mixing are diagnosed only once something failed.
+    """
+    first_pos = 0
+    if pd.isna(s.iloc[0]):  # rare: find the first value without scanning the whole column on good files
+        present = np.flatnonzero(s.notna().to_numpy())
+        if len(present) == 0:
+            raise ctx.error("missing timestamp (empty field)", positions=np.arange(len(s)), column=column)
+        first_pos = int(present[0])
+    first = str(s.iloc[first_pos]).strip()
+    fmt, has_tz = _time_format_of(first)
+
+    parsed: pd.Series | None = None
+    try:
+        if fmt is not None and fmt.startswith("%m/%d/%Y"):
+            parsed = _to_datetime(s, fmt)
+            if parsed.isna().any():
+                alt = _to_datetime(s, fmt.replace("%m/%d", "%d/%m"))
+                if not alt.isna().any():  # every row fits day/month/year but not month/day/year
+                    parsed = alt
+        else:
+            # One zone throughout comes back zone-aware; several offsets (DST) or naive mixed with zoned
+            # raise ValueError and are sorted out below.
+            parsed = _naive_utc(_to_datetime(s, "ISO8601"))
+    except ValueError:
+        parsed = None
+    if parsed is None or isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        parsed = _zoned_times(s, ctx, column, first_pos)
+
+    nat = parsed.isna().to_numpy()
+    if nat.any():
+        idx = np.flatnonzero(nat)
+        missing = s.iloc[idx].isna().to_numpy()
+        if missing.any():
+            raise ctx.error("missing timestamp (empty field)", positions=idx[missing], column=column)
+        if fmt is not None and fmt.startswith("%m/%d/%Y"):
+            # M/D/YYYY file with some rows in another layout: give ISO 8601 a chance for those rows.
+            retry = _to_datetime(s.iloc[idx], "ISO8601")
+            if not isinstance(retry.dtype, pd.DatetimeTZDtype) and retry.notna().all():
+                out = np.empty(len(s), dtype=np.int64)
+                good = np.flatnonzero(~nat)
+                out[good] = _dt_to_ns(parsed.to_numpy()[good], ctx, column, s, good)
+                out[idx] = _dt_to_ns(retry.to_numpy(), ctx, column, s, idx)
+                return out
+        bad = idx
+        example = "2013-01-31 00:00:00" if fmt is None or not fmt.startswith("%m") else "1/31/2013"
+        raise ctx.error(
+            f"expected a timestamp like {example!r}, got {_show(s.iloc[bad[0]])}",
+            positions=bad,
+            column=column,
+        )
+    return _dt_to_ns(parsed.to_numpy(), ctx, column, s)
+
+
+def _zoned_times(s: pd.Series, ctx: _Context, column: str, first_pos: int) -> pd.Series:
+    """Timestamps of which some carry a zone: all must (else ambiguous); convert all to naive UTC."""
+    text = s.astype("str")
+    zoned = text.str.contains(_TZ_SUFFIX, regex=True).fillna(False).to_numpy(dtype=bool)
+    present = s.notna().to_numpy()
+    naive = np.flatnonzero(present & ~zoned)
+    if zoned.any() and len(naive):
+        z = int(np.argmax(zoned))
+        line = ctx.lines([z])[0]
+        raise ctx.error(
+            f"timestamp without time zone ({_show(s.iloc[naive[0]])}), but row {line} has one "
+            f"({_show(s.iloc[z])}); mixing them is ambiguous",
+            positions=naive,
+            column=column,
+        )
+    return _naive_utc(_to_datetime(s, "ISO8601", utc=True))
+
+
+def _epoch_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
+    """Epoch seconds (integer or float) -> int64 ns."""
+    missing = s.isna().to_numpy()
+    if missing.any():
+        raise ctx.error("missing timestamp (empty field)", positions=np.flatnonzero(missing), column=column)
+    arr = s.to_numpy(dtype=np.int64 if ptypes.is_integer_dtype(s.dtype) else np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~((arr >= _EPOCH_MIN_S) & (arr <= _EPOCH_MAX_S))
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        v = arr[idx[0]]
+        hint = " (these look like milliseconds; epoch seconds are expected)" if abs(v) > 1e11 else ""
+        raise ctx.error(
+            f"epoch seconds out of the supported range (1677..2262), got {_show(v)}{hint}",
+            positions=idx,
+            column=column,
+        )
+    if arr.dtype.kind == "f":
+        whole = np.floor(arr)
+        return whole.astype(np.int64) * _NS_PER_S + np.round((arr - whole) * _NS_PER_S).astype(np.int64)
+    return arr.astype(np.int64) * _NS_PER_S
+
+
+def _relative_word_check(
+    ns: np.ndarray, ctx: _Context, column: str, text_of: Callable[[], pd.Series] | None, started_ns: int
+) -> None:
+    """Refuse ``now``/``today``: pandas' parsers accept them, which would make a release depend on when
+    the file was opened. Such values come out at or after the moment loading started, so only rows with
+    such times (none in a normal file; all in a file of future times) have their text looked at.
+    """
+    if text_of is None or not len(ns) or ns.max() < started_ns:
+        return
+    late = np.flatnonzero(ns >= started_ns)
+    text = text_of()
+    words = text.iloc[late].astype(str).str.strip().str.lower()
+    hit = late[words.isin(["now", "today"]).to_numpy()]
+    if len(hit):
+        raise ctx.error(
+            f"expected a timestamp, got {_show(text.iloc[hit[0]])} (relative times are not accepted)",
+            positions=hit,
+            column=column,
+        )
+
+
+def _load_started_ns() -> int:
+    """The earlier of local and UTC wall-clock time, minus a second (see _relative_word_check)."""
+    local = pd.Timestamp.now().as_unit("ns").value
+    utc = pd.Timestamp.now("UTC").tz_localize(None).as_unit("ns").value
+    return min(local, utc) - _NS_PER_S
+
+
+def _times(
+    df: pd.DataFrame, plan: _Plan, ctx: _Context, text_of: Callable[[], pd.Series] | None, started_ns: int
+) -> tuple[np.ndarray, TimeFormat]:
+    """Timestamps as int64 ns in row order, and how they were written.
+
+    ``text_of`` returns the time column as written (text), when the input had text: for the check that
+    ``now``/``today`` were not used. ``None`` for in-memory frames whose column is already datetimes.
+    """
+    ns, fmt = _times_unchecked(df, plan, ctx)
+    _relative_word_check(ns, ctx, plan.time_col, text_of, started_ns)
+    return ns, fmt
+
+
+def _times_unchecked(df: pd.DataFrame, plan: _Plan, ctx: _Context) -> tuple[np.ndarray, TimeFormat]:
+    col = plan.time_col
+    s = df[col]
+    if plan.hour_col is not None:
+        if _is_time_dtype(s):
+            day_ns = _aware_or_naive_ns(s, ctx, col)
+        elif _is_numeric(s):
+            raise ctx.error(
+                f"expected dates like '1/31/2013' or '2013-01-31' for the date + hour layout, got {_show(s.iloc[0])}",
+                positions=[0],
+                column=col,
+            )
+        else:
+            day_ns = _parse_text_times(s, ctx, col)
+        off = np.flatnonzero(day_ns % _NS_PER_DAY != 0)
+        if len(off):
+            raise ctx.error(
+                "expected a date without time of day (the hour is in column "
+                f"'{plan.hour_col}'), got {_show(s.iloc[off[0]])}",
+                positions=off,
+                column=col,
+            )
+        hours = _hours(df[plan.hour_col], ctx, plan.hour_col)
+        return day_ns + hours * _NS_PER_HOUR, "date+hour"
+    if _is_time_dtype(s):
+        return _aware_or_naive_ns(s, ctx, col), "iso"
+    if _is_numeric(s):
+        return _epoch_times(s, ctx, col), "epoch"
+    return _parse_text_times(s, ctx, col), "iso"
+
+
+def _aware_or_naive_ns(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
+    """An already-typed datetime column (DataFrame/Parquet input) -> int64 ns, zone-aware ones in UTC."""
+    if getattr(s.dt, "tz", None) is not None:
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    missing = s.isna().to_numpy()
+    if missing.any():
+        raise ctx.error("missing timestamp (empty field)", positions=np.flatnonzero(missing), column=column)
+    return _dt_to_ns(s.to_numpy(), ctx, column, s)
+
+
+def _hours(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
+    vals = _numbers(s, ctx, column)
+    bad = np.flatnonzero((vals != np.round(vals)) | (vals < 0) | (vals > 23))
+    if len(bad):
+        raise ctx.error(
+            f"expected a whole hour 0–23, got {_show(s.iloc[bad[0]])}", positions=bad, column=column
+        )
+    return vals.astype(np.int64)
+
+
+def _numbers(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
+    """A column that must hold finite numbers -> float64, with row-precise errors."""
+    if _is_numeric(s):
+        vals = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        present = s.notna().to_numpy()
+        if ptypes.is_bool_dtype(s.dtype) or _is_time_dtype(s):
+            vals = np.full(len(s), np.nan)  # True/False or dates are not quantities
+        else:
+            vals = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.flatnonzero(present & np.isnan(vals))
+        if len(bad):
+            example = s.iloc[bad[0]]
+            hint = (
+                " (decimal commas are not supported: write 1.5, not 1,5)"
+                if _DECIMAL_COMMA_RE.match(str(example))
+                else ""
+            )
+            raise ctx.error(f"expected a number, got {_show(example)}{hint}", positions=bad, column=column)
+    nan = np.isnan(vals)
+    if nan.any():
+        raise ctx.error("missing value (empty field)", positions=np.flatnonzero(nan), column=column)
+    inf = np.flatnonzero(~np.isfinite(vals))
+    if len(inf):
+        raise ctx.error(
+            f"expected a finite number, got {_show(s.iloc[inf[0]])}", positions=inf, column=column
+        )
+    return vals
+
+
+def _labels(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
+    missing = s.isna().to_numpy()
+    if missing.any():
+        raise ctx.error("missing value (empty field)", positions=np.flatnonzero(missing), column=column)
+    if _is_numeric(s) and s.dtype.kind == "f":
+        # In-memory floats that are whole numbers (ids that went through a NaN-capable column): "3", not "3.0".
+        arr = s.to_numpy()
+        if np.all(arr == np.round(arr)) and np.all(np.abs(arr) < 2**53):
+            return arr.astype(np.int64).astype(str).astype(object)
+    return s.astype(str).to_numpy(dtype=object)
+
+
+def _values(
+    df: pd.DataFrame, plan: _Plan, ctx: _Context, categories: Sequence[str] | None
+) -> tuple[np.ndarray, tuple[str, ...] | None]:
+    if plan.kind == "numeric":
+        return _numbers(df[plan.value_cols[0]], ctx, plan.value_cols[0]), None
+    if plan.kind == "location":
+        lat_name, lon_name = plan.value_cols
+        lat = _numbers(df[lat_name], ctx, lat_name)
+        lon = _numbers(df[lon_name], ctx, lon_name)
+        for vals, name, limit, what in ((lat, lat_name, 90, "latitude"), (lon, lon_name, 180, "longitude")):
+            bad = np.flatnonzero(np.abs(vals) > limit)
+            if len(bad):
+                raise ctx.error(
+                    f"{what} must be within [-{limit}, {limit}] degrees, got {_show(df[name].iloc[bad[0]])}",
+                    positions=bad,
+                    column=name,
+                )
+        return np.column_stack((lat, lon)), None
+    name = plan.value_cols[0]
+    labels = _labels(df[name], ctx, name)
+    if categories is None:
+        codes, uniques = pd.factorize(labels, sort=True)
+        return codes.astype(np.int64), tuple(str(u) for u in uniques)
+    if isinstance(categories, str):
+        raise ctx.error("categories must be a list of labels, not one string")
+    cats = tuple(str(c) for c in categories)
+    dup = pd.Index(cats)[pd.Index(cats).duplicated()]
+    if len(dup):
+        raise ctx.error(f"the public category list names {_show(dup[0])} twice")
+    if not cats:
+        raise ctx.error("the public category list is empty")
+    codes = pd.Index(cats).get_indexer(labels).astype(np.int64)
+    unknown = np.flatnonzero(codes < 0)
+    if len(unknown):
+        shown = ", ".join(map(_show, pd.unique(labels[unknown])[:5]))
+        listed = ", ".join(map(_show, cats[:10])) + (", …" if len(cats) > 10 else "")
+        raise ctx.error(
+            f"label(s) {shown} not in the public category list ({listed}); add them to the list or fix the data",
+            positions=unknown,
+            column=name,
+        )
+    return codes, cats
+
+
+def _resolve_duplicates(
+    t: np.ndarray, values: np.ndarray, positions: np.ndarray, policy: str, plan: _Plan, ctx: _Context
+) -> tuple[np.ndarray, np.ndarray]:
+    """``t`` sorted (stable) ascending; drop/merge repeated timestamps according to ``policy``."""
+    same = t[1:] == t[:-1]
+    if not same.any():
+        return t, values
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    if policy == "error":
+        in_dup = np.concatenate((same, [False])) | np.concatenate(([False], same))
+        dup_idx = np.flatnonzero(in_dup)
+        lines_sorted = ctx.lines(positions[dup_idx])
+        order = np.argsort(lines_sorted, kind="stable")
+        lines = [lines_sorted[i] for i in order]
+        # Group the duplicate rows by timestamp for the message (first few groups).
+        group_of = np.cumsum(np.concatenate(([True], ~same)))[dup_idx]
+        details = []
+        n_groups = len(np.unique(group_of))
+        for g in np.unique(group_of)[:3]:
+            members = sorted(lines_sorted[i] for i in np.flatnonzero(group_of == g))
+            stamp = pd.Timestamp(int(t[dup_idx[np.argmax(group_of == g)]]))
+            details.append(f"{stamp} on {_fmt_rows(members)}")
+        more = f"; {n_groups - 3} more repeated timestamps" if n_groups > 3 else ""
+        options = "keep first / keep last" + (" / mean" if plan.kind != "categorical" else "")
+        opt_names = "'first', 'last' or 'mean'" if plan.kind != "categorical" else "'first' or 'last'"
+        raise ctx.error(
+            f"repeated timestamp{'s' if n_groups > 1 else ''}: "
+            + "; ".join(details)
+            + more
+            + f"; choose {options} (duplicates={opt_names})",
+            lines=lines,
+            column=plan.time_col,
+        )
+    if policy == "first":
+        return t[starts], values[starts]
+    if policy == "last":
+        ends = np.concatenate((starts[1:], [len(t)])) - 1
+        return t[ends], values[ends]
+    # mean
+    if plan.kind == "categorical":
+        raise ctx.error(
+            "duplicates='mean' is not possible for categories; choose keep first or keep last "
+            "(duplicates='first' or 'last')",
+            column=plan.time_col,
+        )
+    counts = np.diff(np.concatenate((starts, [len(t)])))
+    sums = np.add.reduceat(values, starts, axis=0)
+    means = sums / (counts[:, None] if values.ndim == 2 else counts)
+    return t[starts], means
+
+
+def _build(
+    df: pd.DataFrame,
+    plan: _Plan,
+    ctx: _Context,
+    *,
+    name: str,
+    path: str,
+    sha256: str,
+    delimiter: str,
+    duplicates: str,
+    categories: Sequence[str] | None,
+    text_of: Callable[[], pd.Series] | None,
+    started_ns: int,
+) -> Series:
+    if len(df) == 0:
+        raise ctx.error("no data rows (only a header)")
+    t, time_format = _times(df, plan, ctx, text_of, started_ns)
+    values, cats = _values(df, plan, ctx, categories)
+    positions = np.arange(len(t), dtype=np.int64)
+    if len(t) > 1 and not np.all(t[1:] >= t[:-1]):
+        order = np.argsort(t, kind="stable")  # stable: equal times keep file order (first/last semantics)
+        t, values, positions = t[order], values[order], positions[order]
+    t, values = _resolve_duplicates(t, values, positions, duplicates, plan, ctx)
+    source = SourceInfo(
+        path=path,
+        sha256=sha256,
+        time_col=plan.time_col,
+        value_cols=plan.value_cols,
+        time_format=time_format,
+        hour_col=plan.hour_col,
+        duplicates=duplicates,
+        delimiter=delimiter,
+    )
+    return Series(
+        kind=plan.kind,
+        times=np.ascontiguousarray(t).view("datetime64[ns]"),
+        values=np.ascontiguousarray(values),
+        categories=cats,
+        source=source,
+        name=name,
+        unit="deg" if plan.kind == "location" else "",
+    )
+
+
+def _check_options(duplicates: str, kind: str | None, ctx: _Context) -> None:
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ctx.error(f"unknown duplicates={duplicates!r}; choose one of: " + ", ".join(DUPLICATE_POLICIES))
+    if kind is not None and kind not in KINDS:
+        raise ctx.error(f"unknown kind {kind!r}; choose one of: " + ", ".join(KINDS))
+
+
+# ------------------------------------------------------------------------------------------------ public
+
+
+def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview:
+    """Preview a file: delimiter, columns, the first ``nrows`` rows (as pandas reads them) and a guess.
+
+    Never reads more than a sample of rows through pandas (the whole file is only scanned for its encoding).
+    A malformed row inside the sample does not fail the preview: it is skipped and mentioned in ``notes``
+    (loading will then report it). Raises LoadError for missing, empty, unreadable or undecodable files.
+    """
+    raw = _prepare(path)
+    ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
+    notes: list[str] = []
+    if raw.parquet:
+        sample = _read_parquet(raw, ctx).head(max(nrows, _SAMPLE_ROWS))
+    else:
+        header = _raw_header(raw)
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
+            notes.append(
+                f"column name(s) used twice in the header: {', '.join(twice)} (pandas calls the second 'x.1')"
+            )
+        try:
+            sample = _read_csv(raw, ctx, nrows=max(nrows, _SAMPLE_ROWS))
+        except LoadError as exc:
+            if not exc.rows:
+                raise
+            notes.append(
+                str(exc).split(": ", 1)[-1] + f" (row {exc.rows[0]}); loading will fail until it is fixed"
+            )
+            sample = _read_csv(raw, ctx, nrows=max(nrows, _SAMPLE_ROWS), on_bad_lines="skip")
+    columns = [str(c) for c in sample.columns]
+    sample.columns = columns
+    if not raw.parquet and len(sample) == 0:
+        notes.append("the file has a header but no data rows")
+    guess, more_notes, problems = _detect(sample, ctx)
+    return TablePreview(
+        path=raw.path,
+        delimiter=raw.delimiter,
+        columns=columns,
+        head=sample.head(nrows).copy(),
+        guess=guess,
+        ambiguous=bool(problems),
+        notes=notes + more_notes + problems,
+    )
+
+
+def load_series(
+    path: str | os.PathLike[str],
+    *,
+    time_col: str | None = None,
+    value_col: str | None = None,
+    lat_col: str | None = None,
+    lon_col: str | None = None,
+    hour_col: str | None = None,
+    kind: Kind | None = None,
+    duplicates: str = "error",
+    categories: Sequence[str] | None = None,
+) -> Series:
+    """Read a CSV/TSV (or Parquet, if pyarrow is installed) file into a sorted :class:`Series`.
+
+    Columns not given are detected (see :func:`inspect_table`); if that is ambiguous a LoadError says
+    which option to pass. ``kind`` forces the kind (e.g. numeric-looking ids as ``"categorical"``).
+    ``duplicates`` decides what repeated timestamps become: ``"error"`` (default), ``"first"``/``"last"``
+    (in file order) or ``"mean"`` (numeric; location: mean of lat and of lon, fine away from the
+    antimeridian). ``categories`` is an optional public category list; labels outside it are an error.
+    Without it, the categories are the sorted distinct labels of the whole file (before duplicates are
+    resolved, so the list does not change with the duplicate policy; it may hold labels no kept row uses).
+    ``source.path`` is the path as given.
+    """
+    started_ns = _load_started_ns()
+    raw = _prepare(path)
+    ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
+    _check_options(duplicates, kind, ctx)
+    opts = dict(
+        time_col=time_col, value_col=value_col, lat_col=lat_col, lon_col=lon_col, hour_col=hour_col, kind=kind
+    )
+    if raw.parquet:
+        df = _read_parquet(raw, ctx)
+        df.columns = [str(c) for c in df.columns]
+        guess, _, problems = _detect(df, ctx, **opts)
+        plan = _plan_from(guess, problems, ctx)
+    else:
+        header = _raw_header(raw)
+        sample = _read_csv(raw, ctx, nrows=_SAMPLE_ROWS)
+        if len(sample) == 0:
+            raise ctx.error("no data rows (only a header)")
+        guess, _, problems = _detect(sample, ctx, **opts)
+        plan = _plan_from(guess, problems, ctx)
+        needed = [plan.time_col, *([plan.hour_col] if plan.hour_col else []), *plan.value_cols]
+        for c in needed:
+            if header.count(c) > 1:
+                raise ctx.error(
+                    "this column name appears twice in the header; rename one", lines=[1], column=c
+                )
+        dtype: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        if plan.kind == "categorical":
+            dtype[plan.value_cols[0]] = str  # labels exactly as written ("007" stays "007")
+        time_sample = sample[plan.time_col]
+        if plan.hour_col is None and not _is_numberish(time_sample) and not _is_time_dtype(time_sample):
+            present = time_sample.dropna()
+            fmt, has_tz = _time_format_of(str(present.iloc[0]).strip()) if len(present) else (None, False)
+            if has_tz or (fmt is not None and fmt.startswith("%Y")):
+                # ISO-like: let the C parser convert while reading. With format ISO8601 pandas parses the
+                # field text directly, several times faster than building strings and parsing those
+                # (a 10^6-row file then loads faster than a plain read_csv). If any value does not parse,
+                # pandas leaves the column as text and _parse_text_times diagnoses it.
+                extra = {"parse_dates": [plan.time_col], "date_format": "ISO8601"}
+            else:
+                dtype[plan.time_col] = object  # plain str objects: skips building a pandas string array
+        float_cols = plan.value_cols if plan.kind != "categorical" else ()
+        # usecols saves converting unused columns but costs ~10 % when every column is used anyway.
+        usecols = needed if len(header) > len(needed) else None
+        df = _read_csv(raw, ctx, usecols=usecols, dtype=dtype or None, float_cols=float_cols, **extra)
+
+    def text_of() -> pd.Series:
+        col = df[plan.time_col]
+        if not _is_time_dtype(col) or raw.parquet:
+            return col
+        return _read_csv(raw, ctx, usecols=[plan.time_col], dtype={plan.time_col: object})[plan.time_col]
+
+    return _build(
+        df,
+        plan,
+        ctx,
+        name=Path(raw.path).stem,
+        path=raw.path,
+        sha256=raw.sha.value,
+        delimiter=raw.delimiter,
+        duplicates=duplicates,
+        categories=categories,
+        text_of=text_of,
+        started_ns=started_ns,
+    )
+
+
+def load_dataframe_series(
+    df: pd.DataFrame,
+    *,
+    name: str = "<memory>",
+    time_col: str | None = None,
+    value_col: str | None = None,
+    lat_col: str | None = None,
+    lon_col: str | None = None,
+    hour_col: str | None = None,
+    kind: Kind | None = None,
+    duplicates: str = "error",
+    categories: Sequence[str] | None = None,
+) -> Series:
+    """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet).
+
+    Messages use ``name`` as the file name and number rows as if the frame were written to a CSV with one
+    header line (row position 0 -> "row 2"). The frame's index is ignored (rows are taken in order).
+    ``source.sha256`` is ``""`` (there are no file bytes); ``source.delimiter`` is ``","``.
+    """
+    started_ns = _load_started_ns()
+    ctx = _Context(name, name)
+    if not isinstance(df, pd.DataFrame):
+        raise ctx.error(f"expected a pandas DataFrame, got {type(df).__name__}")
+    _check_options(duplicates, kind, ctx)
+    frame = df.reset_index(drop=True)
+    names = [str(c) for c in frame.columns]
+    for c in names:
+        if names.count(c) > 1:
+            raise ctx.error("this column name appears twice; rename one", column=c)
+    frame.columns = names
+    guess, _, problems = _detect(
+        frame,
+        ctx,
+        time_col=time_col,
+        value_col=value_col,
+        lat_col=lat_col,
+        lon_col=lon_col,
+        hour_col=hour_col,
+        kind=kind,
+    )
+    plan = _plan_from(guess, problems, ctx)
+    return _build(
+        frame,
+        plan,
+        ctx,
+        name=name,
+        path=name,
+        sha256="",
+        delimiter=",",
+        duplicates=duplicates,
+        categories=categories,
+        text_of=None if _is_time_dtype(frame[plan.time_col]) else (lambda: frame[plan.time_col]),
+        started_ns=started_ns,
+    )
