@@ -26,7 +26,9 @@ Public inputs: scale ``b = Δ/ε_t`` and sensitivity ``Δ``. From them only:
 
 * grid ``g = 2**E`` with ``E = min(ceil(log2 b) - 40, floor(log2 Δ) - 20)``, clamped to
   ``E >= ceil(log2 b) - 43`` (so ``g <= b * 2**-39`` and, unless ``ε_t < 2**-22``, ``g <= Δ * 2**-20``);
-* ``Δ_k = floor(Δ/g) + 1``, ``t = ceil(Δ_k * (b/Δ) * (1 + 2**-48))`` (so ``2**39 <= t < 2**44``).
+* ``Δ_k = floor(Δ/g) + 1``, ``t = ceil(Δ_k * (b/Δ) * (1 + 2**-48))`` (so ``2**39 <= t <= 2**44``; a
+  ``t`` above ``2**44`` only arises for ``ε_t = Δ/b`` below about ``2**-43 ≈ 1e-13`` -- noise a trillion
+  times the sensitivity -- and is refused as invalid input).
 
 Release: ``k = rint(x/g)`` (``x/g`` is exact because ``g`` is a power of two, so ``|k - x/g| <= 1/2``),
 ``Z ~ DLap(t)``, output ``g*k + g*Z`` in float64.
@@ -415,9 +417,10 @@ def _laplace_params(scale, sensitivity):
     e = max(e, cb - 43)
     g = math.ldexp(1.0, e)
     dk = math.floor(sensitivity / g) + 1.0
-    q = dk * (scale / sensitivity)
-    t = math.ceil(q * _MARGIN)
-    return g, np.uint64(t)
+    q = dk * (scale / sensitivity) * _MARGIN
+    if not (q < 17592186044416.0):  # 2**44: only for ε_t below ~2**-43 (or NaN); flagged by t = 0
+        return g, _U0
+    return g, np.uint64(math.ceil(q))
 
 
 @numba.njit(cache=True)
@@ -435,7 +438,7 @@ def secure_laplace_one(x, scale, sensitivity, words, pos):
         return math.nan, -2
     g, t = _laplace_params(scale, sensitivity)
     k = np.rint(x / g)
-    if not math.isfinite(k):
+    if t == _U0 or not math.isfinite(k):
         return math.nan, -2
     z, pos = discrete_laplace(t, words, pos)
     if pos < 0:
@@ -448,6 +451,8 @@ def laplace_grid(scale: float, sensitivity: float) -> tuple[float, int]:
     if not (_MIN_PARAM <= scale <= _MAX_PARAM and _MIN_PARAM <= sensitivity <= _MAX_PARAM):
         raise ValueError("scale and sensitivity must be finite and in [1e-300, 1e300]")
     g, t = _laplace_params(float(scale), float(sensitivity))
+    if t == 0:
+        raise ValueError(f"ε = sensitivity/scale = {sensitivity / scale:.3g} is below the supported 2**-42")
     return float(g), int(t)
 
 
@@ -816,7 +821,7 @@ def opendp_rr(
         raise ValueError(f"codes must lie in [0, {k})")
     out = np.empty(n, dtype=np.int64)
     dp = _dp()
-    cache: dict[float, object] = {}
+    cache: dict[float, Callable[[int], int]] = {}
     for i in range(n):
         if i % 4096 == 0:
             if should_cancel is not None and should_cancel():

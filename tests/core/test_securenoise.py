@@ -200,7 +200,7 @@ def test_effective_scale_close_to_requested():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    eps=st.floats(min_value=1e-9, max_value=1e6, allow_nan=False),
+    eps=st.floats(min_value=2.0**-42, max_value=1e6, allow_nan=False),
     sens=st.floats(min_value=1e-12, max_value=1e12, allow_nan=False),
 )
 def test_laplace_params_privacy_inequality_exact(eps, sens):
@@ -211,7 +211,16 @@ def test_laplace_params_privacy_inequality_exact(eps, sens):
     assert gf.numerator == 1 or gf.denominator == 1  # power of two
     dk = math.floor(Fraction(sens) / gf) + 1
     assert Fraction(t) * Fraction(eps) >= dk
-    assert 2**39 <= t < 2**44
+    assert 2**39 <= t <= 2**44
+
+
+@pytest.mark.parametrize("eps", [1e-14, 1e-20, 1e-300])
+def test_absurdly_small_epsilon_is_refused(eps):
+    with pytest.raises(ValueError):
+        sn.laplace_grid(1.0 / eps, 1.0)
+    with pytest.raises(ValueError):
+        sn.secure_laplace(np.zeros(2), 1.0 / eps, 1.0, sn.WordSource.from_seed(1))
+    assert sn.secure_laplace_one(0.0, 1.0 / eps, 1.0, _words(1, 10), 0)[1] == -2
 
 
 def test_huge_and_tiny_inputs_are_finite():
