@@ -1,0 +1,707 @@
+"""Dummy landmark selection: hide *which* events are landmarks (DESIGN §6, thesis §4.2).
+
+A release's budgets reveal the landmark set L (thesis Example 4.2.1: Skip's zeros, Uniform's ``ε/(|L|+1)``,
+Adaptive's pattern). The module adds *dummy* landmarks from the regular events ``T \\ L`` so that the
+scheme runs on a larger set ``L' ⊃ L`` and the true landmarks hide among the dummies. It works in two
+steps (thesis §4.2.3):
+
+1. A *generator* returns nested options ``L ⊂ L'_1 ⊂ L'_2 ⊂ … ⊂ L'_m = T`` (``m = |T \\ L|``; option ``i``,
+   0-based, has ``i + 1`` dummies). Nested options are exactly an ordering of ``T \\ L``, so they are stored
+   compactly as the *order* in which dummies are added (:class:`RowOptions`: Optimal, Heuristic) or, for
+   Partitioned, as the order in which histogram bins are incremented (:class:`HistogramOptions`).
+2. The *exponential mechanism* with ``ε_sel = share·ε`` (default 1 %, thesis §5.3.2) picks one option with
+   probability ∝ ``exp(ε_sel·u/2)``, ``u ∈ [0, 1]`` (so ``Δu = 1``). The release then runs on ``L'`` with
+   ``ε − ε_sel`` (sequential composition, thesis Theorem 2): :func:`select_dummies` does both steps.
+
+Readings of the thesis that are ours (the thesis leaves them open)
+-----------------------------------------------------------------
+* **evalSeq** ("the standard deviation of all the distances from the previous/next landmark", §4.2.3):
+  the population standard deviation, over the *regular* events ``t ∈ T \\ L'``, of the distance (in rows)
+  from ``t`` to its nearest *anchor*, where the anchors are the landmarks and the two series edges (virtual
+  anchors at rows −1 and n). This is the thesis' own model of an event's temporal distance in §5.2.2
+  ("the nearest landmark or the time series edge"); it is defined for ``L = ∅`` too, and is 0 when there
+  is no regular event left. See :func:`evaluate_sequence`.
+* **Optimal** (Algorithm 1): a valid option chain is an ordering of ``T \\ L``; its score is
+  ``|mean_i evalSeq(L'_i) − evalSeq(L)|`` over its m sets (the pseudo-code's line 7, with the comparison of
+  lines 8–11 done once per chain, after the inner loop, as the text describes: "an overall similarity
+  score for each option"). The chain with the lowest score wins.
+* **Heuristic** (Algorithm 2): greedily adds the regular event whose addition gives the evalSeq closest to
+  ``evalSeq(L)``.
+* **Partitioned** (Algorithm 3): bins of an integer width ``h`` rows (Freedman–Diaconis width
+  ``2·IQR(L)·|L|^(−1/3)`` over the landmark *rows*, rounded up; one bin over T when the IQR is 0, i.e.
+  ``|L| ≤ 1``, as numpy's ``'fd'`` rule falls back to a single bin) tile ``T = [0, n)``; the last bin may be
+  shorter. The histogram counts landmarks per bin; a bin's capacity is its number of rows (the
+  pseudo-code's ``h_i + 1 ≤ h``, with the real size of a shorter last bin). Each step adds one to the
+  non-full bin that makes the sum-normalised histogram closest in Euclidean distance to the original one.
+  Lines 15–16 belong inside the while loop and ``opts ← opt`` means *append* (otherwise nothing is nested).
+* **Ties** (Algorithms 1–3 use a strict ``<`` in a left-to-right loop, so the first candidate wins): the
+  lowest row (Heuristic), the lowest bin (Partitioned, decided exactly in integers), the first ordering
+  in lexicographic order of rows (Optimal). Floating-point scores within ``1e-9·(1 + evalSeq(L))`` of the
+  minimum count as tied, so that mathematically equal scores computed in different orders tie as well.
+* **Turning a histogram into rows**: the selected histogram says how many dummies each bin receives; they
+  are drawn uniformly without replacement from that bin's regular rows ("sampling without replacement
+  from T \\ L according to the selected histogram's probability density function", §4.2.3).
+* **Utilities** (§4.2.3 "Utility score function"), both in [0, 1] with the best option at 1:
+  ``"count"``: fewer dummies is better, ``u_i = 1 − i/(m − 1)``; ``"distance"``: dummies closer in time to
+  the actual landmarks are better: the mean, over the option's dummies, of the distance (rows) to the
+  nearest landmark of L, min–max scaled over the options (``u = 1`` for the closest). For Partitioned the
+  distance of a bin's dummies is its expected value under the uniform within-bin draw. With ``L = ∅`` there
+  is no landmark to be close to and every option gets ``u = 1``.
+
+Caveat (the thesis does not discuss it): the option set itself depends on L (every option contains L),
+so the ε_sel-DP statement of the exponential mechanism, which assumes a fixed output range, protects the
+*choice among the options*, not membership of L as such; a true landmark is in L' with probability 1.
+The module hides which members of L' are the landmarks, as the thesis intends, and spends ε_sel on it.
+
+Cost and limits (measured on the 2-core development machine, see tests/benchmarks/bench_dummies.py):
+Optimal enumerates ``m!`` chains and refuses ``m > OPTIMAL_MAX_REGULAR``; Heuristic is ``O(m·n)`` worst
+case after the incremental evaluation of each candidate in O(1); Partitioned is ``O(m·B₊)`` with ``B₊`` the
+number of bins holding landmarks (≤ ``n^(3/5)``), milliseconds at ``n = 10^5``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numba
+import numpy as np
+
+from .release import normalize_landmarks
+
+GENERATORS: tuple[str, ...] = ("partitioned", "heuristic", "optimal")
+UTILITIES: tuple[str, ...] = ("count", "distance")
+GENERATOR_LABELS = {"partitioned": "Partitioned", "heuristic": "Heuristic", "optimal": "Optimal"}
+UTILITY_LABELS = {"count": "Fewer dummies", "distance": "Dummies near landmarks"}
+
+#: Default share of ε spent on the selection (thesis §5.3.2: 1 % or less).
+DEFAULT_SHARE = 0.01
+
+#: Optimal enumerates |T \ L|! chains. 10! = 3.6 M chains take ≈ 0.5 s, 11! ≈ 6 s, 12! ≈ 75 s (measured,
+#: tests/benchmarks/bench_dummies.py): beyond 10 regular events Optimal is refused.
+OPTIMAL_MAX_REGULAR = 10
+
+#: Heuristic stays under ≈ 1–2 s up to this many events on typical landmark sets (measured); it is
+#: O(|T \ L|·n) in the worst case (few landmarks), so larger series are allowed but slow.
+HEURISTIC_COMFORT_N = 20_000
+
+_TIE_REL = 1e-9
+
+
+# ------------------------------------------------------------------------------------- evalSeq
+def nearest_anchor_distance(n: int, landmarks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Distance (rows) from each of ``rows`` to its nearest anchor: a landmark or a series edge (rows −1, n)."""
+    anchors = np.concatenate(([-1], np.asarray(landmarks, dtype=np.int64), [n]))
+    idx = np.searchsorted(anchors, rows, side="right")
+    prev = anchors[idx - 1]
+    nxt = anchors[np.minimum(idx, anchors.size - 1)]
+    return np.minimum(rows - prev, nxt - rows)
+
+
+def evaluate_sequence(n: int, landmarks) -> float:
+    """``evalSeq`` of the thesis (Algorithms 1–2) for landmark set ``landmarks`` over ``T = 0..n-1``.
+
+    The population standard deviation, over the regular events, of each one's distance to its nearest
+    anchor (landmark or series edge, see the module docstring); 0 when no regular event is left. Computed
+    from scratch in O(n); the generators update it incrementally.
+    """
+    lm = normalize_landmarks(landmarks, n)
+    regular = np.setdiff1d(np.arange(n, dtype=np.int64), lm, assume_unique=True)
+    if regular.size == 0:
+        return 0.0
+    return float(np.std(nearest_anchor_distance(n, lm, regular)))
+
+
+def landmark_distance(n: int, landmarks: np.ndarray) -> np.ndarray:
+    """Distance (rows) from every row to the nearest landmark (no edges); NaN everywhere when L = ∅."""
+    rows = np.arange(n, dtype=np.int64)
+    lm = np.asarray(landmarks, dtype=np.int64)
+    if lm.size == 0:
+        return np.full(n, np.nan)
+    idx = np.searchsorted(lm, rows)
+    prev = lm[np.maximum(idx - 1, 0)]
+    nxt = lm[np.minimum(idx, lm.size - 1)]
+    return np.minimum(np.abs(rows - prev), np.abs(nxt - rows)).astype(np.float64)
+
+
+# ------------------------------------------------------------------------------------- options
+@dataclass(frozen=True, eq=False)
+class RowOptions:
+    """Nested options as the order in which dummies are added: option ``i`` is ``L ∪ order[:i+1]``."""
+
+    generator: str
+    n: int
+    landmarks: np.ndarray  # L, sorted int64
+    order: np.ndarray  # a permutation of T \ L (int64)
+
+    @property
+    def n_options(self) -> int:
+        return int(self.order.size)
+
+    def sizes(self) -> np.ndarray:
+        """|L'| of each option: |L|+1 … n."""
+        return self.landmarks.size + np.arange(1, self.n_options + 1, dtype=np.int64)
+
+    def option(self, i: int) -> np.ndarray:
+        """The sorted landmark set L' of option ``i`` (0-based; it has ``i + 1`` dummies)."""
+        _check_index(i, self.n_options)
+        return np.sort(np.concatenate((self.landmarks, self.order[: i + 1])))
+
+    def mean_dummy_distance(self) -> np.ndarray:
+        """Per option, the mean distance (rows) of its dummies to the nearest landmark of L (NaN if L = ∅)."""
+        d = landmark_distance(self.n, self.landmarks)[self.order]
+        return np.cumsum(d) / np.arange(1, d.size + 1)
+
+    def materialise(self, i: int, rng: np.random.Generator | None = None) -> np.ndarray:
+        """L' of option ``i`` (the rows are already decided; ``rng`` is not used)."""
+        return self.option(i)
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramOptions:
+    """Partitioned's nested options: histograms of L' over bins of ``bin_width`` rows.
+
+    Option ``i`` is ``hist0 + bincount(bin_order[:i+1])``; it becomes rows by :meth:`materialise`.
+    """
+
+    n: int
+    landmarks: np.ndarray  # L, sorted int64
+    bin_width: int  # h rows (the last bin may be shorter)
+    capacity: np.ndarray  # rows per bin
+    hist0: np.ndarray  # landmarks per bin
+    bin_order: np.ndarray  # the bin incremented at each step (length |T \ L|)
+    generator: str = "partitioned"
+
+    @property
+    def n_options(self) -> int:
+        return int(self.bin_order.size)
+
+    @property
+    def n_bins(self) -> int:
+        return int(self.capacity.size)
+
+    @property
+    def edges(self) -> np.ndarray:
+        """Bin edges in rows: bin j covers rows ``edges[j] .. edges[j+1]-1``."""
+        return np.minimum(np.arange(self.n_bins + 1, dtype=np.int64) * self.bin_width, self.n)
+
+    def sizes(self) -> np.ndarray:
+        return self.landmarks.size + np.arange(1, self.n_options + 1, dtype=np.int64)
+
+    def histogram(self, i: int) -> np.ndarray:
+        """Landmarks (true + dummy) per bin in option ``i`` (0-based; ``i + 1`` dummies)."""
+        _check_index(i, self.n_options)
+        return self.hist0 + np.bincount(self.bin_order[: i + 1], minlength=self.n_bins)
+
+    def mean_dummy_distance(self) -> np.ndarray:
+        """Per option, the *expected* mean distance of its dummies to the nearest landmark of L, the dummies
+        being drawn uniformly from each bin's regular rows (NaN if L = ∅)."""
+        if self.n_options == 0:
+            return np.zeros(0)
+        d = landmark_distance(self.n, self.landmarks)
+        regular = np.ones(self.n, dtype=bool)
+        regular[self.landmarks] = False
+        bins = np.arange(self.n, dtype=np.int64) // self.bin_width
+        free = self.capacity - self.hist0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_bin = np.bincount(bins[regular], weights=d[regular], minlength=self.n_bins) / free
+        per_step = per_bin[self.bin_order]
+        return np.cumsum(per_step) / np.arange(1, per_step.size + 1)
+
+    def materialise(self, i: int, rng: np.random.Generator) -> np.ndarray:
+        """L' for option ``i``: each bin's dummies drawn uniformly without replacement from its regular rows."""
+        added = self.histogram(i) - self.hist0
+        regular = np.setdiff1d(np.arange(self.n, dtype=np.int64), self.landmarks, assume_unique=True)
+        bins = regular // self.bin_width
+        keys = rng.random(regular.size)
+        order = np.lexsort((keys, bins))  # by bin, random within a bin
+        sorted_bins = bins[order]
+        free = np.bincount(bins, minlength=self.n_bins)
+        starts = np.concatenate(([0], np.cumsum(free)[:-1]))
+        rank = np.arange(regular.size) - starts[sorted_bins]
+        dummies = regular[order][rank < added[sorted_bins]]
+        return np.sort(np.concatenate((self.landmarks, dummies)))
+
+
+DummyOptions = RowOptions | HistogramOptions
+
+
+def _check_index(i: int, m: int) -> None:
+    if not 0 <= i < m:
+        raise IndexError(f"option index {i} out of range (there are {m} options)")
+
+
+def _prepare(n: int, landmarks) -> tuple[int, np.ndarray, np.ndarray]:
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"the series length must be ≥ 0, got {n}")
+    lm = normalize_landmarks(landmarks, n)
+    regular = np.setdiff1d(np.arange(n, dtype=np.int64), lm, assume_unique=True)
+    return n, lm, regular
+
+
+# -------------------------------------------------------------------- Heuristic (Algorithm 2)
+@numba.njit(cache=True)
+def _f1(g):  # pragma: no cover - compiled
+    """Sum of the anchor distances min(k, g+1-k), k = 1..g, of a gap of g regular events."""
+    h = g // 2
+    if g % 2 == 0:
+        return h * (h + 1)
+    return (h + 1) * (h + 1)
+
+
+@numba.njit(cache=True)
+def _f2(g):  # pragma: no cover - compiled
+    """Sum of their squares."""
+    h = g // 2
+    s = h * (h + 1) * (2 * h + 1) // 3
+    if g % 2 == 1:
+        s += (h + 1) * (h + 1)
+    return s
+
+
+@numba.njit(cache=True)
+def _sigma(cnt, s1, s2):  # pragma: no cover - compiled
+    if cnt <= 0:
+        return 0.0
+    e1 = s1 / cnt
+    var = s2 / cnt - e1 * e1
+    return math.sqrt(var) if var > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def _heuristic_order(n, anchors):  # pragma: no cover - compiled
+    """Algorithm 2 with O(1) candidate evaluation. ``anchors`` = [-1, *L, n]."""
+    nxt = np.full(n + 2, -1, dtype=np.int64)  # nxt[a + 1] = next anchor after anchor a
+    cnt = 0
+    s1 = 0
+    s2 = 0
+    for j in range(anchors.size - 1):
+        a = anchors[j]
+        b = anchors[j + 1]
+        nxt[a + 1] = b
+        g = b - a - 1
+        cnt += g
+        s1 += _f1(g)
+        s2 += _f2(g)
+    m = cnt
+    tau = _sigma(cnt, s1, s2)
+    tol = 1e-9 * (1.0 + tau)
+    order = np.empty(m, dtype=np.int64)
+    seen = np.full(n + 1, -1, dtype=np.int64)  # stamp per gap size: evaluate only the leftmost gap of a size
+    for step in range(m):
+        c2 = cnt - 1
+        best = np.inf
+        a = -1
+        while a != n:
+            b = nxt[a + 1]
+            g = b - a - 1
+            if g > 0 and seen[g] != 2 * step:
+                seen[g] = 2 * step
+                fg1 = _f1(g)
+                fg2 = _f2(g)
+                for k in range(1, (g + 1) // 2 + 1):  # k and g+1-k are mirror images
+                    d1 = _f1(k - 1) + _f1(g - k) - fg1
+                    d2 = _f2(k - 1) + _f2(g - k) - fg2
+                    diff = abs(_sigma(c2, s1 + d1, s2 + d2) - tau)
+                    if diff < best:
+                        best = diff
+            a = b
+        thresh = best + tol
+        a = -1
+        done = False
+        while not done:
+            b = nxt[a + 1]
+            g = b - a - 1
+            if g > 0 and seen[g] != 2 * step + 1:
+                seen[g] = 2 * step + 1
+                fg1 = _f1(g)
+                fg2 = _f2(g)
+                for k in range(1, (g + 1) // 2 + 1):
+                    d1 = _f1(k - 1) + _f1(g - k) - fg1
+                    d2 = _f2(k - 1) + _f2(g - k) - fg2
+                    diff = abs(_sigma(c2, s1 + d1, s2 + d2) - tau)
+                    if diff <= thresh:
+                        r = a + k
+                        nxt[a + 1] = r
+                        nxt[r + 1] = b
+                        cnt = c2
+                        s1 += d1
+                        s2 += d2
+                        order[step] = r
+                        done = True
+                        break
+            a = b
+    return order
+
+
+def heuristic(n: int, landmarks) -> RowOptions:
+    """Algorithm 2 (Heuristic): add, one at a time, the regular event whose addition keeps ``evalSeq``
+    (:func:`evaluate_sequence`) closest to ``evalSeq(L)``; ties go to the lowest row.
+
+    Each candidate is evaluated in O(1): a new anchor splits one gap of g regular events into two, and the
+    sums of distances and squared distances of a gap have closed forms, so only the gap's terms change.
+    Gaps of equal size give the same candidates (the leftmost wins ties), and a gap is symmetric, so one
+    step costs O(#gaps + Σ over distinct gap sizes of g/2) ≤ O(n); the whole run O(|T \\ L|·n) at worst
+    (few landmarks, one long gap), far less on typical landmark sets. See :data:`HEURISTIC_COMFORT_N`.
+    """
+    n, lm, regular = _prepare(n, landmarks)
+    if regular.size == 0:
+        return RowOptions("heuristic", n, lm, np.zeros(0, dtype=np.int64))
+    anchors = np.concatenate(([-1], lm, [n])).astype(np.int64)
+    return RowOptions("heuristic", n, lm, _heuristic_order(n, anchors))
+
+
+# ---------------------------------------------------------------------- Optimal (Algorithm 1)
+@numba.njit(cache=True)
+def _subset_values(n, lm_prev, lm_next, rows):  # pragma: no cover - compiled
+    """evalSeq(L ∪ S) for every subset S (bit mask) of the m regular ``rows``.
+
+    ``lm_prev[j]``/``lm_next[j]``: the nearest anchor of L ∪ edges before/after ``rows[j]``.
+    """
+    m = rows.size
+    out = np.zeros(1 << m)
+    for mask in range(1 << m):
+        cnt = 0
+        s1 = 0.0
+        s2 = 0.0
+        for j in range(m):
+            if (mask >> j) & 1:
+                continue
+            r = rows[j]
+            p = lm_prev[j]
+            q = lm_next[j]
+            for i in range(m):
+                if (mask >> i) & 1:
+                    x = rows[i]
+                    if p < x < r:
+                        p = x
+                    elif r < x < q:
+                        q = x
+            d = min(r - p, q - r)
+            cnt += 1
+            s1 += d
+            s2 += d * d
+        out[mask] = _sigma(cnt, s1, s2)
+    return out
+
+
+@numba.njit(cache=True)
+def _optimal_scan(v, m, tau, thresh, find, out_perm):  # pragma: no cover - compiled
+    """Depth-first enumeration of all m! orderings in lexicographic order.
+
+    ``find=False``: return the lowest score. ``find=True``: stop at the first ordering whose score is
+    ≤ ``thresh``, write it to ``out_perm`` and return its score.
+    """
+    choice = np.zeros(m + 1, dtype=np.int64)
+    masks = np.zeros(m + 1, dtype=np.int64)
+    sums = np.zeros(m + 1)
+    perm = np.zeros(m, dtype=np.int64)
+    best = np.inf
+    depth = 0
+    while depth >= 0:
+        if depth == m:
+            score = abs(sums[m] / m - tau)
+            if find:
+                if score <= thresh:
+                    out_perm[:] = perm
+                    return score
+            elif score < best:
+                best = score
+            depth -= 1
+            continue
+        c = choice[depth]
+        while c < m and (masks[depth] >> c) & 1:
+            c += 1
+        if c >= m:
+            depth -= 1
+            continue
+        choice[depth] = c + 1
+        perm[depth] = c
+        masks[depth + 1] = masks[depth] | (1 << c)
+        sums[depth + 1] = sums[depth] + v[masks[depth + 1]]
+        depth += 1
+        choice[depth] = 0
+    return best
+
+
+def optimal(n: int, landmarks, *, max_regular: int = OPTIMAL_MAX_REGULAR) -> RowOptions:
+    """Algorithm 1 (Optimal): the option chain (an ordering of ``T \\ L``) whose mean ``evalSeq`` over its
+    sets differs least from ``evalSeq(L)``; ties go to the first ordering in lexicographic order of rows.
+
+    Exhaustive over the ``|T \\ L|!`` chains (with ``evalSeq`` of all ``2^|T\\L|`` subsets precomputed), so
+    it refuses more than ``max_regular`` regular events (default :data:`OPTIMAL_MAX_REGULAR`, measured).
+    """
+    n, lm, regular = _prepare(n, landmarks)
+    m = int(regular.size)
+    if m > max_regular:
+        raise ValueError(
+            f"Optimal dummy selection is exhaustive over the {m}! orderings of the {m} regular events and "
+            f"is limited to {max_regular} regular events (|T \\ L| ≤ {max_regular}, a few seconds); "
+            f"this series has {m}. Use the Heuristic or Partitioned generator."
+        )
+    if m == 0:
+        return RowOptions("optimal", n, lm, np.zeros(0, dtype=np.int64))
+    anchors = np.concatenate(([-1], lm, [n])).astype(np.int64)
+    idx = np.searchsorted(anchors, regular, side="right")
+    v = _subset_values(n, anchors[idx - 1], anchors[idx], regular)
+    tau = float(v[0])
+    perm = np.zeros(m, dtype=np.int64)
+    best = _optimal_scan(v, m, tau, 0.0, False, perm)
+    _optimal_scan(v, m, tau, best + _TIE_REL * (1.0 + tau), True, perm)
+    return RowOptions("optimal", n, lm, regular[perm])
+
+
+# ------------------------------------------------------------------ Partitioned (Algorithm 3)
+def fd_bin_width(n: int, landmarks: np.ndarray) -> int:
+    """Integer bin width (rows) from the Freedman–Diaconis rule over the landmark rows.
+
+    ``ceil(2·IQR(L)·|L|^(−1/3))`` (numpy's ``'fd'`` width, percentiles interpolated linearly), at least 1;
+    the whole series (one bin) when the IQR is 0 (``|L| ≤ 1``), as numpy's rule falls back to one bin.
+    """
+    lm = np.asarray(landmarks, dtype=np.int64)
+    if n <= 0:
+        return 1
+    if lm.size < 2:
+        return n
+    q75, q25 = np.percentile(lm, [75.0, 25.0])
+    iqr = float(q75 - q25)
+    if iqr <= 0.0:
+        return n
+    width = 2.0 * iqr / lm.size ** (1.0 / 3.0)
+    return int(min(n, max(1, math.ceil(width))))
+
+
+@numba.njit(cache=True)
+def _partition_order(h0, cap, ell, m):  # pragma: no cover - compiled
+    """Algorithm 3's greedy with exact integer keys.
+
+    With p = h0/ℓ and s landmarks so far, adding one to bin i gives the normalised histogram
+    (H + e_i)/(s+1); its squared Euclidean distance to p is, up to terms common to all i,
+    2·(H_i − (s+1)·p_i), so the best bin maximises ``(s+1)·h0_i − ℓ·H_i`` (an integer). Bins without
+    landmarks have key −ℓ·H_i, so among them the emptiest-then-lowest wins: they are served round-robin.
+    """
+    nb = h0.size
+    H = h0.copy()
+    pos = np.empty(nb, dtype=np.int64)
+    zero = np.empty(nb, dtype=np.int64)
+    npos = 0
+    nz = 0
+    for i in range(nb):
+        if h0[i] > 0:
+            if H[i] < cap[i]:
+                pos[npos] = i
+                npos += 1
+        elif cap[i] > 0:
+            zero[nz] = i
+            nz += 1
+    level = 0
+    zp = 0
+    s = ell
+    out = np.empty(m, dtype=np.int64)
+    for step in range(m):
+        best = -1
+        bestkey = 0
+        jbest = -1
+        for j in range(npos):
+            i = pos[j]
+            key = (s + 1) * h0[i] - ell * H[i]
+            if best < 0 or key > bestkey:  # bins ascend, so a tie keeps the lower bin
+                best = i
+                bestkey = key
+                jbest = j
+        if zp < nz:
+            i = zero[zp]
+            key = -ell * level
+            if best < 0 or key > bestkey or (key == bestkey and i < best):
+                best = i
+                jbest = -1
+        H[best] += 1
+        out[step] = best
+        s += 1
+        if jbest >= 0:
+            if H[best] >= cap[best]:  # full: drop it, keeping the list in ascending order
+                for j in range(jbest, npos - 1):
+                    pos[j] = pos[j + 1]
+                npos -= 1
+        else:
+            zp += 1
+            if zp >= nz:  # a round is complete: drop the full bins, next level
+                k = 0
+                for j in range(nz):
+                    if H[zero[j]] < cap[zero[j]]:
+                        zero[k] = zero[j]
+                        k += 1
+                nz = k
+                zp = 0
+                level += 1
+    return out
+
+
+def partitioned(n: int, landmarks) -> HistogramOptions:
+    """Algorithm 3 (Partitioned): nested histograms of L' over Freedman–Diaconis bins (:func:`fd_bin_width`),
+    each one adding a landmark to the non-full bin that keeps the sum-normalised histogram closest (Euclidean)
+    to L's; ties go to the lowest bin. Deterministic; the rows are drawn by :meth:`HistogramOptions.materialise`.
+
+    Degenerate cases: ``|L| ≤ 1`` → one bin over T (dummies uniform over ``T \\ L``); ``L = T`` → no options.
+    Cost O(|T \\ L|·B₊) with B₊ the number of bins that hold landmarks.
+    """
+    n, lm, regular = _prepare(n, landmarks)
+    h = fd_bin_width(n, lm)
+    nb = max(1, -(-n // h)) if n else 0
+    edges = np.minimum(np.arange(nb + 1, dtype=np.int64) * h, n)
+    cap = np.diff(edges).astype(np.int64)
+    h0 = np.bincount(lm // h, minlength=nb).astype(np.int64) if nb else np.zeros(0, dtype=np.int64)
+    m = int(regular.size)
+    if m == 0:
+        order = np.zeros(0, dtype=np.int64)
+    elif lm.size == 0:  # one bin (fd_bin_width returns n): every step increments it
+        order = np.zeros(m, dtype=np.int64)
+    else:
+        order = _partition_order(h0, cap, int(lm.size), m)
+    return HistogramOptions(n=n, landmarks=lm, bin_width=int(h), capacity=cap, hist0=h0, bin_order=order)
+
+
+# ----------------------------------------------------------------------- exponential mechanism
+def utility_scores(options: DummyOptions, utility: str = "count") -> np.ndarray:
+    """Utility of each option in [0, 1], best = 1 (module docstring). Any [0, 1] utility has Δu ≤ 1."""
+    m = options.n_options
+    if m == 0:
+        return np.zeros(0)
+    if utility == "count":
+        if m == 1:
+            return np.ones(1)
+        return 1.0 - np.arange(m, dtype=np.float64) / (m - 1)
+    if utility == "distance":
+        d = options.mean_dummy_distance()
+        if not np.all(np.isfinite(d)):  # L = ∅: nothing to be near
+            return np.ones(m)
+        lo, hi = float(d.min()), float(d.max())
+        if hi <= lo:
+            return np.ones(m)
+        return np.clip((hi - d) / (hi - lo), 0.0, 1.0)
+    raise ValueError(f"unknown utility {utility!r}; choose one of {', '.join(UTILITIES)}")
+
+
+def selection_probabilities(utilities: np.ndarray, epsilon: float, *, sensitivity: float = 1.0) -> np.ndarray:
+    """The exponential mechanism's distribution ``∝ exp(ε·u/(2Δu))``, normalised with log-sum-exp."""
+    u = np.asarray(utilities, dtype=np.float64)
+    if u.size == 0:
+        return np.zeros(0)
+    logw = epsilon * u / (2.0 * sensitivity)
+    logw -= logw.max()
+    w = np.exp(logw)
+    return w / w.sum()
+
+
+def exponential_mechanism(utilities: np.ndarray, epsilon: float, rng: np.random.Generator, *,
+                          sensitivity: float = 1.0) -> int:
+    """Index drawn with probability ``∝ exp(ε·u/(2Δu))`` (McSherry–Talwar 2007, thesis §2.2.5).
+
+    Gumbel-max trick: ``argmax(ε·u/(2Δu) + G_i)`` with i.i.d. standard Gumbel ``G_i`` has exactly that
+    distribution and never exponentiates, so it is stable for any ε and any number of options.
+    """
+    u = np.asarray(utilities, dtype=np.float64)
+    if u.size == 0:
+        raise ValueError("the exponential mechanism needs at least one option")
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be ≥ 0, got {epsilon}")
+    if not np.all(np.isfinite(u)):
+        raise ValueError("utilities must be finite")
+    return int(np.argmax(epsilon * u / (2.0 * sensitivity) + rng.gumbel(size=u.size)))
+
+
+def split_budget(epsilon: float, share: float) -> tuple[float, float]:
+    """``(ε_sel, ε − ε_sel)`` with ``ε_sel = share·ε``; the second is rounded *down* if needed so that
+    the two floats add up to at most ε in exact arithmetic (composition never overspends)."""
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a positive number, got {epsilon}")
+    if not (math.isfinite(share) and 0.0 < share < 1.0):
+        raise ValueError(f"the selection share must be strictly between 0 and 1, got {share}")
+    eps_sel = share * epsilon
+    rest = epsilon - eps_sel
+    while Fraction(eps_sel) + Fraction(rest) > Fraction(epsilon):
+        rest = math.nextafter(rest, 0.0)
+    return eps_sel, rest
+
+
+# ------------------------------------------------------------------------------------ top level
+def generate_options(n: int, landmarks, generator: str = "partitioned") -> DummyOptions:
+    if generator == "partitioned":
+        return partitioned(n, landmarks)
+    if generator == "heuristic":
+        return heuristic(n, landmarks)
+    if generator == "optimal":
+        return optimal(n, landmarks)
+    raise ValueError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
+
+
+@dataclass(frozen=True, eq=False)
+class DummySelection:
+    """The outcome of :func:`select_dummies`. ``landmarks`` (L') and ``dummies`` are private: they reveal
+    the true landmarks (L = L' \\ dummies); only :meth:`sidecar_info` may be published."""
+
+    landmarks: np.ndarray  # L' (sorted int64), what the release uses
+    dummies: np.ndarray  # L' \ L (sorted int64)
+    epsilon: float  # the total ε
+    epsilon_selection: float  # ε_sel spent by the exponential mechanism (0 when nothing was selected)
+    epsilon_remaining: float  # ε − ε_sel: the release's ε
+    share: float
+    generator: str
+    utility: str
+    option_index: int  # 0-based index of the chosen option (it has option_index + 1 dummies); -1 if none
+    n_options: int  # = |T \ L|
+    note: str = ""  # why nothing was selected, if so
+
+    def sidecar_info(self) -> dict[str, Any]:
+        """What the release's sidecar may say about the selection.
+
+        Never the dummies or L', and neither ``option_index`` (the number of dummies) nor ``n_options``
+        (= n − |L|, which gives |L| away).
+        """
+        return {
+            "dummy_landmarks": True,
+            "generator": self.generator,
+            "utility": self.utility,
+            "share": self.share,
+            "epsilon_total": self.epsilon,
+            "epsilon_selection": self.epsilon_selection,
+            "epsilon_release": self.epsilon_remaining,
+        }
+
+
+def select_dummies(n: int, landmarks, *, epsilon: float, share: float = DEFAULT_SHARE,
+                   generator: str = "partitioned", utility: str = "count",
+                   rng: np.random.Generator) -> DummySelection:
+    """Add dummy landmarks privately: generate nested options, pick one with the exponential mechanism at
+    ``ε_sel = share·ε``, and return ``L'`` with the ``ε − ε_sel`` the release must then use.
+
+    ``rng`` drives both the exponential mechanism and Partitioned's within-bin draw: pass a seeded
+    Generator for previews and ``np.random.default_rng()`` (OS entropy) for exports.
+    When every event is already a landmark there is nothing to add: L is returned, ε_sel = 0.
+    """
+    if generator not in GENERATORS:
+        raise ValueError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
+    if utility not in UTILITIES:
+        raise ValueError(f"unknown utility {utility!r}; choose one of {', '.join(UTILITIES)}")
+    eps_sel, eps_rem = split_budget(epsilon, share)
+    n, lm, regular = _prepare(n, landmarks)
+    if regular.size == 0:
+        return DummySelection(
+            landmarks=lm, dummies=np.zeros(0, dtype=np.int64), epsilon=epsilon, epsilon_selection=0.0,
+            epsilon_remaining=epsilon, share=share, generator=generator, utility=utility, option_index=-1,
+            n_options=0,
+            note="every event is already a landmark: there is no regular event to add as a dummy, so no "
+                 "budget is spent on the selection",
+        )
+    options = generate_options(n, lm, generator)
+    u = utility_scores(options, utility)
+    i = exponential_mechanism(u, eps_sel, rng)
+    new = options.materialise(i, rng)
+    dummies = np.setdiff1d(new, lm, assume_unique=True)
+    return DummySelection(
+        landmarks=new, dummies=dummies, epsilon=epsilon, epsilon_selection=eps_sel, epsilon_remaining=eps_rem,
+        share=share, generator=generator, utility=utility, option_index=i, n_options=options.n_options,
+    )
