@@ -42,12 +42,11 @@ is post-processing, so the release is ε_t-DP exactly, with no floating-point ca
 ``(1 + 2**-48)`` absorbs the (at most five) roundings in computing ``t`` in float, including the caller's own
 ``b = Δ/ε_t``, so ``t >= Δ_k/ε_t`` holds for the exact real numbers.
 
-Cost: the noise is slightly wider than ``Laplace(b)``; its scale in value units is ``g*t <= b * (1 + g/Δ) *
-(1 + 2**-48) + g``, i.e. a factor ``<= 1 + 2**-20 + 2**-38`` (about 1 + 1e-6) for ``ε_t >= 2**-22 ≈ 2.4e-7``; below that about
-``1 + 2**-42/ε_t``
-(``effective_laplace_scale`` returns the exact figure). Outputs lie on the public grid ``g·Z`` (for
-``|output| >= 2**53 g``, i.e. beyond about ``2**13 b``, on the coarser grid of doubles -- still a function of
-``n`` alone).
+Cost: the noise is slightly wider than ``Laplace(b)``; its scale in value units is
+``g*t <= b * (1 + g/Δ) * (1 + 2**-48) + g``, i.e. a factor ``<= 1 + 2**-20 + 2**-38`` (about 1 + 1e-6) for
+``ε_t >= 2**-22 ≈ 2.4e-7``, about ``1 + 2**-42/ε_t`` below that (``effective_laplace_scale`` returns the
+exact figure). Outputs lie on the public grid ``g·Z`` (for ``|output| >= 2**53 g``, i.e. beyond about
+``2**13 b``, on the coarser grid of doubles -- still a function of ``n`` alone).
 
 Location: discretised planar Laplace (``secure_planar_one``)
 -----------------------------------------------------------
@@ -66,15 +65,18 @@ Andrés et al. 2013 (geo-indistinguishability) in polar form: angle uniform on `
 
 Exact: the integer draws (radius index, angle index) have exactly the stated discrete distributions.
 Approximate (stated honestly, not proved): the discrete polar lattice replaces the continuous density, and
-``cos``/``sin``/the projection are floating point (relative error ~1e-16, i.e. nanometres). With radial step
-``u <= s*2**-39`` and angular step ``2π/2**53`` both many orders of magnitude below the 1 cm output cells, the
-probability of every output cell differs from that of the exact continuous mechanism (followed by the same
-snapping, which is ε_t·d-geo-indistinguishable) by a relative error we estimate at well below 1e-6; the
-likelihood ratio between two inputs at local distance ``d`` is then ``<= exp(ε_t d / r + η)`` with
-``η ~ 1e-6`` -- the additive term in Andrés et al.'s Theorem for discretised mechanisms. No ε is inflated
-for it. Distances are those of the local projection around the true point, as DESIGN §3 allows. Because
-output cells are far coarser than the float resolution of the noisy point, the low-bit attack of Mironov
-does not apply: the reachable set of outputs does not depend on the input's bits.
+``cos``/``sin``/the projection are floating point (relative error ~1e-16, i.e. nanometres on Earth). The
+radial step ``u <= s*2**-39`` (2e-10 m for s = 100 m), the angular step ``2π/2**53`` and the float error are
+all many orders of magnitude below the ~1 cm output cells, so the probability of every output cell should
+differ from that of the exact continuous mechanism followed by the same snapping (which is exactly
+``ε_t·d/r``-geo-indistinguishable, snapping being post-processing) by a relative error ``η`` of order 1e-7;
+the log-likelihood ratio between two inputs at local distance ``d`` is then ``<= ε_t d / r + 2η`` -- the
+same shape as the additive term Andrés et al. §5 derive for their discretised mechanism. No ε is inflated
+for it. Caveat: longitude cells shrink as ``cos(lat)``, so within ~0.01° of a pole the cells approach the
+float resolution and ``η`` is no longer small (and the projection degenerates there anyway). Distances are
+those of the local projection around the true point, as DESIGN §3 allows. Because output cells are far
+coarser than the float resolution of the noisy point, the low-bit attack of Mironov does not apply: the
+reachable set of outputs is the same grid for every input.
 
 Categorical: k-ary randomized response (``secure_rr_one``)
 ---------------------------------------------------------
