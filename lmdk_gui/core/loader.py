@@ -23,12 +23,21 @@ Design choices (the non-obvious ones):
 * ``keep_default_na=False, na_values=[""]``: only an empty field is "missing". pandas' default would also
   swallow labels such as ``NA`` (Namibia) or ``None`` in categorical columns; in numeric columns such
   text now reaches our check and is reported as ``expected a number, got 'NA'``. (It is also faster.)
-* Column types are guessed from a sample of the first rows; the full read then only converts the chosen
-  columns (``usecols``), reads a categorical column as text (so ids like ``007`` keep their spelling), and
-  every check is vectorised, so nothing runs per row in Python.
-* Timestamps: a format is detected from the first value and applied with ``pd.to_datetime(format=...)``;
-  rows it does not fit are retried with ``format="ISO8601"``; whatever still fails is reported. There is
-  no ``dateutil``/"mixed" guessing: it is slow and silently ambiguous.
+* Column types are guessed from a sample of the first rows (a mostly-numeric column with a typo still
+  counts as numeric, so that the typo is reported rather than the column silently becoming labels). The
+  full read then converts only the chosen columns, asks for float64 directly, reads a categorical column
+  as text (ids like ``007`` keep their spelling), and every check is vectorised: nothing runs per row in
+  Python, and row numbers are only computed once something is wrong.
+* Timestamps: the layout is detected from the first value. ISO-like text (``YYYY-MM-DD[ T]HH:MM[:SS[.f]]``,
+  optional zone) is converted by the C parser during the read (``parse_dates`` with
+  ``date_format="ISO8601"``, strict ISO, no guessing), which makes loading faster than a plain
+  ``read_csv``. If any value does not parse, pandas leaves the column as text and we diagnose it with
+  ``pd.to_datetime`` (exact format / ISO 8601, ``errors="coerce"``) to name the bad rows. M/D/YYYY dates
+  (the HUE original) use the exact format ``%m/%d/%Y`` (``%d/%m/%Y`` only if every row needs it). There is
+  no ``dateutil``/"mixed" guessing: it is slow and silently ambiguous. pandas accepts ``now``/``today`` as
+  timestamps; we refuse them.
+* Zone-aware timestamps are converted to UTC and the zone dropped; a column mixing zoned and naive values
+  is an error (no way to know what the naive ones meant).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ import os
 import re
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,7 +295,7 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
         try:
             data = data.decode("utf-16").encode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ctx.error(f"not valid UTF-16 text (bad bytes at offset {exc.start + 2})") from None
+            raise ctx.error(f"not valid UTF-16 text (bad bytes at offset {exc.start})") from None
 
     nul = data.find(b"\x00")
     if nul >= 0:
@@ -296,8 +306,7 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
             lines=[row],
         )
 
-    end = data.find(b"\n")
-    header_bytes = data if end < 0 else data[:end]
+    header_bytes = _header_line(data)
     delimiter = _sniff_delimiter(header_bytes.decode("utf-8", errors="replace"), suffix)
 
     if not data.isascii():  # fast check first: isascii() is a memory scan, decoding allocates
@@ -383,11 +392,21 @@ def _read_parquet(raw: _Raw, ctx: _Context, columns: list[str] | None = None) ->
         raise ctx.error(f"cannot read as Parquet: {exc}") from None
 
 
+_NOT_NEWLINE = re.compile(rb"[^\r\n]")
+
+
+def _header_line(data: bytes) -> bytes:
+    """The first non-blank line (pandas skips leading blank lines too), without its line break."""
+    m = _NOT_NEWLINE.search(data)
+    if m is None:
+        return b""
+    end = data.find(b"\n", m.start())
+    return (data[m.start() :] if end < 0 else data[m.start() : end]).rstrip(b"\r")
+
+
 def _raw_header(raw: _Raw) -> list[str]:
     """Header names as written (pandas would rename duplicates to ``x.1``)."""
-
-    end = raw.data.find(b"\n")
-    line = (raw.data if end < 0 else raw.data[:end]).decode("utf-8").rstrip("\r")
+    line = _header_line(raw.data).decode("utf-8")
     try:
         return next(csv.reader([line], delimiter=raw.delimiter))
     except (csv.Error, StopIteration):
@@ -421,6 +440,9 @@ def _is_numberish(s: pd.Series) -> bool:
     text = vals.astype(str).str.strip()
     ok = pd.to_numeric(text, errors="coerce").notna().to_numpy()
     ok = ok | text.str.lower().isin(["nan", "inf", "+inf", "-inf", "infinity", "-infinity"]).to_numpy()
+    # "1,5": a number with a decimal comma. Counted as numeric so that loading says what is wrong, instead
+    # of the column quietly becoming hundreds of categories.
+    ok = ok | text.str.match(_DECIMAL_COMMA_RE.pattern).fillna(False).to_numpy(dtype=bool)
     return bool(ok.mean() >= 0.9)
 
 
@@ -741,7 +763,10 @@ def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
             raise ctx.error("missing timestamp (empty field)", positions=idx[missing], column=column)
         if fmt is not None and fmt.startswith("%m/%d/%Y"):
             # M/D/YYYY file with some rows in another layout: give ISO 8601 a chance for those rows.
-            retry = _to_datetime(s.iloc[idx], "ISO8601")
+            try:
+                retry = _to_datetime(s.iloc[idx], "ISO8601")
+            except ValueError:  # zones among them: not a layout we mix with M/D/YYYY
+                retry = pd.Series(pd.NaT, index=s.index[idx])
             if not isinstance(retry.dtype, pd.DatetimeTZDtype) and retry.notna().all():
                 out = np.empty(len(s), dtype=np.int64)
                 good = np.flatnonzero(~nat)
@@ -773,7 +798,10 @@ def _zoned_times(s: pd.Series, ctx: _Context, column: str, first_pos: int) -> pd
             positions=naive,
             column=column,
         )
-    return _naive_utc(_to_datetime(s, "ISO8601", utc=True))
+    try:
+        return _naive_utc(_to_datetime(s, "ISO8601", utc=True))
+    except ValueError as exc:  # pragma: no cover - coerce + utc should not raise; belt and braces
+        raise ctx.error(f"cannot read the timestamps: {exc}", column=column) from None
 
 
 def _epoch_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
@@ -1096,7 +1124,7 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
         sample = _read_parquet(raw, ctx).head(max(nrows, _SAMPLE_ROWS))
     else:
         header = _raw_header(raw)
-        twice = sorted({c for c in header if header.count(c) > 1})
+        twice = sorted(c for c, k in Counter(header).items() if k > 1)
         if twice:
             notes.append(
                 f"column name(s) used twice in the header: {', '.join(twice)} (pandas calls the second 'x.1')"
@@ -1159,7 +1187,7 @@ def load_series(
     if raw.parquet:
         df = _read_parquet(raw, ctx)
         df.columns = [str(c) for c in df.columns]
-        guess, _, problems = _detect(df, ctx, **opts)
+        guess, _, problems = _detect(df.head(_SAMPLE_ROWS), ctx, **opts)
         plan = _plan_from(guess, problems, ctx)
     else:
         header = _raw_header(raw)
@@ -1242,12 +1270,12 @@ def load_dataframe_series(
     _check_options(duplicates, kind, ctx)
     frame = df.reset_index(drop=True)
     names = [str(c) for c in frame.columns]
-    for c in names:
-        if names.count(c) > 1:
+    for c, k in Counter(names).items():
+        if k > 1:
             raise ctx.error("this column name appears twice; rename one", column=c)
     frame.columns = names
     guess, _, problems = _detect(
-        frame,
+        frame.head(_SAMPLE_ROWS),
         ctx,
         time_col=time_col,
         value_col=value_col,
