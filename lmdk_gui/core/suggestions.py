@@ -402,8 +402,13 @@ def _prefix(series: Series) -> np.ndarray:
     return p
 
 
+#: Gains (in units of σ̂²) at or below this are rounding noise of the prefix sums, never a change.
+_MIN_GAIN = 1e-9
+
+
 def _cp_tree(series: Series, floor: float) -> tuple[np.ndarray, np.ndarray]:
-    """Split positions and effective gains (standardised units) of every split with effective gain > floor.
+    """Split positions and effective gains (standardised units) of every split with effective gain > floor
+    (and > :data:`_MIN_GAIN`).
 
     Cached on the series: a tree built with a lower floor answers every higher penalty.
     """
@@ -413,6 +418,7 @@ def _cp_tree(series: Series, floor: float) -> tuple[np.ndarray, np.ndarray]:
         return cached[1], cached[2]
     prefix = _prefix(series)
     n = series.n
+    floor = max(floor, _MIN_GAIN)
     pos = np.empty(max(n - 1, 0), dtype=np.int64)
     gain = np.empty(max(n - 1, 0), dtype=np.float64)
     m = _binseg_tree(prefix, float(floor), pos, gain) if n >= 2 else 0
@@ -442,7 +448,7 @@ def change_points(series: Series, *, penalty: float | None = None) -> np.ndarray
 
     Binary segmentation is greedy (not the global optimum that PELT finds) but costs O(n log n) on typical
     data, where PELT degrades to O(n²) on long stretches without a change; and its splits nest as the
-    penalty drops, which makes the live count and :func:`rule_for_percentage` exact lookups in a cached tree.
+    penalty drops, which makes the live count and :func:`rule_for_percentage` lookups in a cached tree.
     """
     _need_kind(series, "numeric", "changepoints")
     pen = default_penalty(series.n) if penalty is None else _number(penalty, "penalty", minimum=0.0)
@@ -798,7 +804,8 @@ def rule_for_percentage(series: Series, rule: str | Rule, target_percent: float,
     * stay: ``distance_m`` in whole metres (or ``vary="duration_min"`` in 0.1 min steps) with the other
       fixed (default Δt = 30 min as in the thesis' T-drive settings), by a grid then bisection;
     * category: ``values``, a greedy fill by frequency (see :func:`_sweep_category`);
-    * changepoints: ``penalty``, exact from the nested binary-segmentation splits.
+    * changepoints: ``penalty``, read off the nested binary-segmentation splits: the best count any penalty
+      can give (binary segmentation stops a whole branch at once, so not every count is reachable).
 
     Returns ``(params, rows)`` with ``rows == apply_rule(series, rule, **params)``.
     """
