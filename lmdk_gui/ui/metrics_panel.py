@@ -13,7 +13,8 @@ from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
 from .session import Session
 from .theme import SCHEME_COLORS
 
-COLUMNS = ("Scheme", "Landmark sum (max over t)", "Guarantee", "Mean ε_t", "Approximated", "MAE (this seed)", "MAE (avg)")
+COLUMNS = ("Scheme", "Landmark sum\n(max over t)", "Guarantee", "Mean ε_t", "Approximated", "MAE (this seed)",
+           "MAE (avg)")
 
 
 def fmt(x: float | None, digits: int = 4) -> str:
@@ -56,8 +57,8 @@ class MetricsTable(QTableWidget):
         s = self.session.series
         unit = f" ({unit_label(s)})" if s is not None else ""
         runs = self.session.runs
-        self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE this seed{unit}"))
-        self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE avg of {runs} runs{unit}"))
+        self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE this seed\n{unit.strip()}"))
+        self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE avg of {runs} runs\n{unit.strip()}"))
 
     def selected_scheme(self) -> str | None:
         rows = self.selectionModel().selectedRows() if self.selectionModel() else []

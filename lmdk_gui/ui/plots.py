@@ -34,6 +34,8 @@ pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 #: markers are drawn only when at most this many events are in view
 MARKER_LIMIT = 1500
+#: noisy points drawn per scheme in the track view
+TRACK_POINTS = 50_000
 
 
 # ------------------------------------------------------------------------------------ data helpers
@@ -129,12 +131,29 @@ class CategoryAxis(pg.AxisItem):
 
     def set_labels(self, labels: tuple[str, ...] | None) -> None:
         self._labels = labels
-        if labels is not None and len(labels) <= 40:
-            self.setTicks([[(i, str(c)) for i, c in enumerate(labels)]])
-        else:
-            self.setTicks(None)
         self.picture = None
         self.update()
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - Qt naming
+        levels = super().tickValues(minVal, maxVal, size)
+        if self._labels is None:
+            return levels
+        # Whole codes only, at the axis' own spacing (≥ 1), so labels never pile up.
+        out = []
+        for spacing, values in levels:
+            if spacing < 1:
+                continue
+            out.append((spacing, [v for v in values if abs(v - round(v)) < 1e-9 and 0 <= v < len(self._labels)]))
+        return out or [(1.0, [float(i) for i in range(len(self._labels))])]
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - Qt naming
+        if self._labels is None:
+            return super().tickStrings(values, scale, spacing)
+        out = []
+        for v in values:
+            i = int(round(v))
+            out.append(self._labels[i][:14] if 0 <= i < len(self._labels) else "")
+        return out
 
 
 class EventViewBox(pg.ViewBox):
@@ -187,6 +206,13 @@ class EventViewBox(pg.ViewBox):
             self.rangeDragged.emit(min(x0, x1), max(x0, x1), mode)
 
 
+class PassiveScatter(pg.ScatterPlotItem):
+    """Markers that let clicks through to the view (which picks the nearest event itself)."""
+
+    def mouseClickEvent(self, ev):  # noqa: N802 - Qt naming
+        ev.ignore()
+
+
 def _legend(plot: pg.PlotItem, offset=(-10, 5)) -> pg.LegendItem:
     legend = plot.addLegend(offset=offset, labelTextSize="8pt", verSpacing=-6)
     legend.setBrush(pg.mkBrush(255, 255, 255, 210))
@@ -207,19 +233,20 @@ class SeriesPlot(pg.PlotWidget):
         self.setToolTip("")
         pi = self.getPlotItem()
         pi.showGrid(x=True, y=True, alpha=0.15)
-        pi.setTitle("Series — click an event to mark it as a landmark; Shift-drag marks a range, "
-                    "Ctrl/Alt-drag unmarks", size="9pt")
+        pi.setTitle("Series — click: mark/unmark · Shift-drag: mark range · Ctrl/Alt-drag: unmark", size="9pt")
         self.legend = _legend(pi)
         self.band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45))))
         self.dummy_band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0,
                                                 brush=pg.mkBrush(rgba(DUMMY_COLOR, 60))))
         self.line = _fast(pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events"))
-        self.lm_points = pg.ScatterPlotItem(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
+        self.markers = PassiveScatter(size=5, pen=None, brush=pg.mkBrush(ORIGINAL_COLOR))
+        self.lm_points = PassiveScatter(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
                                             brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
-        self.dummy_points = pg.ScatterPlotItem(size=8, pen=pg.mkPen(darker(DUMMY_COLOR)),
+        self.dummy_points = PassiveScatter(size=8, pen=pg.mkPen(darker(DUMMY_COLOR)),
                                                brush=pg.mkBrush(DUMMY_COLOR), symbol="d", name="dummies")
-        for item in (self.band, self.dummy_band, self.line, self.lm_points, self.dummy_points):
+        for item in (self.band, self.dummy_band, self.line, self.markers, self.lm_points, self.dummy_points):
             pi.addItem(item)
+        self.legend.removeItem(self.markers)
         self.legend.removeItem(self.dummy_points)
         self.band.setZValue(-10)
         self.dummy_band.setZValue(-9)
@@ -238,7 +265,6 @@ class SeriesPlot(pg.PlotWidget):
         self.y: np.ndarray = np.zeros(0)
         self._landmarks = np.zeros(0, dtype=np.int64)
         self._dummies = np.zeros(0, dtype=np.int64)
-        self._markers_on = False
         self.vb.sigXRangeChanged.connect(self._on_range)
 
     # --------------------------------------------------------------------------------- data
@@ -258,8 +284,6 @@ class SeriesPlot(pg.PlotWidget):
         self._band_lo, self._band_hi = lo - pad, hi + pad
         self.band.setFillLevel(self._band_lo)
         self.dummy_band.setFillLevel(self._band_lo)
-        self._markers_on = False
-        self.line.setSymbol(None)
         self.set_landmarks(np.zeros(0, dtype=np.int64))
         self.set_dummies(np.zeros(0, dtype=np.int64))
         self.getPlotItem().enableAutoRange()
@@ -313,16 +337,11 @@ class SeriesPlot(pg.PlotWidget):
         if self.series is None:
             return
         a, b = self.visible_rows()
-        want = (b - a) <= MARKER_LIMIT
-        if want != self._markers_on:
-            self._markers_on = want
-            if want:
-                self.line.setSymbol("o")
-                self.line.setSymbolSize(5)
-                self.line.setSymbolBrush(pg.mkBrush(ORIGINAL_COLOR))
-                self.line.setSymbolPen(None)
-            else:
-                self.line.setSymbol(None)
+        if b - a <= MARKER_LIMIT and b >= a:
+            rows = np.arange(a, b + 1)
+            self.markers.setData(rows.astype(np.float64), self.y[rows])
+        else:
+            self.markers.setData([], [])
         self._update_points()
 
     # ------------------------------------------------------------------------------ picking
@@ -452,8 +471,7 @@ class PreviewPlot(pg.PlotWidget):
         self.setObjectName("previewPlot")
         pi = self.getPlotItem()
         pi.showGrid(x=True, y=True, alpha=0.15)
-        pi.setTitle("Noisy preview (same random luck for every scheme; × = approximated, republished)",
-                    size="9pt")
+        pi.setTitle("Noisy preview (same random luck for all schemes; × = republished)", size="9pt")
         self.legend = _legend(pi)
         self.original = _fast(pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=2), name="original"))
         pi.addItem(self.original)
@@ -461,7 +479,7 @@ class PreviewPlot(pg.PlotWidget):
         self.approx: dict[str, pg.ScatterPlotItem] = {}
         for scheme, color in SCHEME_COLORS.items():
             c = _fast(pg.PlotDataItem(pen=pg.mkPen(color, width=1), name=SCHEME_LABELS[scheme]))
-            s = pg.ScatterPlotItem(size=7, symbol="x", pen=pg.mkPen(darker(color), width=1.5), brush=None)
+            s = PassiveScatter(size=7, symbol="x", pen=pg.mkPen(darker(color), width=1.5), brush=None)
             pi.addItem(c)
             pi.addItem(s)
             self.curves[scheme] = c
@@ -517,21 +535,25 @@ class PreviewPlot(pg.PlotWidget):
         self._fit_y(shown)
 
     def _fit_y(self, arrays: list[np.ndarray]) -> None:
-        """Fit y to the bulk of what is shown (1st–99th percentile, always including the original), so one
-        very noisy scheme does not flatten the rest; zooming still reaches every value."""
+        """Fit y to the original plus the typical error of the *best* visible scheme, so one very noisy
+        scheme does not flatten the rest (it runs off the chart, which is the honest picture); zooming or
+        View › Reset zoom still reach every value."""
         if self.series is None or self.series.kind == "categorical":
             self.getPlotItem().enableAutoRange(y=True)
             return
-        allv = np.concatenate([a[np.isfinite(a)] for a in arrays]) if arrays else np.zeros(0)
-        if allv.size == 0:
-            return
-        step = max(1, allv.size // 200_000)
-        lo, hi = np.percentile(allv[::step], [1, 99])
         orig = self._y_original[np.isfinite(self._y_original)]
-        if orig.size:
-            lo, hi = min(lo, float(orig.min())), max(hi, float(orig.max()))
-        pad = 0.05 * (hi - lo or 1.0)
-        self.getPlotItem().setYRange(lo - pad, hi + pad, padding=0)
+        if orig.size == 0:
+            return
+        lo, hi = float(orig.min()), float(orig.max())
+        spread = hi - lo or 1.0
+        errs = []
+        for y in arrays[1:]:
+            d = np.abs(y - self._y_original)
+            d = d[np.isfinite(d)]
+            if d.size:
+                errs.append(float(np.percentile(d[:: max(1, d.size // 100_000)], 90)))
+        margin = max(0.1 * spread, min(errs) if errs else 0.0)
+        self.getPlotItem().setYRange(lo - margin, hi + margin, padding=0)
 
     def _update_markers(self) -> None:
         if self.series is None:
@@ -562,12 +584,12 @@ class TrackPlot(pg.PlotWidget):
         pi.setTitle("Track (landmarks in red)", size="9pt")
         self.legend = _legend(pi)
         self.original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=2), name="original")
-        self.landmarks = pg.ScatterPlotItem(size=7, pen=None, brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
+        self.landmarks = PassiveScatter(size=7, pen=None, brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
         pi.addItem(self.original)
         self.curves: dict[str, pg.PlotDataItem] = {}
         for scheme, color in SCHEME_COLORS.items():
-            c = pg.PlotDataItem(pen=pg.mkPen(QColor(*color, 170), width=1), name=SCHEME_LABELS[scheme])
-            c.setDownsampling(auto=True, method="subsample")
+            c = pg.PlotDataItem(pen=None, symbol="o", symbolSize=3, symbolPen=None,
+                                symbolBrush=pg.mkBrush(QColor(*color, 140)), name=SCHEME_LABELS[scheme])
             pi.addItem(c)
             self.curves[scheme] = c
         pi.addItem(self.landmarks)
@@ -584,7 +606,14 @@ class TrackPlot(pg.PlotWidget):
         self.landmarks.setData([], [])
         for c in self.curves.values():
             c.setData([], [])
-        self.getPlotItem().autoRange()
+        # Frame the original track; noisy points far outside stay reachable by zooming out.
+        vb = self.getPlotItem().getViewBox()
+        vb.disableAutoRange()
+        if series.n:
+            pad_lat = max(float(np.ptp(lat)) * 0.08, 1e-4)
+            pad_lon = max(float(np.ptp(lon)) * 0.08, 1e-4)
+            vb.setRange(xRange=(float(lon.min()) - pad_lon, float(lon.max()) + pad_lon),
+                        yRange=(float(lat.min()) - pad_lat, float(lat.max()) + pad_lat), padding=0)
 
     def set_landmarks(self, rows: np.ndarray) -> None:
         if self.series is None:
@@ -603,6 +632,9 @@ class TrackPlot(pg.PlotWidget):
             if p is None or scheme not in visible:
                 curve.hide()
                 continue
-            curve.setData(p.values[:, 1], p.values[:, 0], connect="finite")
+            v = p.values
+            if v.shape[0] > TRACK_POINTS:  # display only: a regular subsample keeps the picture
+                v = v[:: v.shape[0] // TRACK_POINTS + 1]
+            curve.setData(v[:, 1], v[:, 0])
             curve.show()
             self.legend.addItem(curve, SCHEME_LABELS[scheme])

@@ -17,8 +17,12 @@ from PySide6.QtCore import QObject, Signal
 
 
 class LatestOnlyRunner(QObject):
-    finished = Signal(int, object)  # generation, result
-    failed = Signal(int, str)  # generation, message
+    finished = Signal(int, object)  # generation, result   (emitted on the GUI thread)
+    failed = Signal(int, str)  # generation, message        (emitted on the GUI thread)
+    # Internal: the worker thread only ever emits an int across threads; the Python result object is handed
+    # over through ``_results`` under the lock (queued signals carrying Python objects from non-Qt threads
+    # have crashed PySide6 with refcount errors).
+    _ready = Signal(int)
 
     def __init__(self, name: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -28,6 +32,8 @@ class LatestOnlyRunner(QObject):
         self._running_generation = 0
         self._stop = False
         self._busy = False
+        self._results: dict[int, tuple[bool, object]] = {}
+        self._ready.connect(self._deliver)
         self._thread = threading.Thread(target=self._loop, name=f"lmdk-{name}", daemon=True)
         self._thread.start()
 
@@ -82,19 +88,27 @@ class LatestOnlyRunner(QObject):
             try:
                 result = fn(*args, should_cancel=lambda g=gen: g != self._generation or self._stop, **kwargs)
             except Exception as e:  # noqa: BLE001 - reported to the GUI, never swallowed silently
-                if gen == self._generation and not self._stop:
-                    msg = f"{type(e).__name__}: {e}"
-                    traceback.print_exc()
-                    self._emit(self.failed, gen, msg)
+                traceback.print_exc()
+                outcome: tuple[bool, object] = (False, f"{type(e).__name__}: {e}")
             else:
-                if gen == self._generation and not self._stop:
-                    self._emit(self.finished, gen, result)
-            finally:
-                with self._cond:
-                    self._busy = False
+                outcome = (True, result)
+            with self._cond:
+                self._busy = False
+                if gen != self._generation or self._stop:
+                    continue
+                self._results[gen] = outcome
+            try:
+                self._ready.emit(gen)
+            except RuntimeError:  # the QObject is being destroyed during shutdown
+                return
 
-    def _emit(self, signal, *args) -> None:
-        try:
-            signal.emit(*args)
-        except RuntimeError:  # the QObject is being destroyed during shutdown
-            pass
+    def _deliver(self, gen: int) -> None:
+        with self._cond:
+            outcome = self._results.pop(gen, None)
+        if outcome is None or gen != self._generation:
+            return
+        ok, value = outcome
+        if ok:
+            self.finished.emit(gen, value)
+        else:
+            self.failed.emit(gen, str(value))

@@ -92,6 +92,7 @@ class SettingsPanel(QScrollArea):
         # --- mechanism -----------------------------------------------------------------------------
         self.mech_box = QGroupBox("Mechanism")
         mf = QFormLayout(self.mech_box)
+        self.mech_form = mf
         self.sens_spin = _spin(1e-6, 1e9, 1.0, 4, 0.1, tip="Sensitivity Δ of one event, in the data's units")
         self.sens_label = QLabel("Sensitivity Δ")
         mf.addRow(self.sens_label, self.sens_spin)
@@ -101,6 +102,7 @@ class SettingsPanel(QScrollArea):
         self.bounds_from_data = QPushButton("From data")
         self.bounds_from_data.setToolTip("Use the data's minimum and maximum (this leaks them)")
         brow = QHBoxLayout()
+        self.bounds_row = brow
         brow.addWidget(self.lo_spin)
         brow.addWidget(QLabel("to"))
         brow.addWidget(self.hi_spin)
@@ -288,13 +290,11 @@ class SettingsPanel(QScrollArea):
             for w in widgets:
                 w.blockSignals(False)
         kind = self.session.series.kind if self.session.series is not None else "numeric"
-        for w in (self.sens_label, self.sens_spin, self.bounds_check, self.lo_spin, self.hi_spin,
-                  self.bounds_from_data):
-            w.setVisible(kind == "numeric")
-        for w in (self.radius_label, self.radius_spin):
-            w.setVisible(kind == "location")
-        for w in (self.cat_label, self.cat_edit):
-            w.setVisible(kind == "categorical")
+        f = self.mech_form
+        for w in (self.sens_spin, self.bounds_check, self.bounds_row, self.bounds_from_data):
+            f.setRowVisible(w, kind == "numeric")
+        f.setRowVisible(self.radius_spin, kind == "location")
+        f.setRowVisible(self.cat_edit, kind == "categorical")
         self.mech_box.setTitle({"numeric": "Laplace mechanism", "location": "Planar Laplace (location)",
                                 "categorical": "Randomized response"}[kind])
         self._update_note()

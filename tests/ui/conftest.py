@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import SAMPLES
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_mouse_rate_limit():
+    """pyqtgraph drops mouse moves closer than 1/100 s; synthetic drags send them back to back."""
+    import pyqtgraph as pg
+
+    pg.setConfigOption("mouseRateLimit", -1)
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    """Never read or write the user's real preferences (recent files, last file)."""
+    monkeypatch.setenv("LMDK_GUI_SETTINGS", str(tmp_path / "lmdk_gui_test.ini"))
+
+
+@pytest.fixture
+def window(qtbot):
+    from lmdk_gui.ui import MainWindow
+
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+        assert w.open_series(SAMPLES / "energy_hue_2013_jan.csv")
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def wait_preview(qtbot, window, timeout: int = 30_000) -> None:
+    """Wait until the preview for the current state is ready."""
+    qtbot.waitUntil(window.session.is_preview_current, timeout=timeout)
