@@ -79,12 +79,13 @@ UTILITY_LABELS = {"count": "Fewer dummies", "distance": "Dummies near landmarks"
 #: Default share of ε spent on the selection (thesis §5.3.2: 1 % or less).
 DEFAULT_SHARE = 0.01
 
-#: Optimal enumerates |T \ L|! chains. 10! = 3.6 M chains take ≈ 0.5 s, 11! ≈ 6 s, 12! ≈ 75 s (measured,
-#: tests/benchmarks/bench_dummies.py): beyond 10 regular events Optimal is refused.
-OPTIMAL_MAX_REGULAR = 10
+#: Optimal enumerates |T \ L|! chains: 10 regular events take ≈ 0.06 s, 11 ≈ 0.8 s, 12 ≈ 10 s (measured,
+#: tests/benchmarks/bench_dummies.py). Beyond 11 regular events Optimal is refused.
+OPTIMAL_MAX_REGULAR = 11
 
-#: Heuristic stays under ≈ 1–2 s up to this many events on typical landmark sets (measured); it is
-#: O(|T \ L|·n) in the worst case (few landmarks), so larger series are allowed but slow.
+#: Heuristic takes ≤ ≈ 2 s up to this many events whatever the landmarks (worst case: no landmark, one long
+#: gap, O(|T \ L|·n)); with scattered landmarks it is much faster (20 % landmarks, n = 10^5: ≈ 1 s).
+#: Larger series are allowed, only slow (measured, tests/benchmarks/bench_dummies.py).
 HEURISTIC_COMFORT_N = 20_000
 
 _TIE_REL = 1e-9
@@ -272,10 +273,58 @@ def _sigma(cnt, s1, s2):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _gap_add(a, g, cnt, leftmost, act, where, nact):  # pragma: no cover - compiled
+    """Register a gap of g ≥ 1 regular events starting after anchor a; returns the number of active sizes."""
+    cnt[g] += 1
+    if cnt[g] == 1:
+        leftmost[g] = a
+        where[g] = nact
+        act[nact] = g
+        return nact + 1
+    if a < leftmost[g]:
+        leftmost[g] = a
+    return nact
+
+
+@numba.njit(cache=True)
+def _gap_remove(g, cnt, act, where, nact):  # pragma: no cover - compiled
+    cnt[g] -= 1
+    if cnt[g] == 0:
+        j = where[g]
+        last = act[nact - 1]
+        act[j] = last
+        where[last] = j
+        where[g] = -1
+        return nact - 1
+    return nact
+
+
+@numba.njit(cache=True)
+def _candidate(g, k, s1, s2, c2, tau):  # pragma: no cover - compiled
+    """|evalSeq − τ| after a new anchor at position k (1..g) of a gap of g regular events, and the changes
+    of the sums of distances and of squared distances."""
+    d1 = _f1(k - 1) + _f1(g - k) - _f1(g)
+    d2 = _f2(k - 1) + _f2(g - k) - _f2(g)
+    return abs(_sigma(c2, s1 + d1, s2 + d2) - tau), d1, d2
+
+
+@numba.njit(cache=True)
 def _heuristic_order(n, anchors):  # pragma: no cover - compiled
-    """Algorithm 2 with O(1) candidate evaluation. ``anchors`` = [-1, *L, n]."""
+    """Algorithm 2 with O(1) candidate evaluation. ``anchors`` = [-1, *L, n].
+
+    Candidates depend only on the size g of their gap and their position k in it, so each step evaluates
+    every *distinct* gap size once (k = 1..⌈g/2⌉: a gap is symmetric) and the winner is placed in the
+    leftmost gap of its size (lowest row). Per size the module keeps the number of gaps and the leftmost
+    one (rescanned forward along the anchor list when the leftmost is split).
+    """
     nxt = np.full(n + 2, -1, dtype=np.int64)  # nxt[a + 1] = next anchor after anchor a
-    cnt = 0
+    cnt = np.zeros(n + 1, dtype=np.int64)
+    leftmost = np.full(n + 1, -1, dtype=np.int64)
+    act = np.zeros(n + 1, dtype=np.int64)
+    where = np.full(n + 1, -1, dtype=np.int64)
+    mind = np.zeros(n + 1)
+    nact = 0
+    c = 0
     s1 = 0
     s2 = 0
     for j in range(anchors.size - 1):
@@ -283,57 +332,65 @@ def _heuristic_order(n, anchors):  # pragma: no cover - compiled
         b = anchors[j + 1]
         nxt[a + 1] = b
         g = b - a - 1
-        cnt += g
-        s1 += _f1(g)
-        s2 += _f2(g)
-    m = cnt
-    tau = _sigma(cnt, s1, s2)
+        if g > 0:
+            nact = _gap_add(a, g, cnt, leftmost, act, where, nact)
+            c += g
+            s1 += _f1(g)
+            s2 += _f2(g)
+    m = c
+    tau = _sigma(c, s1, s2)
     tol = 1e-9 * (1.0 + tau)
     order = np.empty(m, dtype=np.int64)
-    seen = np.full(n + 1, -1, dtype=np.int64)  # stamp per gap size: evaluate only the leftmost gap of a size
     for step in range(m):
-        c2 = cnt - 1
+        c2 = c - 1
         best = np.inf
-        a = -1
-        while a != n:
-            b = nxt[a + 1]
-            g = b - a - 1
-            if g > 0 and seen[g] != 2 * step:
-                seen[g] = 2 * step
-                fg1 = _f1(g)
-                fg2 = _f2(g)
-                for k in range(1, (g + 1) // 2 + 1):  # k and g+1-k are mirror images
-                    d1 = _f1(k - 1) + _f1(g - k) - fg1
-                    d2 = _f2(k - 1) + _f2(g - k) - fg2
-                    diff = abs(_sigma(c2, s1 + d1, s2 + d2) - tau)
-                    if diff < best:
-                        best = diff
-            a = b
+        for j in range(nact):
+            g = act[j]
+            low = np.inf
+            for k in range(1, (g + 1) // 2 + 1):
+                diff, d1, d2 = _candidate(g, k, s1, s2, c2, tau)
+                if diff < low:
+                    low = diff
+            mind[g] = low
+            if low < best:
+                best = low
         thresh = best + tol
-        a = -1
-        done = False
-        while not done:
-            b = nxt[a + 1]
-            g = b - a - 1
-            if g > 0 and seen[g] != 2 * step + 1:
-                seen[g] = 2 * step + 1
-                fg1 = _f1(g)
-                fg2 = _f2(g)
+        row = n
+        bg = 0
+        bk = 0
+        for j in range(nact):
+            g = act[j]
+            if mind[g] <= thresh and leftmost[g] + 1 < row:
                 for k in range(1, (g + 1) // 2 + 1):
-                    d1 = _f1(k - 1) + _f1(g - k) - fg1
-                    d2 = _f2(k - 1) + _f2(g - k) - fg2
-                    diff = abs(_sigma(c2, s1 + d1, s2 + d2) - tau)
+                    diff, d1, d2 = _candidate(g, k, s1, s2, c2, tau)
                     if diff <= thresh:
-                        r = a + k
-                        nxt[a + 1] = r
-                        nxt[r + 1] = b
-                        cnt = c2
-                        s1 += d1
-                        s2 += d2
-                        order[step] = r
-                        done = True
+                        if leftmost[g] + k < row:
+                            row = leftmost[g] + k
+                            bg = g
+                            bk = k
                         break
-            a = b
+        a = row - bk
+        b = nxt[a + 1]
+        diff, d1, d2 = _candidate(bg, bk, s1, s2, c2, tau)
+        nact = _gap_remove(bg, cnt, act, where, nact)
+        nxt[a + 1] = row
+        nxt[row + 1] = b
+        if bk - 1 > 0:
+            nact = _gap_add(a, bk - 1, cnt, leftmost, act, where, nact)
+        if bg - bk > 0:
+            nact = _gap_add(row, bg - bk, cnt, leftmost, act, where, nact)
+        if cnt[bg] > 0 and leftmost[bg] == a:  # the leftmost gap of this size was split: find the next one
+            x = a
+            while True:
+                y = nxt[x + 1]
+                if y - x - 1 == bg:
+                    leftmost[bg] = x
+                    break
+                x = y
+        c = c2
+        s1 += d1
+        s2 += d2
+        order[step] = row
     return order
 
 
@@ -344,8 +401,9 @@ def heuristic(n: int, landmarks) -> RowOptions:
     Each candidate is evaluated in O(1): a new anchor splits one gap of g regular events into two, and the
     sums of distances and squared distances of a gap have closed forms, so only the gap's terms change.
     Gaps of equal size give the same candidates (the leftmost wins ties), and a gap is symmetric, so one
-    step costs O(#gaps + Σ over distinct gap sizes of g/2) ≤ O(n); the whole run O(|T \\ L|·n) at worst
-    (few landmarks, one long gap), far less on typical landmark sets. See :data:`HEURISTIC_COMFORT_N`.
+    step costs O(Σ over *distinct* gap sizes of g/2) ≤ O(n); the whole run O(|T \\ L|·n) at worst (few
+    landmarks, long landmark-free stretches), far less with scattered landmarks, where the gaps are short
+    and of few sizes. See :data:`HEURISTIC_COMFORT_N`.
     """
     n, lm, regular = _prepare(n, landmarks)
     if regular.size == 0:
