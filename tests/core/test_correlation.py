@@ -17,6 +17,7 @@ from lmdk_gui.core.correlation import (
     bpl,
     cao_loss,
     fpl,
+    gap_tpl,
     landmark_tpl,
     landmark_tpl_for_schemes,
     no_correlation_value,
@@ -29,7 +30,6 @@ from lmdk_gui.core.correlation import (
     tpl,
     validate_matrix,
 )
-
 
 # ----------------------------------------------------------------------------------------- references
 _SUBSET_SUMS: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
@@ -414,3 +414,15 @@ def test_synthetic_study_small():
     strong = {(r["distribution"], r["fraction"]): r["max_tpl"] for r in rec if r["s"] == 0.01}
     weak = {(r["distribution"], r["fraction"]): r["max_tpl"] for r in rec if r["s"] == 1.0}
     assert all(strong[k] >= weak[k] - 1e-12 for k in strong)
+
+
+def test_gap_tpl_diagnostic():
+    model = CorrelationModel.smoothed(0.1)
+    eps = np.random.default_rng(2).random(20)
+    lm = [4, 5, 12]
+    got = gap_tpl(eps, lm, model)
+    s_l = eps[lm].sum()
+    assert got[4] == got[5] == got[12] == pytest.approx(s_l)
+    np.testing.assert_allclose(got[6:12], s_l + tpl(eps[6:12], model)[2], atol=1e-12)
+    np.testing.assert_allclose(got[:4], s_l + tpl(eps[:4], model)[2], atol=1e-12)
+    np.testing.assert_allclose(gap_tpl(eps, [], model), tpl(eps, model)[2], atol=1e-12)
