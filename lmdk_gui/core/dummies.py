@@ -732,13 +732,17 @@ class DummySelection:
 
 def select_dummies(n: int, landmarks, *, epsilon: float, share: float = DEFAULT_SHARE,
                    generator: str = "partitioned", utility: str = "count",
-                   rng: np.random.Generator) -> DummySelection:
+                   rng: np.random.Generator, options: DummyOptions | None = None) -> DummySelection:
     """Add dummy landmarks privately: generate nested options, pick one with the exponential mechanism at
     ``ε_sel = share·ε``, and return ``L'`` with the ``ε − ε_sel`` the release must then use.
 
     ``rng`` drives both the exponential mechanism and Partitioned's within-bin draw: pass a seeded
     Generator for previews and ``np.random.default_rng()`` (OS entropy) for exports.
     When every event is already a landmark there is nothing to add: L is returned, ε_sel = 0.
+
+    ``options`` may pass the generator's output computed earlier for the same ``n``, ``landmarks`` and
+    ``generator`` (options are deterministic; only the pick and the within-bin draw are random), so a GUI
+    can re-roll without regenerating.
     """
     if generator not in GENERATORS:
         raise ValueError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
@@ -754,7 +758,10 @@ def select_dummies(n: int, landmarks, *, epsilon: float, share: float = DEFAULT_
             note="every event is already a landmark: there is no regular event to add as a dummy, so no "
                  "budget is spent on the selection",
         )
-    options = generate_options(n, lm, generator)
+    if options is None:
+        options = generate_options(n, lm, generator)
+    elif options.generator != generator or options.n != n or not np.array_equal(options.landmarks, lm):
+        raise ValueError("the options given were generated for another series, landmark set or generator")
     u = utility_scores(options, utility)
     i = exponential_mechanism(u, eps_sel, rng)
     new = options.materialise(i, rng)

@@ -340,7 +340,7 @@ def test_exponential_mechanism_frequencies_chi_square():
 def test_select_dummies_frequencies_follow_the_count_utility():
     # m = 4 options (1..4 dummies), count utility 1, 2/3, 1/3, 0, ε_sel = 0.5·8 = 4.
     rng = np.random.default_rng(99)
-    draws = 4000
+    draws = 2000
     idx = [dm.select_dummies(5, [2], epsilon=8.0, share=0.5, generator="heuristic", rng=rng).option_index
            for _ in range(draws)]
     expected = draws * dm.selection_probabilities(np.array([1.0, 2 / 3, 1 / 3, 0.0]), 4.0)
@@ -366,6 +366,19 @@ def test_split_budget_never_overspends(eps, share):
     assert sel == share * eps
     assert Fraction(sel) + Fraction(rest) <= Fraction(eps)
     assert math.isclose(sel + rest, eps, rel_tol=1e-15)
+
+
+def test_select_dummies_reuses_options():
+    opts = dm.heuristic(40, [3, 20])
+    a = dm.select_dummies(40, [3, 20], epsilon=1.0, generator="heuristic", rng=np.random.default_rng(4))
+    b = dm.select_dummies(40, [3, 20], epsilon=1.0, generator="heuristic", rng=np.random.default_rng(4),
+                          options=opts)
+    assert np.array_equal(a.landmarks, b.landmarks)
+    with pytest.raises(ValueError, match="another series"):
+        dm.select_dummies(40, [3, 21], epsilon=1.0, generator="heuristic", rng=np.random.default_rng(4),
+                          options=opts)
+    with pytest.raises(ValueError, match="another series"):
+        dm.select_dummies(40, [3, 20], epsilon=1.0, rng=np.random.default_rng(4), options=opts)
 
 
 def test_select_dummies_all_landmarks():
