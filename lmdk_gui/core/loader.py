@@ -425,10 +425,11 @@ def _is_numeric(s: pd.Series) -> bool:
 
 
 def _is_numberish(s: pd.Series) -> bool:
-    """Numeric dtype, or text of which at least 90 % of the non-empty sample values are numbers.
+    """Numeric dtype, or text of which at least half of the non-empty sample values are numbers.
 
-    The second case matters: a numeric column with one typo in the sample must still be offered (and
-    loaded) as numeric, so that loading reports the typo instead of silently treating the column as labels.
+    The second case matters: a numeric column with typos in the sample (even one bad value out of two rows)
+    must still be offered (and loaded) as numeric, so that loading reports the typos instead of silently
+    treating the column as labels. Labels that look like numbers need ``kind="categorical"`` anyway.
     """
     if _is_numeric(s):
         return True
@@ -443,7 +444,7 @@ def _is_numberish(s: pd.Series) -> bool:
     # "1,5": a number with a decimal comma. Counted as numeric so that loading says what is wrong, instead
     # of the column quietly becoming hundreds of categories.
     ok = ok | text.str.match(_DECIMAL_COMMA_RE.pattern).fillna(False).to_numpy(dtype=bool)
-    return bool(ok.mean() >= 0.9)
+    return bool(ok.mean() >= 0.5)
 
 
 def _is_time_dtype(s: pd.Series) -> bool:
@@ -1006,7 +1007,12 @@ def _values(
 
 
 def _resolve_duplicates(
-    t: np.ndarray, values: np.ndarray, positions: np.ndarray, policy: str, plan: _Plan, ctx: _Context
+    t: np.ndarray,
+    values: np.ndarray,
+    positions: np.ndarray | None,
+    policy: str,
+    plan: _Plan,
+    ctx: _Context,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``t`` sorted (stable) ascending; drop/merge repeated timestamps according to ``policy``."""
     same = t[1:] == t[:-1]
@@ -1016,7 +1022,7 @@ def _resolve_duplicates(
     if policy == "error":
         in_dup = np.concatenate((same, [False])) | np.concatenate(([False], same))
         dup_idx = np.flatnonzero(in_dup)
-        lines_sorted = ctx.lines(positions[dup_idx])
+        lines_sorted = ctx.lines(dup_idx if positions is None else positions[dup_idx])
         order = np.argsort(lines_sorted, kind="stable")
         lines = [lines_sorted[i] for i in order]
         # Group the duplicate rows by timestamp for the message (first few groups).
@@ -1074,10 +1080,10 @@ def _build(
         raise ctx.error("no data rows (only a header)")
     t, time_format = _times(df, plan, ctx, text_of, started_ns)
     values, cats = _values(df, plan, ctx, categories)
-    positions = np.arange(len(t), dtype=np.int64)
+    positions: np.ndarray | None = None  # file-order position of each sorted row; None = identity
     if len(t) > 1 and not np.all(t[1:] >= t[:-1]):
         order = np.argsort(t, kind="stable")  # stable: equal times keep file order (first/last semantics)
-        t, values, positions = t[order], values[order], positions[order]
+        t, values, positions = t[order], values[order], order
     t, values = _resolve_duplicates(t, values, positions, duplicates, plan, ctx)
     source = SourceInfo(
         path=path,

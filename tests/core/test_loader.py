@@ -523,6 +523,15 @@ def test_many_bad_rows_are_counted(tmp_path: Path) -> None:
     assert len(err.rows) == 30
 
 
+def test_one_typo_in_two_rows_is_still_numeric(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.csv", "timestamp,kwh\n2013-01-01 00:00:00,1.0\n2013-01-01 01:00:00,abc\n")
+    assert str(load_error(path)) == "bad.csv, row 3, column 'kwh': expected a number, got 'abc'"
+    labels = write(
+        tmp_path, "labels.csv", "timestamp,room\n2013-01-01,kitchen\n2013-01-02,2\n2013-01-03,hall\n"
+    )
+    assert load_series(labels).kind == "categorical"  # mostly text: labels
+
+
 def test_decimal_comma_hint(tmp_path: Path) -> None:
     path = write(tmp_path, "eu.csv", "timestamp;kwh\n2013-01-01 00:00:00;1,5\n2013-01-01 01:00:00;2,0\n")
     err = load_error(path)  # detected as numeric, so the message explains the decimal commas
