@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 
+from ..core.export import ExportError
 from ..core.guarantee import GuaranteeError
 from ..core.series import LoadError
 
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     except GuaranteeError as e:
         print(f"lmdk: {e}", file=sys.stderr)
         return EXIT_GUARANTEE
-    except (LoadError, UsageError, ValueError) as e:
+    except (LoadError, UsageError, ExportError, ValueError) as e:
         print(f"lmdk: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

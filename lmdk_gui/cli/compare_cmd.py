@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..core.metrics import mae_over_runs
+from ..core.metrics import mae_over_runs, unit_label
 from ..core.noise import UnitNoise
 from ..core.release import compute_all
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
@@ -50,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--runs must be at least 1")
     sel = load_selection(args)
     rows = compare(sel, args.runs, args.seed)
-    unit = {"numeric": sel.series.unit or "units", "location": "m", "categorical": "mismatch rate"}[
-        sel.series.kind]
+    unit = unit_label(sel.series)
     if args.json:
         print(json.dumps({"input": args.input, "rows": sel.series.n, "kind": sel.series.kind,
                           "landmarks": int(len(sel.landmarks)), "epsilon": sel.settings.epsilon,

@@ -29,6 +29,16 @@ SIDECAR_KEYS = (
 )
 
 
+def _default_mode() -> int:
+    """The permissions a plain ``open(path, "w")`` would give (mkstemp's own are 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_DEFAULT_MODE = _default_mode()
+
+
 def sidecar_path(output: str | os.PathLike) -> Path:
     """``release.csv`` → ``release.csv.json``."""
     p = Path(output)
@@ -96,6 +106,11 @@ class AtomicFile:
         self.finish()
         self._f.close()
         assert self.tmp_path is not None
+        try:  # keep the permissions of the file we replace, or give a new file the usual ones
+            mode = self.target.stat().st_mode & 0o7777
+        except OSError:
+            mode = _DEFAULT_MODE
+        os.chmod(self.tmp_path, mode)
         os.replace(self.tmp_path, self.target)
         self.committed = True
 

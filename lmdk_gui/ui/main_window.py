@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QProgressBar,
+    QPushButton,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -29,9 +31,11 @@ from PySide6.QtWidgets import (
 )
 
 from .. import __version__
+from ..core.export import ExportOptions
 from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
+from .export import ExportDialog, ExportJob
 from .import_dialog import ImportDialog
 from .metrics_panel import MetricsTable
 from .plots import BudgetPlot, PreviewPlot, SeriesPlot, TrackPlot, display_values
@@ -71,6 +75,7 @@ class MainWindow(QMainWindow):
         self._loader.finished.connect(self._on_loaded)
         self._loader.failed.connect(self._on_load_failed)
         self._pending_load: tuple[str, dict] | None = None
+        self.export_job: ExportJob | None = None
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self._build_views()
@@ -208,6 +213,16 @@ class MainWindow(QMainWindow):
         self.status_events = QLabel()
         self.status_landmarks = QLabel()
         self.status_guarantee = QLabel()
+        self.export_progress = QProgressBar()
+        self.export_progress.setObjectName("exportProgress")
+        self.export_progress.setMaximumWidth(220)
+        self.export_progress.setFormat("export %p%")
+        self.export_cancel = QPushButton("Cancel export")
+        self.export_cancel.setObjectName("exportCancel")
+        self.export_cancel.clicked.connect(self.cancel_export)
+        for w in (self.export_progress, self.export_cancel):
+            w.hide()
+            sb.addPermanentWidget(w)
         for w in (self.status_events, self.status_landmarks, self.status_guarantee):
             sb.addPermanentWidget(w)
         self.status_guarantee.setObjectName("guaranteeStatus")
@@ -433,8 +448,89 @@ class MainWindow(QMainWindow):
         self.preview_plot.getPlotItem().enableAutoRange()
 
     # ------------------------------------------------------------------------------------ export
-    def export_dialog(self) -> None:  # replaced by the export issue's dialog
-        self.show_error("Export", "Export is not available yet.")
+    def export_dialog(self) -> None:
+        """File › Export protected CSV…"""
+        if self.session.series is None:
+            self.show_error("Export", "Open a series first.")
+            return
+        if self.export_job is not None and self.export_job.is_running():
+            self.show_error("Export", "An export is already running; wait for it or cancel it.")
+            return
+        focus = self.metrics_table.selected_scheme() or "adaptive"
+        start = self._settings.value("lastExportDir", "", type=str) or str(Path.home())
+        dlg = ExportDialog(self.session.snapshot(), focus, start, self)
+        if dlg.exec() != ExportDialog.DialogCode.Accepted:
+            return
+        v = dlg.values()
+        self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))
+        job = self.export_release(v["path"], v["scheme"], include_budget=v["include_budget"],
+                                  include_flags=v["include_flags"], seed=v["seed"], backend=v["backend"],
+                                  force=v["force"])
+        job.finished.connect(lambda path: self._export_message(path))
+
+    def export_release(self, path: str | os.PathLike, scheme: str, include_budget: bool = False,
+                       include_flags: bool = False, seed: int | None = None, *, backend: str | None = None,
+                       force: bool = False) -> ExportJob:
+        """Start an export without dialogs (the automation API); returns the running :class:`ExportJob`.
+
+        It works on a snapshot of the session taken now; later edits do not change what is written.
+        """
+        if self.session.series is None:
+            raise RuntimeError("no series is open")
+        if self.export_job is not None and self.export_job.is_running():
+            raise RuntimeError("an export is already running")
+        opts = ExportOptions(scheme=scheme, include_budget=include_budget, include_flags=include_flags, seed=seed,
+                             backend=backend, force=force, chunk_rows=16384)
+        job = ExportJob(self.session.snapshot(), path, opts, self)
+        self.export_job = job
+        job.progress.connect(self._export_progress)
+        job.finished.connect(self._export_finished)
+        job.failed.connect(self._export_failed)
+        job.cancelled.connect(self._export_cancelled)
+        self.export_progress.setValue(0)
+        self.export_progress.show()
+        self.export_cancel.show()
+        self.export_action.setEnabled(False)
+        self.statusBar().showMessage(f"Exporting {scheme} release to {path}…")
+        return job.start()
+
+    def cancel_export(self) -> None:
+        if self.export_job is not None and self.export_job.is_running():
+            self.export_job.cancel()
+
+    def _export_progress(self, done: int, total: int) -> None:
+        self.export_progress.setMaximum(max(total, 1))
+        self.export_progress.setValue(done)
+
+    def _export_done(self) -> None:
+        self.export_progress.hide()
+        self.export_cancel.hide()
+        self.export_action.setEnabled(True)
+
+    def _export_finished(self, path: str) -> None:
+        self._export_done()
+        job = self.export_job
+        side = job.sidecar if job is not None else Path(path + ".json")
+        self.statusBar().showMessage(f"Wrote {path} and {side}", 15000)
+
+    def _export_message(self, path: str) -> None:
+        job = self.export_job
+        side = job.sidecar if job is not None else Path(path + ".json")
+        warnings = "".join(f"<br>⚠ {w}" for w in (job.result.warnings if job and job.result else ()))
+        box = QMessageBox(QMessageBox.Icon.Information, "Export finished",
+                          f"Wrote the protected release<br><b>{path}</b><br>and its metadata<br><b>{side}</b>"
+                          f"{warnings}", QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("exportDoneBox")
+        box.open()
+
+    def _export_failed(self, message: str) -> None:
+        self._export_done()
+        self.statusBar().clearMessage()
+        self.show_error("Export failed", message)
+
+    def _export_cancelled(self) -> None:
+        self._export_done()
+        self.statusBar().showMessage("Export cancelled; nothing was written.", 10000)
 
     # -------------------------------------------------------------------------------- messages
     def show_error(self, title: str, message: str) -> None:
@@ -454,7 +550,22 @@ class MainWindow(QMainWindow):
                           "(Katsomallos, Tzompanaki, Kotzinos, CODASPY 2022).")
 
     # ------------------------------------------------------------------------------------- close
+    def confirm_cancel_export(self) -> bool:
+        """Asked when the window closes during an export (tests replace it)."""
+        ans = QMessageBox.question(self, "Export running",
+                                   "An export is still running. Cancel it and close the window?",
+                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                   QMessageBox.StandardButton.No)
+        return ans == QMessageBox.StandardButton.Yes
+
     def closeEvent(self, ev):  # noqa: N802 - Qt naming
+        job = self.export_job
+        if job is not None and job.is_running():
+            if not self.confirm_cancel_export():
+                ev.ignore()
+                return
+            job.cancel()
+            job.wait(30)  # the writer stops between chunks and removes its temporary file
         self.session.shutdown()
         self._loader.shutdown()
         super().closeEvent(ev)

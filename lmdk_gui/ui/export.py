@@ -1,0 +1,298 @@
+"""File › Export protected CSV…: the dialog and the background export job (issue 4).
+
+The job runs :func:`lmdk_gui.core.export.export_release` — the same writer and noise path as ``lmdk export`` —
+on a worker thread, on a *snapshot* of the session, so edits made while it runs do not change what is
+written. The core writes through a temporary file in the target folder and renames it only when complete,
+so cancelling, failing or closing the window never leaves a partial file at the target path.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+)
+
+from ..core.export import Cancelled, ExportError, ExportOptions, export_release
+from ..core.guarantee import GuaranteeError, allocatable, check_guarantee
+from ..core.release import fixed_budgets
+from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from .session import Snapshot
+
+_PROGRESS, _DONE, _FAILED, _CANCELLED = range(4)
+
+
+class ExportJob(QObject):
+    """One export on a worker thread. Signals are emitted on the GUI thread."""
+
+    progress = Signal(int, int)  # rows done, total
+    finished = Signal(str)  # the release path
+    failed = Signal(str)  # one clear message
+    cancelled = Signal()
+    _event = Signal(int)  # worker → GUI thread (ints only; the payload travels under the lock)
+
+    def __init__(self, snapshot: Snapshot, path: str | Path, options: ExportOptions, parent=None) -> None:
+        super().__init__(parent)
+        self.snapshot = snapshot
+        self.path = Path(path)
+        self.options = options
+        self.result = None
+        self.message = ""
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._done_rows = 0
+        self._total_rows = snapshot.series.n
+        self._state = "running"
+        self._event.connect(self._on_event)
+        self._thread = threading.Thread(target=self._run, name="lmdk-export", daemon=True)
+
+    # ----------------------------------------------------------------------------------------- API
+    def start(self) -> ExportJob:
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        """Ask the export to stop; ``cancelled`` follows once it has cleaned up."""
+        self._cancel.set()
+
+    def is_running(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @property
+    def sidecar(self) -> Path:
+        return self.path.with_name(self.path.name + ".json")
+
+    # -------------------------------------------------------------------------------------- thread
+    def _progress(self, done: int, total: int) -> None:
+        with self._lock:
+            self._done_rows, self._total_rows = done, total
+        self._emit(_PROGRESS)
+
+    def _run(self) -> None:
+        snap = self.snapshot
+        try:
+            self.result = export_release(snap.series, snap.landmarks, snap.settings, self.path, self.options,
+                                         progress=self._progress, should_cancel=self._cancel.is_set)
+        except Cancelled:
+            self.message = "export cancelled; nothing was written"
+            self._emit(_CANCELLED)
+        except (ExportError, GuaranteeError, ValueError) as e:
+            self.message = str(e)
+            self._emit(_FAILED)
+        except OSError as e:
+            self.message = f"could not write {self.path}: {e.strerror or e}; nothing was written"
+            self._emit(_FAILED)
+        except Exception as e:  # noqa: BLE001 - any bug must still end in one message, never a hang
+            traceback.print_exc()
+            self.message = f"export failed unexpectedly ({type(e).__name__}: {e}); nothing was written"
+            self._emit(_FAILED)
+        else:
+            self._emit(_DONE)
+
+    def _emit(self, code: int) -> None:
+        try:
+            self._event.emit(code)
+        except RuntimeError:  # window already destroyed
+            pass
+
+    def _on_event(self, code: int) -> None:
+        if code == _PROGRESS:
+            with self._lock:
+                done, total = self._done_rows, self._total_rows
+            self.progress.emit(done, total)
+        elif code == _DONE:
+            self._state = "finished"
+            self.finished.emit(str(self.path))
+        elif code == _FAILED:
+            self._state = "failed"
+            self.failed.emit(self.message)
+        elif code == _CANCELLED:
+            self._state = "cancelled"
+            self.cancelled.emit()
+
+
+def exportable_schemes(snapshot: Snapshot) -> dict[str, str]:
+    """Scheme → reason it cannot be exported ('' when it can). Baselines failing the check are refused."""
+    out = {}
+    n = snapshot.series.n
+    eps = snapshot.settings.epsilon
+    for s in ALL_SCHEMES:
+        if s == "adaptive":
+            out[s] = ""
+            continue
+        b = fixed_budgets(s, n, snapshot.landmarks, allocatable(eps, n))
+        g = check_guarantee(b, snapshot.landmarks, eps)
+        out[s] = "" if g.holds else f"fails the landmark-sum check ({g.worst:.4g} > ε = {eps:g})"
+    return out
+
+
+class ExportDialog(QDialog):
+    """Scheme, output path, opt-in columns, noise backend, optional seed, and what will be guaranteed."""
+
+    def __init__(self, snapshot: Snapshot, default_scheme: str, start_dir: str, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("exportDialog")
+        self.setWindowTitle("Export protected CSV")
+        self.snapshot = snapshot
+        self.setMinimumWidth(560)
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        lay.addLayout(form)
+
+        self.scheme = QComboBox()
+        self.scheme.setObjectName("exportScheme")
+        reasons = exportable_schemes(snapshot)
+        for s in ALL_SCHEMES:
+            label = SCHEME_LABELS[s] + ("" if s in LANDMARK_SCHEMES else " (baseline)")
+            if reasons[s]:
+                label += f" — {reasons[s]}"
+            self.scheme.addItem(label, s)
+            if reasons[s]:
+                item = self.scheme.model().item(self.scheme.count() - 1)
+                item.setEnabled(False)
+        idx = ALL_SCHEMES.index(default_scheme) if default_scheme in ALL_SCHEMES and not reasons[default_scheme] \
+            else ALL_SCHEMES.index("adaptive")
+        self.scheme.setCurrentIndex(idx)
+        form.addRow("Scheme", self.scheme)
+
+        stem = Path(snapshot.series.source.path).stem if snapshot.series.source else snapshot.series.name
+        self.path_edit = QLineEdit(str(Path(start_dir) / f"{stem}_protected.csv"))
+        self.path_edit.setObjectName("exportPath")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.path_edit, 1)
+        row.addWidget(browse)
+        form.addRow("Output file", row)
+
+        self.include_budget = QCheckBox("Add an 'epsilon' column (ε_t per event)")
+        self.include_flags = QCheckBox("Add an 'approximated' column (0/1)")
+        form.addRow("Extra columns", self.include_budget)
+        form.addRow("", self.include_flags)
+        self.columns_warning = QLabel("⚠ These columns reveal where the landmarks are (thesis §4.2).")
+        self.columns_warning.setStyleSheet("color: #a05a00;")
+        form.addRow("", self.columns_warning)
+
+        self.backend = QComboBox()
+        self.backend.addItem("Exact integer samplers (floating-point safe; default)", "exact")
+        if snapshot.series.kind in ("numeric", "categorical"):
+            self.backend.addItem("OpenDP samplers (slower; not for Adaptive; no seed)", "opendp")
+        form.addRow("Noise", self.backend)
+
+        self.use_seed = QCheckBox("Seed the noise")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setEnabled(False)
+        srow = QHBoxLayout()
+        srow.addWidget(self.use_seed)
+        srow.addWidget(self.seed, 1)
+        form.addRow("Randomness", srow)
+        self.seed_warning = QLabel("⚠ A seeded release can be reproduced by anyone who holds the seed.")
+        self.seed_warning.setStyleSheet("color: #a05a00;")
+        form.addRow("", self.seed_warning)
+
+        self.summary = QLabel()
+        self.summary.setObjectName("exportSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setStyleSheet("background: #f4f8ff; border: 1px solid #c8d8f0; padding: 6px;")
+        lay.addWidget(self.summary)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+
+        for w in (self.scheme, self.backend):
+            w.currentIndexChanged.connect(self._update)
+        for w in (self.include_budget, self.include_flags, self.use_seed):
+            w.toggled.connect(self._update)
+        self._update()
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export protected CSV", self.path_edit.text(),
+                                              "CSV (*.csv);;All files (*)",
+                                              options=QFileDialog.Option.DontConfirmOverwrite)
+        if path:
+            self.path_edit.setText(path)
+
+    def _update(self) -> None:
+        self.columns_warning.setVisible(self.include_budget.isChecked() or self.include_flags.isChecked())
+        self.seed.setEnabled(self.use_seed.isChecked())
+        self.seed_warning.setVisible(self.use_seed.isChecked())
+        opendp = self.backend.currentData() == "opendp"
+        if opendp:
+            self.use_seed.setChecked(False)
+        self.use_seed.setEnabled(not opendp)
+        snap = self.snapshot
+        scheme = self.scheme.currentData()
+        n, k = snap.series.n, int(snap.landmarks.size)
+        eps = snap.settings.epsilon
+        if scheme == "adaptive":
+            how = "Adaptive samples events and republishes between samples; its budgets are checked after drawing."
+        elif scheme in LANDMARK_SCHEMES:
+            how = ""
+        else:
+            how = "This is a baseline, exported because it passes the check for these landmarks."
+        b = None if scheme == "adaptive" else fixed_budgets(scheme, n, snap.landmarks, allocatable(eps, n))
+        lsum = f"{check_guarantee(b, snap.landmarks, eps).worst:.6g}" if b is not None else "≤ ε (checked on export)"
+        self.summary.setText(
+            f"<b>Guarantee:</b> ({eps:g}, L)-landmark privacy with the <b>{SCHEME_LABELS[scheme]}</b> scheme: for "
+            f"every event t, the budgets of the {k} landmark(s) plus t's own add up to at most ε = {eps:g} "
+            f"(landmark sum: {lsum}). {n:,} events are written; nothing is written if the check fails. {how}")
+        self.export_button.setEnabled(scheme is not None)
+
+    def _accept(self) -> None:
+        p = Path(self.path_edit.text()).expanduser()
+        if not self.path_edit.text().strip():
+            QMessageBox.warning(self, "Export", "Choose a file name for the release.")
+            return
+        if p.is_dir():
+            QMessageBox.warning(self, "Export", f"{p} is a folder; choose a file name.")
+            return
+        side = p.with_name(p.name + ".json")
+        existing = [x for x in (p, side) if x.exists()]
+        if existing:
+            names = " and ".join(str(x) for x in existing)
+            ans = QMessageBox.question(self, "Overwrite?", f"{names} already exist(s). Replace?",
+                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                       QMessageBox.StandardButton.No)
+            if ans != QMessageBox.StandardButton.Yes:
+                return
+        self.accept()
+
+    def values(self) -> dict:
+        p = Path(self.path_edit.text()).expanduser()
+        return {
+            "path": str(p),
+            "scheme": self.scheme.currentData(),
+            "include_budget": self.include_budget.isChecked(),
+            "include_flags": self.include_flags.isChecked(),
+            "seed": self.seed.value() if self.use_seed.isChecked() else None,
+            "backend": self.backend.currentData(),
+            "force": p.exists() or p.with_name(p.name + ".json").exists(),
+        }

@@ -1,0 +1,203 @@
+"""The export pipeline (issues 2 and 4): atomic files, sidecar, refusals, cancel, injected failures."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmdk_gui.core import export as export_mod
+from lmdk_gui.core.export import Cancelled, ExportError, ExportOptions, export_release
+from lmdk_gui.core.guarantee import GuaranteeError, check_guarantee
+from lmdk_gui.core.loader import load_series
+from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.writers import SIDECAR_KEYS
+from tests.conftest import SAMPLES
+
+ENERGY = SAMPLES / "energy_hue_2013_jan.csv"
+
+
+@pytest.fixture(scope="module")
+def energy():
+    return load_series(ENERGY)
+
+
+def leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".part"))
+
+
+@pytest.mark.parametrize("scheme", ["uniform", "skip", "adaptive", "user"])
+def test_export_writes_release_and_sidecar(tmp_path, energy, scheme):
+    out = tmp_path / "rel.csv"
+    lm = np.arange(10, 60)
+    res = export_release(energy, lm, PrivacySettings(epsilon=1.0), out,
+                         ExportOptions(scheme, include_budget=True, include_flags=True))
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["timestamp", "kwh", "epsilon", "approximated"]
+    assert len(df) == energy.n
+    assert check_guarantee(df["epsilon"].to_numpy(), lm, 1.0).holds
+    side = json.loads((tmp_path / "rel.csv.json").read_text())
+    assert tuple(side) == SIDECAR_KEYS
+    assert side["guarantee_holds"] is True and side["scheme"] == scheme
+    assert side["input"]["rows"] == energy.n and side["input"]["name"] == ENERGY.name
+    assert "10" not in json.dumps(side["columns"])  # never landmark positions
+    assert res.guarantee.holds
+    assert leftovers(tmp_path) == []
+    # Approximated rows republish the previous row's value.
+    approx = df["approximated"].to_numpy() == 1
+    vals = df["kwh"].to_numpy()
+    for t in np.flatnonzero(approx):
+        if t > 0 and not approx[:t].all():
+            assert vals[t] == vals[t - 1]
+    # Fresh releases are never the raw value (continuous mechanism).
+    fresh = ~approx
+    assert not np.any(vals[fresh] == energy.values[fresh])
+
+
+def test_default_columns_only_time_and_value(tmp_path, energy):
+    out = tmp_path / "r.csv"
+    export_release(energy, [], PrivacySettings(), out, ExportOptions("uniform"))
+    assert list(pd.read_csv(out).columns) == ["timestamp", "kwh"]
+    assert pd.read_csv(out)["timestamp"].iloc[0] == "2013-01-01 00:00:00"
+
+
+def test_seeded_export_is_reproducible_and_says_so(tmp_path, energy):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    for p in (a, b):
+        export_release(energy, [3], PrivacySettings(), p, ExportOptions("adaptive", seed=7))
+    assert a.read_text() == b.read_text()
+    assert json.loads((tmp_path / "a.csv.json").read_text())["seeded"] is True
+    c = tmp_path / "c.csv"
+    export_release(energy, [3], PrivacySettings(), c, ExportOptions("adaptive"))
+    assert c.read_text() != a.read_text()
+
+
+def test_refuses_failing_baseline_and_overwrite_and_input(tmp_path, energy):
+    with pytest.raises(GuaranteeError):
+        export_release(energy, [1], PrivacySettings(), tmp_path / "e.csv", ExportOptions("event"))
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "x.csv"
+    out.write_text("old")
+    with pytest.raises(ExportError, match="already exists"):
+        export_release(energy, [], PrivacySettings(), out, ExportOptions("uniform"))
+    assert out.read_text() == "old"
+    with pytest.raises(ExportError, match="input"):
+        export_release(energy, [], PrivacySettings(), ENERGY, ExportOptions("uniform", force=True))
+    with pytest.raises(ExportError, match="folder"):
+        export_release(energy, [], PrivacySettings(), tmp_path, ExportOptions("uniform"))
+
+
+def test_refuses_when_input_changed(tmp_path):
+    src = tmp_path / "in.csv"
+    src.write_bytes(ENERGY.read_bytes())
+    s = load_series(src)
+    with open(src, "a") as f:
+        f.write("2013-02-01 00:00:00,1.0\n")
+    with pytest.raises(ExportError, match="changed since it was opened"):
+        export_release(s, [], PrivacySettings(), tmp_path / "o.csv", ExportOptions("uniform"))
+    src.unlink()
+    with pytest.raises(ExportError, match="cannot be read"):
+        export_release(s, [], PrivacySettings(), tmp_path / "o.csv", ExportOptions("uniform"))
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_injected_guarantee_failure_leaves_nothing(tmp_path, energy, monkeypatch):
+    """An allocation that fails the independent check is refused even after it has been written out."""
+    real = export_mod.fixed_budgets
+
+    def broken(scheme, n, landmarks, eps_a):
+        b = real(scheme, n, landmarks, eps_a)
+        return b * 1.5 if scheme == "uniform" else b
+
+    # The pre-flight check must catch it …
+    monkeypatch.setattr(export_mod, "fixed_budgets", broken)
+    with pytest.raises(GuaranteeError):
+        export_release(energy, [1, 2], PrivacySettings(), tmp_path / "u.csv", ExportOptions("uniform"))
+    # … and so must the final check, if a bug slipped past the first one.
+    monkeypatch.setattr(export_mod, "preflight", lambda *a, **k: (np.array([1, 2]), export_mod.resolve_backend(
+        "numeric", None)))
+    with pytest.raises(GuaranteeError):
+        export_release(energy, [1, 2], PrivacySettings(), tmp_path / "u.csv", ExportOptions("uniform"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cancel_leaves_nothing_and_keeps_old_file(tmp_path, energy):
+    out = tmp_path / "r.csv"
+    out.write_text("previous release")
+    calls = []
+
+    def cancel():
+        calls.append(1)
+        return len(calls) > 2
+
+    with pytest.raises(Cancelled):
+        export_release(energy, [], PrivacySettings(), out, ExportOptions("uniform", force=True, chunk_rows=100),
+                       should_cancel=cancel)
+    assert out.read_text() == "previous release"
+    assert leftovers(tmp_path) == []
+
+
+def test_disk_full_is_one_clear_message_and_leaves_nothing(tmp_path, energy, monkeypatch):
+    real = export_mod._ChunkWriter.write
+    state = {"n": 0}
+
+    def failing(self, *a, **k):
+        state["n"] += 1
+        if state["n"] == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(export_mod._ChunkWriter, "write", failing)
+    with pytest.raises(ExportError, match="disk is full"):
+        export_release(energy, [], PrivacySettings(), tmp_path / "r.csv",
+                       ExportOptions("skip", chunk_rows=100))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_permission_denied(tmp_path, energy, monkeypatch):
+    # As root a read-only folder is still writable, so inject the refusal where the file is created.
+    from lmdk_gui.core import writers
+
+    def deny(*a, **k):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+    monkeypatch.setattr(writers.tempfile, "mkstemp", deny)
+    with pytest.raises(ExportError, match="permission denied"):
+        export_release(energy, [], PrivacySettings(), tmp_path / "r.csv", ExportOptions("uniform"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_progress_reports_rows(tmp_path, energy):
+    seen = []
+    export_release(energy, [], PrivacySettings(), tmp_path / "r.csv", ExportOptions("uniform", chunk_rows=200),
+                   progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(200, 744), (400, 744), (600, 744), (744, 744)]
+
+
+@pytest.mark.parametrize("path,opts,cols", [
+    (SAMPLES / "gps_bus_limerick.csv", {}, ["timestamp", "lat", "lon"]),
+    (SAMPLES / "contacts_person1672.csv", {"kind": "categorical", "duplicates": "first"}, ["timestamp", "contact"]),
+])
+@pytest.mark.parametrize("scheme", ["uniform", "skip", "adaptive"])
+def test_other_kinds(tmp_path, path, opts, cols, scheme):
+    s = load_series(path, **opts)
+    out = tmp_path / "r.csv"
+    export_release(s, np.arange(5, 50), PrivacySettings(), out, ExportOptions(scheme))
+    df = pd.read_csv(out, dtype=str)
+    assert list(df.columns) == cols and len(df) == s.n
+    if s.kind == "categorical":
+        assert set(df["contact"]) <= set(s.categories)
+        assert df["timestamp"].iloc[0] == "1353304000"  # epoch seconds written back as epoch seconds
+
+
+def test_opendp_backend(tmp_path, energy):
+    out = tmp_path / "r.csv"
+    res = export_release(energy, [4], PrivacySettings(), out, ExportOptions("uniform", backend="opendp"))
+    assert "opendp" in res.backend
+    assert json.loads((tmp_path / "r.csv.json").read_text())["noise_backend"].startswith("opendp")
+    with pytest.raises(ExportError, match="Adaptive"):
+        export_release(energy, [4], PrivacySettings(), tmp_path / "a.csv", ExportOptions("adaptive", backend="opendp"))
