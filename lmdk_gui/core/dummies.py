@@ -79,7 +79,7 @@ UTILITY_LABELS = {"count": "Fewer dummies", "distance": "Dummies near landmarks"
 #: Default share of ε spent on the selection (thesis §5.3.2: 1 % or less).
 DEFAULT_SHARE = 0.01
 
-#: Optimal enumerates |T \ L|! chains: 10 regular events take ≈ 0.06 s, 11 ≈ 0.8 s, 12 ≈ 10 s (measured,
+#: Optimal enumerates |T \ L|! chains: 10 regular events take ≈ 0.1 s, 11 ≈ 1 s, 12 ≈ 16 s (measured,
 #: tests/benchmarks/bench_dummies.py). Beyond 11 regular events Optimal is refused.
 OPTIMAL_MAX_REGULAR = 11
 
