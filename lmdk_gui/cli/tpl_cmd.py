@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     n = sel.series.n
     releases = compute_all(sel.series, sel.landmarks, sel.settings, UnitNoise(n, args.seed))
     curves = landmark_tpl_for_schemes(releases, model)
-    rows = []
+    rows: list[dict[str, object]] = []
     for s in ALL_SCHEMES:
         c = curves[s]
         nc = no_correlation_value(releases[s].budgets, releases[s].landmarks)
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             write_curve(args.curve, curves)
         except OSError as e:
             raise ValueError(f"{args.curve}: cannot write the curve ({e.strerror or e})") from None
-    corr = {"description": model.description, "states": model.states}
+    corr: dict[str, object] = {"description": model.description, "states": model.states}
     if args.s is not None:
         corr["s"] = args.s
     else:
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{SCHEME_LABELS[r['scheme']]:<12} {r['max_tpl']:>17.6g} {r['max_tpl_row']:>7} "
+        print(f"{SCHEME_LABELS[str(r['scheme'])]:<12} {r['max_tpl']:>17.6g} {r['max_tpl_row']:>7} "
               f"{r['no_correlation_max']:>14.6g} {r['epsilon']:>8.6g}")
     if args.curve:
         print(f"per-event curves written to {args.curve}")

@@ -8,8 +8,9 @@ every event with the loss function; the ratio says how many such passes the land
 Also checks the O(n) algorithm against fresh runs (the literal definition, one t at a time) on a sample
 of events, and reports the largest difference.
 
-``python tests/benchmarks/bench_tpl.py --study`` additionally runs the thesis' §5.2.2 synthetic study and
-prints its records as JSON lines (used for /work/notes/tpl.md).
+``python tests/benchmarks/bench_tpl.py --study [--figures resources/figures]`` additionally runs the
+thesis' §5.2.2 synthetic study, prints its records as JSON lines and optionally draws
+``tpl_study.png`` / ``tpl_study_gap.png`` (pyqtgraph, offscreen).
 """
 
 from __future__ import annotations
@@ -108,6 +109,49 @@ def bench_general_path() -> dict[str, object]:
             "ratio": round(ours / baseline, 2)}
 
 
+def plot_study(records: list[dict], key: str, title: str, path: str) -> None:
+    """Three panels (weak / moderate / strong correlation) like the thesis' Fig. 5.3, drawn with pyqtgraph
+    offscreen and exported as PNG."""
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import pyqtgraph as pg
+    import pyqtgraph.exporters
+    from PySide6.QtCore import Qt
+
+    pg.mkQApp()
+    pg.setConfigOptions(antialias=True, background="w", foreground="k")
+    win = pg.GraphicsLayoutWidget()
+    win.resize(1500, 500)
+    win.addLabel(title, row=0, col=0, colspan=3)
+    colours = {"skewed": (31, 119, 180), "symmetric": (255, 127, 14), "bimodal": (44, 160, 44),
+               "uniform": (214, 39, 40)}
+    symbols = {"skewed": "o", "symmetric": "s", "bimodal": "t", "uniform": "d"}
+    ymax = max(r[key] for r in records) * 1.05
+    for col, (s, name) in enumerate(((1.0, "weak"), (0.1, "moderate"), (0.01, "strong"))):
+        plot = win.addPlot(row=1, col=col, title=f"{name} correlation (s = {s:g})")
+        plot.addLegend(offset=(-10, 10))
+        plot.setLabel("bottom", "landmarks (%)")
+        plot.setLabel("left", "max landmark TPL" if col == 0 else "")
+        plot.setYRange(0, ymax)
+        plot.showGrid(y=True, alpha=0.3)
+        for dist, colour in colours.items():
+            rows = [r for r in records if r["s"] == s and r["distribution"] == dist]
+            x = [100 * r["fraction"] for r in rows]
+            plot.plot(x, [r[key] for r in rows], pen=pg.mkPen(colour, width=2), symbol=symbols[dist],
+                      symbolBrush=colour, symbolPen=colour, name=dist)
+        base = [r for r in records if r["s"] == s and r["distribution"] == "uniform"]
+        plot.plot([100 * r["fraction"] for r in base], [r["no_correlation"] for r in base],
+                  pen=pg.mkPen("k", width=2, style=Qt.PenStyle.DashLine), name="no correlation")
+    win.show()
+    for _ in range(3):
+        pg.QtWidgets.QApplication.processEvents()
+    exporter = pyqtgraph.exporters.ImageExporter(win.scene())
+    exporter.parameters()["width"] = 1500
+    exporter.export(path)
+    win.close()
+
+
 def main() -> int:
     for s, dist, budgets in ((0.01, "uniform", "uniform"), (0.1, "uniform", "random"),
                              (0.01, "skewed", "uniform"), (1.0, "bimodal", "random")):
@@ -115,9 +159,17 @@ def main() -> int:
     print(json.dumps(bench_general_path()), flush=True)
     if "--study" in sys.argv:
         start = time.perf_counter()
-        for rec in synthetic_study():
+        records = synthetic_study()
+        elapsed = time.perf_counter() - start
+        for rec in records:
             print(json.dumps({"figure": "study_5_2_2", **rec}), flush=True)
-        print(json.dumps({"figure": "study_5_2_2_time", "seconds": round(time.perf_counter() - start, 3)}))
+        print(json.dumps({"figure": "study_5_2_2_time", "seconds": round(elapsed, 3)}))
+        if "--figures" in sys.argv:
+            folder = sys.argv[sys.argv.index("--figures") + 1]
+            plot_study(records, "max_tpl", "Landmark temporal privacy loss (Definition 10), Uniform, "
+                       "ε = 1, n = 100, mean of 100 landmark draws", f"{folder}/tpl_study.png")
+            plot_study(records, "max_gap_tpl", "Diagnostic gap_tpl (landmark sum + the regular event's own "
+                       "TPL inside its gap), same setting", f"{folder}/tpl_study_gap.png")
     return 0
 
 
