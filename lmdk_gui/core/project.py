@@ -22,7 +22,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -159,7 +159,9 @@ def _time_strings(times: np.ndarray) -> list[str]:
     if t.size == 0:
         return []
     ns = t.astype(np.int64)
-    unit = next(u for u, q in (("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1)) if np.all(ns % q == 0))
+    units: tuple[tuple[Literal["s", "ms", "us", "ns"], int], ...] = (
+        ("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1))
+    unit = next(u for u, q in units if np.all(ns % q == 0))
     return np.datetime_as_string(t, unit=unit).tolist()
 
 
