@@ -693,7 +693,8 @@ def _sweep_stay(series: Series, target: int, vary: str, fixed: dict[str, Any]
 
     The stay count is not strictly monotone in Δl or Δt (a longer stay can end the scan at a different
     place), so the search keeps the best value it has seen rather than trusting monotonicity. Distances are
-    whole metres (the thesis' settings are, e.g. 2095 m); durations are multiples of 0.1 minute.
+    whole metres (the thesis' settings are, e.g. 2095 m); durations are multiples of 0.01 minute
+    (0.6 s, finer than 1 Hz GPS sampling).
     """
     params = {"distance_m": 200.0, "duration_min": 30.0, **{k: v for k, v in fixed.items() if v is not None}}
     params = {k: _number(v, k, minimum=0.0) for k, v in params.items()}
@@ -703,9 +704,9 @@ def _sweep_stay(series: Series, target: int, vary: str, fixed: dict[str, Any]
         hi = max(math.ceil(_track_extent_m(series)) + 1.0, 1.0)
         grid = np.unique(np.concatenate(([0.0], np.round(np.geomspace(1.0, hi, 24)))))
     else:
-        step = 0.1
-        hi = max(math.ceil(float(t[-1] - t[0]) / _NS_PER_MIN * 10) / 10 + step, step)
-        grid = np.unique(np.concatenate(([0.0], np.round(np.geomspace(step, hi, 24), 1))))
+        step = 0.01
+        hi = max(math.ceil(float(t[-1] - t[0]) / _NS_PER_MIN * 100) / 100 + step, step)
+        grid = np.unique(np.concatenate(([0.0], np.round(np.geomspace(step, hi, 24), 2))))
     seen: dict[float, int] = {}
 
     def c(v: float) -> int:
@@ -736,26 +737,85 @@ def _sweep_stay(series: Series, target: int, vary: str, fixed: dict[str, Any]
     return params, stay_points(series, **params)
 
 
-def _sweep_category(series: Series, target: int) -> tuple[dict[str, Any], np.ndarray]:
-    """Greedy: add categories from the most to the least frequent while the count stays ≤ target, then add
-    the one remaining category that brings the count closest if that beats stopping short.
+def _greedy_fill(freq: np.ndarray, order: np.ndarray, target: int, seed: int | None) -> tuple[list[int], int]:
+    """Optionally start with ``seed``, add categories in ``order`` while the total stays ≤ target, then add the
+    one category that overshoots least if that is closer than stopping short."""
+    chosen = [] if seed is None else [seed]
+    total = 0 if seed is None else int(freq[seed])
+    for code in order:
+        c = int(code)
+        f = int(freq[c])
+        if f and c != seed and total + f <= target:
+            chosen.append(c)
+            total += f
+    if total < target:
+        taken = set(chosen)
+        rest = [int(c) for c in order if freq[c] > 0 and int(c) not in taken]
+        if rest:
+            over = min(rest, key=lambda c: abs(total + int(freq[c]) - target))
+            if abs(total + int(freq[over]) - target) < target - total:
+                chosen.append(over)
+                total += int(freq[over])
+    return chosen, total
 
-    (The thesis extended its Copenhagen device lists in ascending id order; a greedy fill gets closer.)"""
+
+#: Largest subset-sum table (items × sums, in bits) solved exactly; above it the greedy fill is used.
+_SUBSET_BITS = 200_000_000
+
+
+def _closest_subset(freq: np.ndarray, codes: list[int], target: int) -> list[int] | None:
+    """Exact subset sum with Python integers as bitsets: the categories whose counts add up closest to the
+    target (ties: the smaller total). ``None`` when the table would exceed :data:`_SUBSET_BITS`."""
+    bound = 2 * target  # a total above 2·target is farther than the empty set
+    items = [c for c in codes if 0 < int(freq[c]) <= bound]
+    if not items or len(items) * (bound + 1) > _SUBSET_BITS:
+        return None if items else []
+    mask = (1 << (bound + 1)) - 1
+    reach = [1]
+    for c in items:
+        reach.append((reach[-1] | (reach[-1] << int(freq[c]))) & mask)
+    final = reach[-1]
+    below = final & ((1 << (target + 1)) - 1)
+    best = below.bit_length() - 1  # largest reachable total <= target (0 is always reachable)
+    above = final >> target
+    if above:
+        up = target + ((above & -above).bit_length() - 1)  # smallest reachable total >= target
+        if up - target < target - best:
+            best = up
+    chosen = []
+    for i in range(len(items), 0, -1):  # walk back: skip item i when the total was reachable without it
+        if not (reach[i - 1] >> best) & 1:
+            chosen.append(items[i - 1])
+            best -= int(freq[items[i - 1]])
+    assert best == 0
+    return chosen
+
+
+def _sweep_category(series: Series, target: int) -> tuple[dict[str, Any], np.ndarray]:
+    """Categories whose events add up as close as possible to the target: an exact subset sum (bitset
+    dynamic programme) when the table is small enough (always for a few hundred categories), otherwise
+    greedy fills from the most to the least frequent category, once plainly and once forced to start with
+    each of the 64 most frequent ones; the closest total wins, then the fewer categories.
+
+    (The thesis extended its Copenhagen device lists in ascending id order by hand; this finds the closest
+    list directly.)"""
     assert series.categories is not None
     freq = np.bincount(series.values, minlength=len(series.categories))
     order = np.argsort(-freq, kind="stable")
-    chosen: list[int] = []
-    total = 0
-    for code in order:
-        f = int(freq[code])
-        if f and total + f <= target:
-            chosen.append(int(code))
-            total += f
-    rest = [int(c) for c in order if int(c) not in set(chosen) and freq[c] > 0]
-    if rest and total < target:
-        over = min(rest, key=lambda c: abs(total + int(freq[c]) - target))
-        if abs(total + int(freq[over]) - target) < target - total:
-            chosen.append(over)
+    exact = _closest_subset(freq, [int(c) for c in order], target)
+    if exact is not None:
+        chosen = exact
+    else:
+        seeds: list[int | None] = [None, *(int(c) for c in order[:64] if freq[c] > 0)]
+        best: tuple[list[int], int] | None = None
+        for seed in seeds:
+            picked, total = _greedy_fill(freq, order, target, seed)
+            if best is None or (abs(total - target), len(picked)) < (abs(best[1] - target), len(best[0])):
+                best = (picked, total)
+            if total == target:
+                break
+        assert best is not None
+        chosen = best[0]
     labels = [series.categories[c] for c in sorted(chosen)]
     params = {"values": labels}
     return params, category_membership(series, labels)
@@ -801,7 +861,7 @@ def rule_for_percentage(series: Series, rule: str | Rule, target_percent: float,
 
     * threshold: ``below`` (or ``vary="above"``) over the data's distinct values, by bisection (the count
       is monotone), so the result is exact up to ties in the data;
-    * stay: ``distance_m`` in whole metres (or ``vary="duration_min"`` in 0.1 min steps) with the other
+    * stay: ``distance_m`` in whole metres (or ``vary="duration_min"`` in 0.01 min steps) with the other
       fixed (default Δt = 30 min as in the thesis' T-drive settings), by a grid then bisection;
     * category: ``values``, a greedy fill by frequency (see :func:`_sweep_category`);
     * changepoints: ``penalty``, read off the nested binary-segmentation splits: the best count any penalty

@@ -370,6 +370,22 @@ def test_percentage_category_greedy():
     assert sg.rule_for_percentage(s, "category", 0) == ({"values": []}, pytest.approx(np.zeros(0)))
 
 
+def test_percentage_category_exact_on_contacts(contacts):
+    # two contacts hold 44.6 % and 44.2 % of the events, 28 others the remaining 11.3 %
+    params, rows = sg.rule_for_percentage(contacts, "category", 80)
+    assert params == {"values": ["1170", "1613"]} and rows.size == 2015
+    params, rows = sg.rule_for_percentage(contacts, "category", 40)
+    assert params == {"values": ["1170"]}
+
+
+def test_percentage_category_greedy_fallback(monkeypatch, contacts):
+    monkeypatch.setattr(sg, "_SUBSET_BITS", 10)
+    params, rows = sg.rule_for_percentage(contacts, "category", 40)
+    assert params == {"values": ["1170"]}  # seeded fill: one big contact alone (a plain fill gives 55.4 %)
+    s = Series.from_arrays(np.array(list("aaaaabbbcc")), kind="categorical")
+    assert sg.rule_for_percentage(s, "category", 30)[0] == {"values": ["b"]}
+
+
 def test_percentage_changepoints_is_the_best_penalty(energy_jan):
     # binary segmentation stops a whole branch at once, so some counts are not reachable by any penalty;
     # the sweep must find the best reachable one
