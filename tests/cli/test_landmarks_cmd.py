@@ -81,10 +81,18 @@ def test_stay_defaults_and_json(capsys):
     assert doc["landmarks"] == sg.stay_points(load_series(GPS), distance_m=50, duration_min=30).size
 
 
-def test_category_and_changepoints(capsys, energy):
+def test_category_and_changepoints(tmp_path, capsys, energy):
     code, out, _ = run(capsys, "landmarks", CONTACTS, *CONTACT_OPTS, "--rule", "category", "--values",
                        "1651, 1164")
     assert code == 0 and "65 of 2271 events" in out
+    # epoch timestamps are written back as epoch seconds and read back to the same rows
+    out_file = tmp_path / "c.csv"
+    assert run(capsys, "landmarks", CONTACTS, *CONTACT_OPTS, "--rule", "category", "--values", "1651,1164",
+               "-o", str(out_file))[0] == 0
+    assert out_file.read_text().splitlines()[1] == "1353408380,223"
+    contacts = load_series(CONTACTS, kind="categorical", duplicates="first")
+    np.testing.assert_array_equal(read_landmark_file(out_file, contacts),
+                                  sg.category_membership(contacts, ["1651", "1164"]))
     code, out, _ = run(capsys, "landmarks", ENERGY, "--duplicates", "first", "--rule", "changepoints", "--json")
     doc = json.loads(out)
     assert doc["landmarks"] == sg.change_points(energy).size
