@@ -7,8 +7,8 @@ every privacy setting, the preview seed, and the GUI's view state as an opaque J
 
 **A project file is private**: it contains the landmark positions, the very thing the landmark-privacy
 schemes protect (DESIGN §2, thesis §4.2). The file says so twice (``"private": true`` and a ``"comment"``),
-and it is written through :class:`~lmdk_gui.core.writers.AtomicFile`, whose temporary file is created with
-owner-only permissions (``mkstemp``: 0600 on POSIX) that the final rename keeps.
+and it is written atomically (:class:`~lmdk_gui.core.writers.AtomicFile`) with owner-only permissions for a
+new file (0600 on POSIX; a replaced file keeps its own).
 
 Public API: :class:`Project`, :class:`ColumnChoice`, :func:`save_project`, :func:`load_project`,
 :func:`resolve_data_path`, :func:`check_data`, :func:`landmarks_by_time`, :class:`ProjectError` (a
@@ -216,9 +216,28 @@ def save_project(path: str | os.PathLike, project: Project) -> None:
     # landmark lists on one line each (a 10^5-landmark project stays readable and small)
     text = text.replace(f'"@rows-{token}"', json.dumps(rows.tolist()))
     text = text.replace(f'"@times-{token}"', json.dumps(_time_strings(times)))
-    with AtomicFile(p) as af:
+    with _PrivateAtomicFile(p) as af:
         af.file.write(text + "\n")
         af.commit()
+
+
+class _PrivateAtomicFile(AtomicFile):
+    """:class:`AtomicFile` whose *new* files are owner-only (0600 on POSIX) instead of the umask default:
+    a project holds the landmark positions. A file being replaced keeps its own permissions (the user's
+    choice). The mode is set on the temporary file before the rename, so there is no moment at which the
+    complete project is readable by others."""
+
+    def commit(self) -> None:
+        self.finish()
+        self.file.close()
+        assert self.tmp_path is not None
+        try:
+            mode = self.target.stat().st_mode & 0o7777
+        except OSError:
+            mode = 0o600
+        os.chmod(self.tmp_path, mode)
+        os.replace(self.tmp_path, self.target)
+        self.committed = True
 
 
 # ------------------------------------------------------------------------------------------- reading

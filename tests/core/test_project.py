@@ -284,3 +284,14 @@ def test_relative_path_is_relative_to_the_project_file(tmp_path, data_file, monk
     doc = json.loads((tmp_path / "here.lmdk.json").read_text(encoding="utf-8"))
     assert doc["input"]["relative_path"] == "work/data/energy.csv"
     assert doc["input"]["path"] == str(data_file)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_replaced_project_keeps_its_permissions(tmp_path, data_file):
+    _, proj = make_project(data_file)
+    out = tmp_path / "p.lmdk.json"
+    save_project(out, proj)
+    assert out.stat().st_mode & 0o777 == 0o600
+    os.chmod(out, 0o640)
+    save_project(out, proj)
+    assert out.stat().st_mode & 0o777 == 0o640
