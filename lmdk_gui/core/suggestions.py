@@ -585,12 +585,22 @@ def count(series: Series, rule: str | Rule, **params: Any) -> tuple[int, float]:
 
 
 def _track_extent_m(series: Series) -> float:
-    """Great-circle diagonal of the track's lat/lon bounding box: no two points are farther apart (away
-    from the antimeridian), so a stay radius beyond it changes nothing."""
+    """The largest great-circle distance between corners of the track's lat/lon bounding box: about the
+    largest distance between two fixes (exact for city-sized tracks), used as the top of a slider."""
     v = series.values
-    lo = np.array([[v[:, 0].min(), v[:, 1].min()]])
-    hi = np.array([[v[:, 0].max(), v[:, 1].max()]])
-    return float(haversine(lo, hi)[0])
+    la, lo = (v[:, 0].min(), v[:, 0].max()), (v[:, 1].min(), v[:, 1].max())
+    corners = np.array([[a, b] for a in la for b in lo])
+    i, j = np.triu_indices(4, 1)
+    return float(haversine(corners[i], corners[j]).max())
+
+
+def _track_bound_m(series: Series) -> float:
+    """A sure upper bound on the distance between any two fixes: twice the largest distance from the first
+    fix (triangle inequality), capped at half the Earth's circumference. A stay radius at or beyond it puts
+    every fix within reach of every other."""
+    v = series.values
+    far = float(haversine(np.broadcast_to(v[:1], v.shape), v).max())
+    return min(2.0 * far, math.pi * EARTH_RADIUS_M)
 
 
 def defaults(series: Series, rule: str | Rule) -> dict[str, Any]:
@@ -701,7 +711,7 @@ def _sweep_stay(series: Series, target: int, vary: str, fixed: dict[str, Any]
     t = _times_ns(series)
     if vary == "distance_m":
         step = 1.0
-        hi = max(math.ceil(_track_extent_m(series)) + 1.0, 1.0)
+        hi = max(math.ceil(_track_bound_m(series)) + 1.0, 1.0)
         grid = np.unique(np.concatenate(([0.0], np.round(np.geomspace(1.0, hi, 24)))))
     else:
         step = 0.01
