@@ -326,6 +326,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                     progress(done, n)
             if n == 0 and progress is not None:
                 progress(0, 0)
+            if cancelled():  # a cancel that arrives after the last chunk still wins: nothing is renamed
+                raise Cancelled("export cancelled")
             result = check_guarantee(budgets, lm, settings.epsilon)
             if not result.holds:
                 raise GuaranteeError(result, scheme)

@@ -118,12 +118,12 @@ def _parse_times(vals: pd.Series, series: Series) -> np.ndarray | None:
 
 
 def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarray) -> None:
-    """Write a landmark list (``timestamp`` and ``row`` columns), atomically."""
+    """Write a landmark list (``timestamp`` and ``row`` columns), atomically; a new file is owner-only."""
     rows = np.asarray(rows, dtype=np.int64)
     fmt = series.source.time_format if series.source is not None else "iso"
     if fmt == "date+hour":
         fmt = "iso"
     df = pd.DataFrame({"timestamp": format_timestamps(series.times[rows], fmt), "row": rows})
-    with AtomicFile(path) as af:
+    with AtomicFile(path, private=True) as af:
         df.to_csv(af.file, index=False, lineterminator="\n")
         af.commit()

@@ -216,28 +216,9 @@ def save_project(path: str | os.PathLike, project: Project) -> None:
     # landmark lists on one line each (a 10^5-landmark project stays readable and small)
     text = text.replace(f'"@rows-{token}"', json.dumps(rows.tolist()))
     text = text.replace(f'"@times-{token}"', json.dumps(_time_strings(times)))
-    with _PrivateAtomicFile(p) as af:
+    with AtomicFile(p, private=True) as af:
         af.file.write(text + "\n")
         af.commit()
-
-
-class _PrivateAtomicFile(AtomicFile):
-    """:class:`AtomicFile` whose *new* files are owner-only (0600 on POSIX) instead of the umask default:
-    a project holds the landmark positions. A file being replaced keeps its own permissions (the user's
-    choice). The mode is set on the temporary file before the rename, so there is no moment at which the
-    complete project is readable by others."""
-
-    def commit(self) -> None:
-        self.finish()
-        self.file.close()
-        assert self.tmp_path is not None
-        try:
-            mode = self.target.stat().st_mode & 0o7777
-        except OSError:
-            mode = 0o600
-        os.chmod(self.tmp_path, mode)
-        os.replace(self.tmp_path, self.target)
-        self.committed = True
 
 
 # ------------------------------------------------------------------------------------------- reading

@@ -73,8 +73,13 @@ class AtomicFile:
     folder and renames it onto ``target`` only in :meth:`commit`; leaving the block without committing (or
     with an exception) deletes the temp file."""
 
-    def __init__(self, target: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> None:
+    def __init__(self, target: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8", *,
+                 private: bool = False) -> None:
+        """``private=True`` gives a *new* file owner-only permissions (0600) — for files that hold landmark
+        positions (projects, landmark lists). A replaced file always keeps its own permissions. The mode is
+        set on the temporary file before the rename, so the complete file is never readable by others."""
         self.target = Path(target)
+        self.private = private
         self.mode = mode
         self.encoding = encoding if "b" not in mode else None
         self.tmp_path: Path | None = None
@@ -109,7 +114,7 @@ class AtomicFile:
         try:  # keep the permissions of the file we replace, or give a new file the usual ones
             mode = self.target.stat().st_mode & 0o7777
         except OSError:
-            mode = _DEFAULT_MODE
+            mode = 0o600 if self.private else _DEFAULT_MODE
         os.chmod(self.tmp_path, mode)
         os.replace(self.tmp_path, self.target)
         self.committed = True

@@ -8,8 +8,10 @@ Automation contract (tests and scripting rely on it):
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +46,8 @@ from .session import Session
 from .settings_panel import SettingsPanel
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
+#: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
+EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui")
 DEFAULT_SAMPLE = SAMPLES / "energy_hue_2013_jan.csv"
 MAX_RECENT = 8
 
@@ -76,6 +80,10 @@ class MainWindow(QMainWindow):
         self._loader.failed.connect(self._on_load_failed)
         self._pending_load: tuple[str, dict] | None = None
         self.export_job: ExportJob | None = None
+        #: Callables asked before the window closes / before a user action replaces the series; each returns
+        #: True to go on (e.g. "save unsaved changes?"). Scripted ``open_series`` does not ask.
+        self.close_guards: list[Callable[[], bool]] = []
+        self.replace_guards: list[Callable[[], bool]] = []
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self._build_views()
@@ -83,6 +91,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_status()
         self._connect_session()
+        self._install_extensions()
         self._update_title()
         if path is not None:
             self.open_series(path)
@@ -208,6 +217,20 @@ class MainWindow(QMainWindow):
         about = self._action("&About lmdk_gui", "aboutAction", self._about)
         help_menu.addAction(about)
 
+    def _install_extensions(self) -> None:
+        self.extensions = {}
+        for name in EXTENSIONS:
+            try:
+                mod = importlib.import_module(f"{__package__}.{name}")
+            except ModuleNotFoundError as e:  # a feature module not built yet
+                if e.name == f"{__package__}.{name}":
+                    continue
+                raise
+            self.extensions[name] = mod.install(self)
+
+    def _guards_allow(self, guards: list[Callable[[], bool]]) -> bool:
+        return all(g() for g in list(guards))
+
     def _build_status(self) -> None:
         sb = self.statusBar()
         self.status_events = QLabel()
@@ -288,14 +311,18 @@ class MainWindow(QMainWindow):
         self.seriesLoaded.emit(path)
 
     def open_dialog(self) -> None:
+        if not self._guards_allow(self.replace_guards):
+            return
         start = str(Path(self._settings.value("lastFile", str(SAMPLES), type=str)).parent)
         path, _ = QFileDialog.getOpenFileName(self, "Open time series", start,
                                               "Time series (*.csv *.tsv *.txt *.parquet);;All files (*)")
         if path:
-            self.import_with_dialog(path)
+            self.import_with_dialog(path, ask=False)
 
-    def import_with_dialog(self, path: str) -> None:
+    def import_with_dialog(self, path: str, *, ask: bool = True) -> None:
         """Show the import dialog for ``path`` and load it with the chosen columns."""
+        if ask and not self._guards_allow(self.replace_guards):
+            return
         try:
             preview = inspect_table(path)
         except LoadError as e:
@@ -559,6 +586,9 @@ class MainWindow(QMainWindow):
         return ans == QMessageBox.StandardButton.Yes
 
     def closeEvent(self, ev):  # noqa: N802 - Qt naming
+        if not self._guards_allow(self.close_guards):
+            ev.ignore()
+            return
         job = self.export_job
         if job is not None and job.is_running():
             if not self.confirm_cancel_export():

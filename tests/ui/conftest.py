@@ -14,9 +14,9 @@ def _no_mouse_rate_limit():
 
 
 @pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
+def isolated_settings(tmp_path_factory, monkeypatch):
     """Never read or write the user's real preferences (recent files, last file)."""
-    monkeypatch.setenv("LMDK_GUI_SETTINGS", str(tmp_path / "lmdk_gui_test.ini"))
+    monkeypatch.setenv("LMDK_GUI_SETTINGS", str(tmp_path_factory.mktemp("settings") / "lmdk_gui_test.ini"))
 
 
 @pytest.fixture

@@ -1,0 +1,135 @@
+"""Export from the window (issue 4): the background job, cancel, failures, the dialog, closing mid-export."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmdk_gui.core import export as export_mod
+from lmdk_gui.core.guarantee import check_guarantee
+from lmdk_gui.ui.export import ExportDialog
+
+from .conftest import wait_preview
+
+
+def test_finished_export_has_columns_rows_and_sidecar(qtbot, window, tmp_path):
+    s = window.session
+    s.add_range(100, 180)
+    out = tmp_path / "release.csv"
+    job = window.export_release(out, "adaptive", include_budget=True)
+    with qtbot.waitSignal(job.finished, timeout=30_000) as blocker:
+        pass
+    assert blocker.args == [str(out)]
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["timestamp", "kwh", "epsilon"]
+    assert len(df) == s.n
+    assert check_guarantee(df["epsilon"].to_numpy(), np.arange(100, 181), s.epsilon).holds
+    side = json.loads((tmp_path / "release.csv.json").read_text())
+    assert side["guarantee_holds"] is True and side["scheme"] == "adaptive"
+    assert not window.export_progress.isVisible()
+
+
+def test_snapshot_isolates_edits_made_during_export(qtbot, window, tmp_path):
+    s = window.session
+    s.add_range(0, 9)
+    job = window.export_release(tmp_path / "r.csv", "uniform", include_budget=True)
+    s.add_range(300, 400)  # after the job started: must not change what is written
+    s.set_epsilon(5.0)
+    with qtbot.waitSignal(job.finished, timeout=30_000):
+        pass
+    eps = pd.read_csv(tmp_path / "r.csv")["epsilon"].to_numpy()
+    assert np.allclose(eps, eps[0]) and eps[0] == pytest.approx(1.0 / 11, rel=1e-9)
+
+
+def test_progress_and_cancel_leave_nothing(qtbot, window, tmp_path, monkeypatch):
+    out = tmp_path / "r.csv"
+    real = export_mod._ChunkWriter.write
+    progress = []
+
+    def write_then_cancel(self, *a, **k):  # cancel as soon as the first chunk is written
+        real(self, *a, **k)
+        window.export_job.cancel()
+
+    monkeypatch.setattr(export_mod._ChunkWriter, "write", write_then_cancel)
+    job = window.export_release(out, "uniform")
+    job.progress.connect(lambda d, t: progress.append((d, t)))
+    with qtbot.waitSignal(job.cancelled, timeout=30_000):
+        pass
+    assert list(tmp_path.iterdir()) == []
+    assert "cancelled" in window.statusBar().currentMessage()
+    assert progress and progress[0][1] == window.session.n
+
+
+def test_injected_disk_full_reports_and_leaves_nothing(qtbot, window, tmp_path, monkeypatch):
+    def full(self, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(export_mod._ChunkWriter, "write", full)
+    job = window.export_release(tmp_path / "r.csv", "skip")
+    with qtbot.waitSignal(job.failed, timeout=30_000) as blocker:
+        pass
+    assert "disk is full" in blocker.args[0]
+    assert "disk is full" in window.last_error
+    assert list(tmp_path.iterdir()) == []
+    window._error_box.close()
+
+
+def test_failing_baseline_is_refused(qtbot, window, tmp_path):
+    window.session.toggle_landmark(3)
+    job = window.export_release(tmp_path / "e.csv", "event")
+    with qtbot.waitSignal(job.failed, timeout=30_000) as blocker:
+        pass
+    assert "landmark-privacy check" in blocker.args[0]
+    assert list(tmp_path.iterdir()) == []
+    window._error_box.close()
+
+
+def test_dialog_disables_failing_baselines_and_summarises(qtbot, window, tmp_path):
+    window.session.add_range(5, 9)
+    wait_preview(qtbot, window)
+    dlg = ExportDialog(window.session.snapshot(), "skip", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    model = dlg.scheme.model()
+    enabled = {dlg.scheme.itemData(i): model.item(i).isEnabled() for i in range(dlg.scheme.count())}
+    assert enabled == {"uniform": True, "skip": True, "adaptive": True, "event": False, "user": True}
+    assert dlg.scheme.currentData() == "skip"
+    text = dlg.summary.text()
+    assert "Skip" in text and "5 landmark" in text and "ε = 1" in text
+    assert not dlg.columns_warning.isVisible()
+    dlg.include_flags.setChecked(True)
+    assert not dlg.columns_warning.isHidden()
+    dlg.use_seed.setChecked(True)
+    assert not dlg.seed_warning.isHidden()
+    v = dlg.values()
+    assert v["scheme"] == "skip" and v["include_flags"] and v["seed"] == 0
+    assert v["path"].endswith("energy_hue_2013_jan_protected.csv")
+
+
+def test_close_during_export_asks_and_cancels(qtbot, window, tmp_path, monkeypatch):
+    import threading
+
+    gate = threading.Event()
+    real = export_mod._ChunkWriter.write
+
+    def held(self, *a, **k):
+        gate.wait(10)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(export_mod._ChunkWriter, "write", held)
+    out = tmp_path / "r.csv"
+    job = window.export_release(out, "uniform")
+    asked = []
+    window.confirm_cancel_export = lambda: asked.append(1) or False
+    window.close()
+    assert asked and window.isVisible()  # refused: keeps running
+    window.confirm_cancel_export = lambda: asked.append(2) or True
+    gate.set()
+    window.close()
+    assert not job.is_running()
+    assert not out.exists() or job.state == "finished"
+    assert [p for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
