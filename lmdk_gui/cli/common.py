@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
 from ..core.landmark_files import parse_row_spec, read_landmark_file
 from ..core.loader import load_series
 from ..core.series import Series
@@ -69,6 +70,41 @@ def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = 
     g.add_argument("--adaptive-inc", type=_fraction, default=0.1, metavar="X")
     g.add_argument("--adaptive-dec", type=_fraction, default=0.1, metavar="X")
     g.add_argument("--adaptive-min-rate", type=_fraction, default=0.1, metavar="X")
+
+
+def _share(text: str) -> float:
+    try:
+        v = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share strictly between 0 and 1 (or 0% and 100%), "
+                                         f"got {text!r}")
+    return v
+
+
+def add_dummy_options(p: argparse.ArgumentParser) -> None:
+    """``--dummies``, ``--dummy-share``, ``--dummy-utility`` (issue 6, thesis §4.2)."""
+    g = p.add_argument_group("dummy landmarks (hide which events are landmarks, thesis §4.2)")
+    g.add_argument("--dummies", choices=("off", *GENERATORS), default="off",
+                   help="add dummy landmarks chosen by this generator (default off): partitioned (fast), "
+                   "heuristic (greedy; ≈ 2 s at 20,000 events), optimal (exhaustive; ≤ 11 non-landmark events)")
+    g.add_argument("--dummy-share", type=_share, default=DEFAULT_SHARE, metavar="S",
+                   help="share of ε spent on choosing the dummies, e.g. 0.01 or 1%% (default 0.01); "
+                   "the release gets the rest")
+    g.add_argument("--dummy-utility", choices=UTILITIES, default="count",
+                   help="count: fewer dummies are preferred (default); distance: dummies close in time to "
+                   "the landmarks are preferred")
+
+
+def dummy_settings(args: argparse.Namespace) -> DummySettings | None:
+    """The dummy settings asked for on the command line; None for ``--dummies off``."""
+    gen = getattr(args, "dummies", "off")
+    if gen in (None, "off"):
+        return None
+    d = DummySettings(generator=gen, share=args.dummy_share, utility=args.dummy_utility)
+    d.validate()
+    return d
 
 
 @dataclass

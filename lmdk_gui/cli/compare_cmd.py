@@ -1,69 +1,137 @@
-"""``lmdk compare``: every scheme side by side on one series and landmark set."""
+"""``lmdk compare``: every scheme side by side on one series and landmark set.
+
+With ``--dummies GENERATOR`` each scheme is shown twice: on the landmarks with ε, and hidden among dummy
+landmarks (thesis §4.2) on ``L'`` with ``ε − ε_sel``. The "with dummies" line's landmark sum and verdict
+are checked against ``L'`` and ``ε − ε_sel``; its MAE averages runs that each draw a new selection and new
+noise (the "without" line's runs use the same noise), as in the thesis' Figure 5.6.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+from ..core.dummies import generate_options, mae_runs_with_dummies, select_for_release, selection_rng
 from ..core.metrics import mae_over_runs, unit_label
 from ..core.noise import UnitNoise
 from ..core.release import compute_all
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
-from .common import add_landmark_options, add_privacy_options, add_selection_options, load_selection
+from .common import (
+    add_dummy_options,
+    add_landmark_options,
+    add_privacy_options,
+    add_selection_options,
+    dummy_settings,
+    load_selection,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare the schemes' budgets and errors",
                        description="For uniform, skip, adaptive and the event/user baselines: landmark sum and "
-                       "verdict, mean ε_t, share of approximated events, and MAE averaged over R runs.")
+                       "verdict, mean ε_t, share of approximated events, and MAE averaged over R runs; with "
+                       "--dummies, each scheme also with dummy landmarks.")
     add_selection_options(p)
     add_landmark_options(p)
     add_privacy_options(p)
+    add_dummy_options(p)
     p.add_argument("--runs", type=int, default=20, metavar="R", help="runs to average the MAE over (default 20)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the simulated noise (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run)
 
 
-def compare(sel, runs: int, seed: int) -> list[dict]:
-    releases = compute_all(sel.series, sel.landmarks, sel.settings, UnitNoise(sel.series.n, seed))
-    stats = mae_over_runs(sel.series, sel.landmarks, sel.settings, runs=runs, seed=seed)
+def _row(r, stats, epsilon: float) -> dict:
+    return {
+        "landmark_sum": r.guarantee.worst,
+        "epsilon": epsilon,
+        "guarantee_holds": r.guarantee.holds,
+        "mean_epsilon_t": r.mean_budget,
+        "approximated_share": r.approximated_share,
+        "mae": stats.mean,
+        "mae_std": stats.std,
+        "runs": stats.runs,
+    }
+
+
+def compare(sel, runs: int, seed: int, dummies=None) -> list[dict]:
+    """One dict per scheme; with ``dummies``, each also has ``"with_dummies"`` (same keys, ``epsilon`` being
+    the release's ε − ε_sel the check ran against). Use :func:`compare_with_dummies` for the selection too."""
+    return compare_with_dummies(sel, runs, seed, dummies)[0]
+
+
+def compare_with_dummies(sel, runs: int, seed: int, dummies=None) -> tuple[list[dict], dict | None]:
+    n = sel.series.n
+    releases = compute_all(sel.series, sel.landmarks, sel.settings, UnitNoise(n, seed))
+    info = None
+    if dummies is None:
+        stats = mae_over_runs(sel.series, sel.landmarks, sel.settings, runs=runs, seed=seed)
+    else:
+        opts = generate_options(n, sel.landmarks, dummies.generator) if n > len(sel.landmarks) else None
+        chosen = select_for_release(n, sel.landmarks, sel.settings.epsilon, dummies,
+                                    rng=selection_rng(seed, 0), options=opts)
+        st = sel.settings.with_(epsilon=chosen.epsilon_remaining)
+        with_d = compute_all(sel.series, chosen.landmarks, st, UnitNoise(n, seed))
+        stats, stats_d, mean_size = mae_runs_with_dummies(sel.series, sel.landmarks, sel.settings, dummies,
+                                                          runs=runs, seed=seed, options=opts)
+        info = {**dummies.to_dict(), "epsilon_selection": chosen.epsilon_selection,
+                "epsilon_release": chosen.epsilon_remaining, "dummies_this_seed": int(chosen.dummies.size),
+                "landmarks_with_dummies_this_seed": int(chosen.landmarks.size),
+                "mean_landmarks_with_dummies": mean_size}
     rows = []
     for s in ALL_SCHEMES:
-        r = releases[s]
-        rows.append({
-            "scheme": s,
-            "landmark_sum": r.guarantee.worst,
-            "epsilon": sel.settings.epsilon,
-            "guarantee_holds": r.guarantee.holds,
-            "mean_epsilon_t": r.mean_budget,
-            "approximated_share": r.approximated_share,
-            "mae": stats[s].mean,
-            "mae_std": stats[s].std,
-            "runs": stats[s].runs,
-        })
-    return rows
+        row = {"scheme": s, **_row(releases[s], stats[s], sel.settings.epsilon)}
+        if dummies is not None:
+            row["with_dummies"] = _row(with_d[s], stats_d[s], chosen.epsilon_remaining)
+        rows.append(row)
+    return rows, info
 
 
 def run(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise ValueError("--runs must be at least 1")
+    dummies = dummy_settings(args)
     sel = load_selection(args)
-    rows = compare(sel, args.runs, args.seed)
+    rows, info = compare_with_dummies(sel, args.runs, args.seed, dummies)
     unit = unit_label(sel.series)
     if args.json:
-        print(json.dumps({"input": args.input, "rows": sel.series.n, "kind": sel.series.kind,
-                          "landmarks": int(len(sel.landmarks)), "epsilon": sel.settings.epsilon,
-                          "mae_unit": unit, "schemes": rows}, indent=2))
+        doc = {"input": args.input, "rows": sel.series.n, "kind": sel.series.kind,
+               "landmarks": int(len(sel.landmarks)), "epsilon": sel.settings.epsilon,
+               "mae_unit": unit, "schemes": rows}
+        if info is not None:
+            doc["dummies"] = info
+        print(json.dumps(doc, indent=2))
         return 0
     n = sel.series.n
     print(f"{args.input}: {n} events, {len(sel.landmarks)} landmarks "
           f"({100 * len(sel.landmarks) / max(n, 1):.1f}%), ε = {sel.settings.epsilon:g}, MAE over {args.runs} runs")
-    head = f"{'scheme':<12} {'landmark sum':>13} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} {'MAE (' + unit + ')':>16}"
+    if info is not None:
+        print(f"dummy landmarks: {info['generator']}, {info['utility']} utility, ε_sel = "
+              f"{info['epsilon_selection']:.4g} ({100 * info['share']:g}% of ε); the '+ dummies' lines use L' and "
+              f"ε − ε_sel = {info['epsilon_release']:.6g}; |L'| = {info['landmarks_with_dummies_this_seed']} "
+              f"with this seed, {info['mean_landmarks_with_dummies']:.1f} on average over the runs")
+    if info is None:  # the table as it always was
+        head = (f"{'scheme':<12} {'landmark sum':>13} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
+                f"{'MAE (' + unit + ')':>16}")
+        print(head)
+        print("-" * len(head))
+        for r in rows:
+            verdict = "pass" if r["guarantee_holds"] else "FAIL"
+            print(f"{SCHEME_LABELS[r['scheme']]:<12} {r['landmark_sum']:>13.6g} {verdict:>8} "
+                  f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g}")
+        return 0
+    head = (f"{'scheme':<22} {'landmark sum':>13} {'vs ε':>9} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
+            f"{'MAE (' + unit + ')':>16}")
     print(head)
     print("-" * len(head))
-    for r in rows:
-        verdict = "pass" if r["guarantee_holds"] else "FAIL"
-        print(f"{SCHEME_LABELS[r['scheme']]:<12} {r['landmark_sum']:>13.6g} {verdict:>8} "
+
+    def line(label: str, r: dict) -> None:
+        ok = r["guarantee_holds"]
+        vs = f"{'≤' if ok else '>'} {r['epsilon']:.4g}"
+        print(f"{label:<22} {r['landmark_sum']:>13.6g} {vs:>9} {'pass' if ok else 'FAIL':>8} "
               f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g}")
+
+    for r in rows:
+        line(SCHEME_LABELS[r["scheme"]], r)
+        line(f"  {SCHEME_LABELS[r['scheme']]} + dummies", r["with_dummies"])
     return 0

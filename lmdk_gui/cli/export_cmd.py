@@ -1,4 +1,9 @@
-"""``lmdk export``: write a protected CSV and its JSON sidecar."""
+"""``lmdk export``: write a protected CSV and its JSON sidecar.
+
+With ``--dummies GENERATOR`` the export hides the landmarks among dummy landmarks (thesis §4.2): it draws a
+selection ``L' ⊃ L`` with fresh randomness (derived from ``--seed`` when given), releases on ``L'`` with
+``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.export`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,14 @@ import argparse
 import sys
 
 from ..core.export import BACKEND_ALIASES, ExportOptions, export_release
-from .common import add_landmark_options, add_privacy_options, add_selection_options, load_selection
+from .common import (
+    add_dummy_options,
+    add_landmark_options,
+    add_privacy_options,
+    add_selection_options,
+    dummy_settings,
+    load_selection,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheme", required=True, choices=("uniform", "skip", "adaptive", "event", "user"))
     add_landmark_options(p)
     add_privacy_options(p, epsilon_required=True)
+    add_dummy_options(p)
     g = p.add_argument_group("output")
     g.add_argument("--include-budget", action="store_true",
                    help="add an 'epsilon' column (ε_t); reveals landmark positions")
@@ -32,14 +45,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    dummies = dummy_settings(args)
     sel = load_selection(args)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
                          include_flags=args.include_flags, seed=args.seed, backend=args.noise_backend,
-                         force=args.force)
+                         force=args.force, dummies=dummies)
     result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
     g = result.guarantee
-    print(f"wrote {result.path} ({result.rows} rows, {args.scheme}, ε = {sel.settings.epsilon:g}, "
-          f"{len(sel.landmarks)} landmarks, landmark sum {g.worst:.6g} ≤ ε) and {result.sidecar}")
+    if result.dummies is None:
+        print(f"wrote {result.path} ({result.rows} rows, {args.scheme}, ε = {sel.settings.epsilon:g}, "
+              f"{len(sel.landmarks)} landmarks, landmark sum {g.worst:.6g} ≤ ε) and {result.sidecar}")
+    else:
+        d = result.dummies
+        print(f"wrote {result.path} ({result.rows} rows, {args.scheme}, ε = {sel.settings.epsilon:g}, "
+              f"{len(sel.landmarks)} landmarks hidden among dummy landmarks ({args.dummies}, "
+              f"{args.dummy_utility} utility): ε_sel = {d['epsilon']:.6g} for the selection, landmark sum "
+              f"{g.worst:.6g} ≤ ε − ε_sel = {d['epsilon_release']:.6g}) and {result.sidecar}")
     return 0

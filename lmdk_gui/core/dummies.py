@@ -62,7 +62,8 @@ number of bins holding landmarks (≤ ``n^(3/5)``), milliseconds at ``n = 10^5``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -770,3 +771,147 @@ def select_dummies(n: int, landmarks, *, epsilon: float, share: float = DEFAULT_
         landmarks=new, dummies=dummies, epsilon=epsilon, epsilon_selection=eps_sel, epsilon_remaining=eps_rem,
         share=share, generator=generator, utility=utility, option_index=i, n_options=options.n_options,
     )
+
+
+# ------------------------------------------------------------------ glue for the release pipeline
+# Used by the GUI (lmdk_gui.ui.session), the export (lmdk_gui.core.export) and the commands (``lmdk export``,
+# ``lmdk compare``), so that all of them select, seed and report dummies the same way.
+
+#: Tags that keep the selection's random stream apart from every other use of the same seed (the export's
+#: noise words, the preview's unit noise): ``SeedSequence([seed, *stream, tag])``.
+_SELECTION_TAG = 0x6C6D646B  # "lmdk"
+#: The stream of an export's selection (a preview uses the draw number instead).
+EXPORT_STREAM = 0x6578  # "ex"
+
+
+@dataclass(frozen=True)
+class DummySettings:
+    """The user's choice for dummy landmarks; passing an instance means "on" (``None`` = off)."""
+
+    generator: str = "partitioned"
+    share: float = DEFAULT_SHARE
+    utility: str = "count"
+
+    def validate(self) -> None:
+        if self.generator not in GENERATORS:
+            raise ValueError(f"unknown dummy generator {self.generator!r}; choose one of {', '.join(GENERATORS)}")
+        if self.utility not in UTILITIES:
+            raise ValueError(f"unknown dummy utility {self.utility!r}; choose one of {', '.join(UTILITIES)}")
+        if not (math.isfinite(self.share) and 0.0 < self.share < 1.0):
+            raise ValueError(f"the share of ε spent on the dummy selection must be strictly between 0 and 1, "
+                             f"got {self.share}")
+
+    def describe(self) -> str:
+        """One line for summaries: ``Partitioned, fewer dummies, 1% of ε``."""
+        return (f"{GENERATOR_LABELS[self.generator]}, {UTILITY_LABELS[self.utility].lower()}, "
+                f"{100 * self.share:g}% of ε")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"generator": self.generator, "share": float(self.share), "utility": self.utility}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DummySettings:
+        s = cls(generator=str(d.get("generator", "partitioned")), share=float(d.get("share", DEFAULT_SHARE)),
+                utility=str(d.get("utility", "count")))
+        s.validate()
+        return s
+
+
+def selection_rng(seed: int | None, *stream: int) -> np.random.Generator:
+    """The random source of a selection (DESIGN §5).
+
+    ``seed=None`` (an unseeded export): 256 bits from ``os.urandom``. Otherwise a Generator derived from
+    ``(seed, *stream)`` through :class:`numpy.random.SeedSequence`, with a tag that keeps it independent of
+    the noise drawn from the same seed: the preview uses ``(session seed, draw number)``, run r of an average
+    ``(seed, draw number, r + 1)``, a seeded export ``(seed, EXPORT_STREAM)``.
+    """
+    if seed is None:
+        return np.random.default_rng(np.random.SeedSequence(int.from_bytes(os.urandom(32), "little")))
+    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFFFFFF,
+                                                         *(int(s) for s in stream), _SELECTION_TAG]))
+
+
+def select_for_release(n: int, landmarks, epsilon: float, dummies: DummySettings, *,
+                       rng: np.random.Generator, options: DummyOptions | None = None) -> DummySelection:
+    """:func:`select_dummies` for a release: the same, except when every event is already a landmark.
+
+    :func:`select_dummies` then spends nothing (``ε_sel = 0``, the release gets all of ε). A release would
+    then show it: its ε, and the sidecar's ``epsilon_selection``, would differ exactly when ``L = T``, which
+    tells apart ``L = T`` from ``L = T \\ {t}`` (whose only option is ``L' = T``), i.e. whether ``t`` is a
+    landmark. Here the share is set aside all the same, so what is published does not depend on it.
+    """
+    dummies.validate()
+    sel = select_dummies(n, landmarks, epsilon=epsilon, share=dummies.share, generator=dummies.generator,
+                         utility=dummies.utility, rng=rng, options=options)
+    if sel.option_index < 0:
+        eps_sel, eps_rem = split_budget(epsilon, dummies.share)
+        sel = replace(sel, epsilon_selection=eps_sel, epsilon_remaining=eps_rem,
+                      note=sel.note.replace("so no budget is spent on the selection",
+                                            "but the share of ε is still set aside, so that the release "
+                                            "does not show it"))
+    return sel
+
+
+def release_record(sel: DummySelection) -> dict[str, Any]:
+    """The sidecar's ``epsilon_selection`` object (DESIGN §9): what was spent on the selection and how it
+    was made, never which events are dummies nor how many (:meth:`DummySelection.sidecar_info`, minus the
+    total ε, which is the sidecar's own ``epsilon``)."""
+    return {
+        "epsilon": float(sel.epsilon_selection),
+        "share": float(sel.share),
+        "mechanism": "exponential",
+        "generator": sel.generator,
+        "utility": sel.utility,
+        "epsilon_release": float(sel.epsilon_remaining),
+    }
+
+
+def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *, runs: int, seed: int,
+                          draw: int = 0, options: DummyOptions | None = None, schemes=None,
+                          should_cancel=None):
+    """MAE of each scheme over ``runs`` runs, without and with dummy landmarks (thesis Figure 5.6).
+
+    Run r draws the unit noise of :func:`lmdk_gui.core.metrics.mae_over_runs` (``UnitNoise(n, seed+1+r)``,
+    so the "without" numbers are exactly that function's) and a new selection from
+    ``selection_rng(seed, draw, r + 1)``; both releases of a run use the same noise. ``options`` (the
+    generator's output for these landmarks) saves regenerating it each run. Raises ValueError when the
+    generator refuses (Optimal beyond its limit).
+
+    Returns ``(without, with_dummies, mean |L'|)``: two ``{scheme: RunStats}`` and the mean size of L'.
+    """
+    from .metrics import RunStats, mae
+    from .noise import UnitNoise
+    from .release import compute_release
+    from .settings import ALL_SCHEMES
+
+    schemes = tuple(ALL_SCHEMES if schemes is None else schemes)
+    n = series.n
+    lm = normalize_landmarks(landmarks, n)
+    dummies.validate()
+    if options is None and n > lm.size:
+        options = generate_options(n, lm, dummies.generator)
+    plain: dict[str, list[float]] = {s: [] for s in schemes}
+    withd: dict[str, list[float]] = {s: [] for s in schemes}
+    sizes: list[int] = []
+    for r in range(runs):
+        if should_cancel is not None and should_cancel():
+            break
+        noise = UnitNoise(n, seed + 1 + r)
+        sel = select_for_release(n, lm, settings.epsilon, dummies, rng=selection_rng(seed, draw, r + 1),
+                                 options=options)
+        st = settings.with_(epsilon=sel.epsilon_remaining)
+        sizes.append(int(sel.landmarks.size))
+        for s in schemes:
+            plain[s].append(mae(series, compute_release(series, lm, settings, s, noise), settings))
+            withd[s].append(mae(series, compute_release(series, sel.landmarks, st, s, noise), st))
+
+    def stats(acc: dict[str, list[float]]) -> dict[str, Any]:
+        out = {}
+        for s, vals in acc.items():
+            a = np.asarray(vals, dtype=np.float64)
+            ok = a[np.isfinite(a)]
+            out[s] = RunStats(float(ok.mean()) if ok.size else float("nan"),
+                              float(ok.std()) if ok.size else float("nan"), int(a.size))
+        return out
+
+    return stats(plain), stats(withd), (float(np.mean(sizes)) if sizes else float("nan"))

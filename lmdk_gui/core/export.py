@@ -13,6 +13,14 @@ callback and a cancel flag, through :class:`~.writers.AtomicFile`. Order of work
    failure raises :class:`~.guarantee.GuaranteeError` and the temporary file is removed.
 4. The sidecar is written to its own temporary file; then the old sidecar (if any) is removed, the CSV is
    renamed into place, then the sidecar. A crash between steps never leaves a partial or unprotected CSV.
+
+Dummy landmarks (issue 6, thesis §4.2, DESIGN §6): with ``ExportOptions.dummies`` set, step 1 is followed by
+a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export's seed when there is one:
+never the preview's selection), and the release, its budget pre-check and the final landmark-sum check all
+use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-private for L. The sidecar's
+``epsilon`` is the total ε and its ``epsilon_selection`` the object :func:`~.dummies.release_record`
+(ε_sel, share, mechanism, generator, utility and the release's ε − ε_sel), ``null`` without dummies; the
+sidecar never says which events, nor how many, are dummies, and the CSV has the usual columns only.
 """
 
 from __future__ import annotations
@@ -29,6 +37,14 @@ import numpy as np
 import pandas as pd
 
 from . import adaptive, securenoise
+from .dummies import (
+    EXPORT_STREAM,
+    DummySelection,
+    DummySettings,
+    release_record,
+    select_for_release,
+    selection_rng,
+)
 from .guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
 from .release import (
     _kind_input,
@@ -42,7 +58,8 @@ from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
 from .writers import AtomicFile, build_sidecar, file_sha256, format_timestamps, sidecar_path, sidecar_text
 
-__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "export_release", "preflight"]
+__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "draw_dummies", "export_release",
+           "preflight"]
 
 Progress = Callable[[int, int], None]
 
@@ -60,10 +77,9 @@ class ExportOptions:
     backend: str | None = None  # None = the default floating-point-safe backend for the kind
     force: bool = False
     chunk_rows: int = 1 << 16
-    # Dummy landmarks (issue 6): ε spent on selecting L' and a description of the generator; the caller
-    # then passes L' as the landmarks and ε − ε_sel as settings.epsilon.
-    epsilon_selection: Any = None
-    epsilon_total: float | None = None
+    # Dummy landmarks (issue 6): None = off. On: the export draws L' ⊃ L itself (see the module docstring);
+    # the caller passes the true landmarks and the total ε as usual.
+    dummies: DummySettings | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,7 @@ class ExportResult:
     seeded: bool
     columns: tuple[str, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    dummies: dict[str, Any] | None = None  # the sidecar's epsilon_selection object (public), None if off
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -151,13 +168,33 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
         if now != src.sha256:
             raise ExportError(f"the input file {src.path} has changed since it was opened (SHA-256 differs); "
                               "reopen it before exporting")
+    if options.dummies is not None:
+        try:
+            options.dummies.validate()
+        except ValueError as e:
+            raise ExportError(str(e)) from None
     lm = normalize_landmarks(landmarks, series.n)
-    if options.scheme != "adaptive":
-        budgets = fixed_budgets(options.scheme, series.n, lm, allocatable(settings.epsilon, series.n))
-        res = check_guarantee(budgets, lm, settings.epsilon)
-        if not res.holds:
-            raise GuaranteeError(res, options.scheme)
+    _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
     return lm, backend
+
+
+def _precheck_budgets(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> None:
+    """The landmark-sum check for schemes whose budgets are known before any noise is drawn."""
+    if scheme != "adaptive":
+        res = check_guarantee(fixed_budgets(scheme, n, lm, allocatable(epsilon, n)), lm, epsilon)
+        if not res.holds:
+            raise GuaranteeError(res, scheme)
+
+
+def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySettings,
+                 options: ExportOptions) -> DummySelection:
+    """The export's own selection of ``L'``: from fresh OS entropy, or derived from ``options.seed``."""
+    assert options.dummies is not None
+    rng = selection_rng(options.seed, EXPORT_STREAM)
+    try:
+        return select_for_release(series.n, landmarks, settings.epsilon, options.dummies, rng=rng)
+    except ValueError as e:  # Optimal beyond its limit: one clear message
+        raise ExportError(str(e)) from None
 
 
 # --------------------------------------------------------------------------------- secure noise hooks
@@ -231,6 +268,19 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                    should_cancel: Callable[[], bool] | None = None) -> ExportResult:
     """Write the protected CSV and its sidecar; see the module docstring for the guarantees."""
     lm, backend = preflight(series, landmarks, settings, output, options)
+    cancelled = should_cancel or (lambda: False)
+    total_epsilon = settings.epsilon
+    record = None
+    if options.dummies is not None:
+        # From here on the release works on L' and ε − ε_sel (guarantee checks included).
+        sel = draw_dummies(series, lm, settings, options)
+        lm = sel.landmarks
+        settings = settings.with_(epsilon=sel.epsilon_remaining)
+        record = release_record(sel)
+        del sel
+        _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
+        if cancelled():
+            raise Cancelled("export cancelled")
     out = Path(output)
     n = series.n
     scheme = options.scheme
@@ -251,12 +301,12 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     if options.include_budget or options.include_flags:
         warnings.append("the epsilon/approximated columns reveal where the landmarks are (thesis §4.2)")
     if seeded:
-        warnings.append("this release is seeded: anyone who holds the seed can reproduce its noise")
+        warnings.append("this release is seeded: anyone who holds the seed can reproduce its noise"
+                        + (" and its dummy selection" if record is not None else ""))
 
     budgets = np.empty(n)
     fresh_all = np.empty(n, dtype=np.bool_)
     chunk = max(1, int(options.chunk_rows))
-    cancelled = should_cancel or (lambda: False)
 
     # Adaptive state, or the fixed budgets.
     if scheme == "adaptive":
@@ -337,8 +387,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 rows=n,
                 kind=series.kind,
                 scheme=scheme,
-                epsilon=options.epsilon_total if options.epsilon_total is not None else settings.epsilon,
-                epsilon_selection=options.epsilon_selection,
+                epsilon=total_epsilon,
+                epsilon_selection=record,
                 sensitivity=settings.sensitivity if series.kind == "numeric" else None,
                 radius_m=settings.radius_m if series.kind == "location" else None,
                 bounds=settings.bounds if series.kind == "numeric" else None,
@@ -360,7 +410,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 side_file.commit()
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
-    return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings))
+    return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
+                        record)
 
 
 def _os_message(e: OSError, out: Path) -> str:

@@ -4,14 +4,20 @@ The job runs :func:`lmdk_gui.core.export.export_release` — the same writer and
 on a worker thread, on a *snapshot* of the session, so edits made while it runs do not change what is
 written. The core writes through a temporary file in the target folder and renames it only when complete,
 so cancelling, failing or closing the window never leaves a partial file at the target path.
+
+Dummy landmarks (issue 6): when the snapshot has them on, the job asks the core for them
+(``ExportOptions.dummies``): the export draws its *own* selection with fresh randomness (derived from the
+seed when the user seeds the export) — never the preview's — and releases on ``L'`` with ``ε − ε_sel``.
 """
 
 from __future__ import annotations
 
 import threading
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -29,6 +35,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from ..core.dummies import split_budget
 from ..core.export import Cancelled, ExportError, ExportOptions, export_release
 from ..core.guarantee import GuaranteeError, allocatable, check_guarantee
 from ..core.release import fixed_budgets
@@ -51,6 +58,8 @@ class ExportJob(QObject):
         super().__init__(parent)
         self.snapshot = snapshot
         self.path = Path(path)
+        if options.dummies is None and snapshot.dummies is not None:
+            options = replace(options, dummies=snapshot.dummies)
         self.options = options
         self.result = None
         self.message = ""
@@ -135,18 +144,38 @@ class ExportJob(QObject):
             self.cancelled.emit()
 
 
+def _smallest_superset(snapshot: Snapshot) -> np.ndarray:
+    """With dummies on, the export's L' has at least one dummy (when there is a regular event): L plus the
+    first regular event stands for it in the pre-checks (the fixed schemes' verdicts do not depend on which
+    events are dummies, only on whether there is one)."""
+    lm = snapshot.landmarks
+    n = snapshot.series.n
+    if snapshot.dummies is None or lm.size >= n:
+        return lm
+    free = np.flatnonzero(np.isin(np.arange(min(n, lm.size + 1)), lm, invert=True))
+    return np.union1d(lm, free[:1])
+
+
 def exportable_schemes(snapshot: Snapshot) -> dict[str, str]:
     """Scheme → reason it cannot be exported ('' when it can). Baselines failing the check are refused."""
     out = {}
     n = snapshot.series.n
     eps = snapshot.settings.epsilon
+    lm = _smallest_superset(snapshot)
+    dm = snapshot.dummies is not None
     for s in ALL_SCHEMES:
         if s == "adaptive":
             out[s] = ""
             continue
-        b = fixed_budgets(s, n, snapshot.landmarks, allocatable(eps, n))
-        g = check_guarantee(b, snapshot.landmarks, eps)
-        out[s] = "" if g.holds else f"fails the landmark-sum check ({g.worst:.4g} > ε = {eps:g})"
+        b = fixed_budgets(s, n, lm, allocatable(eps, n))
+        g = check_guarantee(b, lm, eps)
+        if g.holds:
+            out[s] = ""
+        elif dm and check_guarantee(fixed_budgets(s, n, snapshot.landmarks, allocatable(eps, n)),
+                                    snapshot.landmarks, eps).holds:
+            out[s] = "fails the landmark-sum check once dummies are added"
+        else:
+            out[s] = f"fails the landmark-sum check ({g.worst:.4g} > ε = {eps:g})"
     return out
 
 
@@ -258,12 +287,27 @@ class ExportDialog(QDialog):
             how = ""
         else:
             how = "This is a baseline, exported because it passes the check for these landmarks."
-        b = None if scheme == "adaptive" else fixed_budgets(scheme, n, snap.landmarks, allocatable(eps, n))
-        lsum = f"{check_guarantee(b, snap.landmarks, eps).worst:.6g}" if b is not None else "≤ ε (checked on export)"
+        dm = snap.dummies
+        if dm is None:
+            b = None if scheme == "adaptive" else fixed_budgets(scheme, n, snap.landmarks, allocatable(eps, n))
+            lsum = (f"{check_guarantee(b, snap.landmarks, eps).worst:.6g}" if b is not None
+                    else "≤ ε (checked on export)")
+            dummies = ""
+        else:
+            eps_rem = split_budget(eps, dm.share)[1]
+            lsum = f"≤ ε − ε_sel = {eps_rem:.6g}, checked on export against L'"
+            seeded = "derived from the seed" if self.use_seed.isChecked() else "fresh randomness"
+            dummies = (
+                f"<br><b>Dummy landmarks:</b> on ({dm.describe()}). The export draws a <i>new</i> selection "
+                f"({seeded}; not the preview's): an exponential mechanism with ε_sel = {dm.share * eps:.4g} "
+                f"adds dummies to the {k} landmark(s), giving L', and the release uses L' with "
+                f"ε − ε_sel = {eps_rem:.6g}. The metadata records ε = {eps:g}, ε_sel and the generator; "
+                f"nothing written says which events are dummies or how many.")
         self.summary.setText(
             f"<b>Guarantee:</b> ({eps:g}, L)-landmark privacy with the <b>{SCHEME_LABELS[scheme]}</b> scheme: for "
             f"every event t, the budgets of the {k} landmark(s) plus t's own add up to at most ε = {eps:g} "
-            f"(landmark sum: {lsum}). {n:,} events are written; nothing is written if the check fails. {how}")
+            f"(landmark sum: {lsum}). {n:,} events are written; nothing is written if the check fails. {how}"
+            f"{dummies}")
         self.export_button.setEnabled(scheme is not None)
 
     def _accept(self) -> None:

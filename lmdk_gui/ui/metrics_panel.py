@@ -1,4 +1,10 @@
-"""The metrics table: one row per scheme with the guarantee check and the errors."""
+"""The metrics table: one row per scheme with the guarantee check and the errors.
+
+With dummy landmarks on (issue 6), every column but the last two describes the release *with* dummies —
+what the export would publish: the landmark sum is checked against ``L'`` and ``ε − ε_sel`` — and two more
+columns show the MAE of the same scheme *without* dummies, so the cost of hiding the landmarks reads along
+each row. Without dummies those two columns are hidden.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +20,20 @@ from .session import Session
 from .theme import SCHEME_COLORS
 
 COLUMNS = ("Scheme", "Landmark sum\n(max over t)", "Guarantee", "Mean ε_t", "Approximated", "MAE (this seed)",
-           "MAE (avg)")
+           "MAE (avg)", "MAE without dummies\n(this seed)", "MAE without dummies\n(avg)")
+#: the columns shown only with dummy landmarks on
+PLAIN_COLUMNS = (7, 8)
 
 
 def fmt(x: float | None, digits: int = 4) -> str:
+    """``digits`` significant digits; large numbers (metres of GPS error) as grouped integers, which read
+    better than 2.497e+05 in a narrow column."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
+    if 1e4 <= abs(x) < 1e9:
+        return f"{x:,.0f}" if digits >= 4 else f"{float(f'{x:.{digits}g}'):,.0f}"
+    if 10 ** digits <= abs(x) < 1e4:  # e.g. 690 rather than 6.9e+02
+        return f"{float(f'{x:.{digits}g}'):.0f}"
     return f"{x:.{digits}g}"
 
 
@@ -34,6 +48,7 @@ class MetricsTable(QTableWidget):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
         h = self.horizontalHeader()
         h.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         h.setMinimumSectionSize(70)
@@ -48,17 +63,42 @@ class MetricsTable(QTableWidget):
                 it = QTableWidgetItem("—")
                 it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(r, c, it)
+        for c in PLAIN_COLUMNS:
+            self.setColumnHidden(c, True)
         session.previewChanged.connect(self.refresh)
         session.metricsChanged.connect(self.refresh_average)
         session.seriesChanged.connect(self._update_headers)
         self.setMinimumHeight(self.verticalHeader().length() + self.horizontalHeader().height() + 6)
 
+    def with_dummies(self) -> bool:
+        """Whether the table currently shows releases with dummy landmarks (and the columns without)."""
+        return self.session.dummy_selection is not None
+
     def _update_headers(self) -> None:
         s = self.session.series
         unit = f" ({unit_label(s)})" if s is not None else ""
         runs = self.session.runs
-        self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE this seed\n{unit.strip()}"))
-        self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE avg of {runs} runs\n{unit.strip()}"))
+        dm = self.with_dummies()
+        u = unit.strip()
+        if dm:
+            self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum over L'\n(≤ ε − ε_sel)"))
+            self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE with dummies\nthis seed {u}"))
+            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE with dummies\navg of {runs} runs {u}"))
+        else:
+            self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum\n(max over t)"))
+            self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE this seed\n{u}"))
+            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE avg of {runs} runs\n{u}"))
+        self.setHorizontalHeaderItem(7, QTableWidgetItem(f"MAE without dummies\nthis seed {u}"))
+        self.setHorizontalHeaderItem(8, QTableWidgetItem(f"MAE without dummies\navg of {runs} runs {u}"))
+        for c in PLAIN_COLUMNS:
+            self.setColumnHidden(c, not dm)
+        if dm:
+            self.horizontalHeaderItem(1).setToolTip(
+                "Checked against L' (the landmarks plus the dummies) and the release's ε − ε_sel; "
+                "with the ε_sel of the selection that makes the release (ε, L)-landmark private")
+            for c in PLAIN_COLUMNS:
+                self.horizontalHeaderItem(c).setToolTip("The same scheme on the true landmarks only, with all "
+                                                        "of ε: what hiding the landmarks costs")
 
     def selected_scheme(self) -> str | None:
         rows = self.selectionModel().selectedRows() if self.selectionModel() else []
@@ -67,18 +107,29 @@ class MetricsTable(QTableWidget):
     def refresh(self) -> None:
         self._update_headers()
         pv = self.session.preview
+        plain = self.session.preview_plain
         eps = self.session.epsilon
+        sel = self.session.dummy_selection
+        dm = sel is not None
         for r, s in enumerate(ALL_SCHEMES):
             p = pv.get(s)
             if p is None:
                 continue
             g = p.guarantee
-            self.item(r, 1).setText(f"{g.worst:.4f} {'≤' if g.holds else '>'} ε = {eps:g}")
+            against = f"{g.epsilon:.4g}" if dm else f"ε = {eps:g}"
+            self.item(r, 1).setText(f"{g.worst:.4f} {'≤' if g.holds else '>'} {against}")
             ok = g.holds
             it = self.item(r, 2)
             it.setText("✔ holds" if ok else "✘ violated")
             it.setForeground(QBrush(QColor(0, 130, 0) if ok else QColor(200, 0, 0)))
-            it.setToolTip(g.as_text() if ok else (g.reason or g.as_text()))
+            tip = g.as_text() if ok else (g.reason or g.as_text())
+            if dm:
+                tip = (f"Checked against L' ({sel.landmarks.size:,} events: the landmarks and "
+                       f"{sel.dummies.size:,} dummies) and ε − ε_sel = {g.epsilon:.6g}: {tip}")
+                self.item(r, 1).setToolTip(tip)
+            else:
+                self.item(r, 1).setToolTip("")
+            it.setToolTip(tip)
             self.item(r, 3).setText(fmt(p.release.mean_budget))
             self.item(r, 4).setText(f"{100 * p.release.approximated_share:.1f}%")
             self.item(r, 5).setText(fmt(p.mae))
@@ -86,6 +137,10 @@ class MetricsTable(QTableWidget):
                 self.item(r, 5).setToolTip(f"relative error: {p.relative:.3g} × the mean absolute value")
             self.item(r, 6).setText("computing…" if self.session.average is None else
                                     self.item(r, 6).text())
+            q = plain.get(s)
+            self.item(r, 7).setText(fmt(q.mae) if dm and q is not None else "—")
+            self.item(r, 8).setText("computing…" if dm and self.session.average_plain is None else
+                                    self.item(r, 8).text())
         self.refresh_average()
 
     def refresh_average(self) -> None:
@@ -93,8 +148,12 @@ class MetricsTable(QTableWidget):
         if avg is None:
             return
         self._update_headers()
+        plain = self.session.average_plain
         for r, s in enumerate(ALL_SCHEMES):
             st = avg.get(s)
             if st is None:
                 continue
             self.item(r, 6).setText(f"{fmt(st.mean)} ± {fmt(st.std, 2)}")
+            q = plain.get(s) if plain is not None else None
+            self.item(r, 8).setText(f"{fmt(q.mean)} ± {fmt(q.std, 2)}" if q is not None and self.with_dummies()
+                                    else "—")

@@ -76,7 +76,17 @@ def step_y(values: np.ndarray) -> np.ndarray:
 def _fast(item: pg.PlotDataItem) -> pg.PlotDataItem:
     item.setDownsampling(auto=True, method="peak")
     item.setClipToView(True)
+    # One min/max pair per pixel column is exact for a line plot ('peak' keeps both extremes); pyqtgraph's
+    # default factor of 5 draws five times as many segments for the same picture.
+    item.opts["autoDownsampleFactor"] = 1.0
     return item
+
+
+def _fast_plot(plot: pg.PlotItem) -> None:
+    """Peak downsampling + clip-to-view for every curve of a plot. PlotItem.addItem re-applies the plot's own
+    (context-menu) modes to each item it adds, so setting them only on the items is silently undone."""
+    plot.setDownsampling(auto=True, mode="peak")
+    plot.setClipToView(True)
 
 
 def format_time(t: np.datetime64, span_seconds: float) -> str:
@@ -212,6 +222,14 @@ class PassiveScatter(pg.ScatterPlotItem):
     def mouseClickEvent(self, ev):  # noqa: N802 - Qt naming
         ev.ignore()
 
+    # PlotItem.setDownsampling / setClipToView call these on every item it holds; markers are drawn only for
+    # the events in view (at most MARKER_LIMIT), so there is nothing to reduce.
+    def setDownsampling(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
+        pass
+
+    def setClipToView(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
+        pass
+
 
 def _legend(plot: pg.PlotItem, offset=(-10, 5)) -> pg.LegendItem:
     legend = plot.addLegend(offset=offset, labelTextSize="8pt", verSpacing=-6)
@@ -246,6 +264,7 @@ class SeriesPlot(pg.PlotWidget):
                                                brush=pg.mkBrush(DUMMY_COLOR), symbol="d", name="dummies")
         for item in (self.band, self.dummy_band, self.line, self.markers, self.lm_points, self.dummy_points):
             pi.addItem(item)
+        _fast_plot(pi)
         self.legend.removeItem(self.markers)
         self.legend.removeItem(self.dummy_points)
         self.band.setZValue(-10)
@@ -416,14 +435,20 @@ class BudgetPlot(pg.GraphicsLayoutWidget):
                                             name="regular events"))
             landmark = _fast(pg.PlotDataItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
                                              brush=pg.mkBrush(rgba(LANDMARK_COLOR, 200)), name="landmarks"))
+            dummy = _fast(pg.PlotDataItem(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
+                                          brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)), name="dummy landmarks"))
             eps_line = pg.InfiniteLine(angle=0, movable=False,
                                        pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
             plot.addItem(regular)
             plot.addItem(landmark)
+            plot.addItem(dummy)
             plot.addItem(eps_line, ignoreBounds=True)
+            _fast_plot(plot)
             self.rows[scheme] = {"plot": plot, "axis": axis, "regular": regular, "landmark": landmark,
-                                 "eps": eps_line, "label": label}
+                                 "dummy": dummy, "eps": eps_line, "label": label}
         self._sx = np.zeros(0)
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._last: tuple | None = None  # the last set_budgets arguments, redrawn by set_dummies
 
     def plots(self):
         return [r["plot"] for r in self.rows.values()]
@@ -438,9 +463,23 @@ class BudgetPlot(pg.GraphicsLayoutWidget):
             r["axis"].set_times(series.times)
             r["regular"].setData([], [])
             r["landmark"].setData([], [])
+            r["dummy"].setData([], [])
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._last = None
+
+    def set_dummies(self, rows: np.ndarray) -> None:
+        """Dummy landmarks (issue 6): their bars are drawn in the dummy colour; redraws the last budgets."""
+        self._dummies = np.asarray(rows, dtype=np.int64)
+        title = ("Budget ε<sub>t</sub> per event (landmarks dark red, dummies pink; dashed = total ε)"
+                 if self._dummies.size else
+                 "Budget ε<sub>t</sub> per event (landmark events in dark red; dashed line = total ε)")
+        self.rows[LANDMARK_SCHEMES[0]]["plot"].setTitle(title, size="9pt")
+        if self._last is not None:
+            self.set_budgets(*self._last)
 
     def set_budgets(self, budgets: dict[str, np.ndarray], landmarks: np.ndarray, epsilon: float,
                     visible: set[str]) -> None:
+        self._last = (budgets, landmarks, epsilon, visible)
         for scheme, r in self.rows.items():
             b = budgets.get(scheme)
             show = scheme in visible and b is not None
@@ -452,6 +491,14 @@ class BudgetPlot(pg.GraphicsLayoutWidget):
             reg[landmarks] = 0.0
             lmk = np.zeros_like(b)
             lmk[landmarks] = b[landmarks]
+            dm = self._dummies
+            if dm.size and dm[-1] < b.size:
+                reg[dm] = 0.0
+                dmy = np.zeros_like(b)
+                dmy[dm] = b[dm]
+                r["dummy"].setData(self._sx, step_y(dmy))
+            else:
+                r["dummy"].setData([], [])
             r["regular"].setData(self._sx, step_y(reg))
             r["landmark"].setData(self._sx, step_y(lmk))
             r["eps"].setPos(epsilon)
@@ -484,6 +531,7 @@ class PreviewPlot(pg.PlotWidget):
             pi.addItem(s)
             self.curves[scheme] = c
             self.approx[scheme] = s
+        _fast_plot(pi)
         self.original.setZValue(5)
         self.series: Series | None = None
         self._y_original = np.zeros(0)

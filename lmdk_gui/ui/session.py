@@ -5,16 +5,40 @@ recomputation of the preview on a background thread (coalesced: a burst of edits
 the newest state), and ``previewChanged`` fires when the preview *for the current state* is ready. The
 slower MAE averaged over R runs is computed after it, on its own thread, and announced by
 ``metricsChanged``.
+
+Dummy landmarks (issue 6, thesis §4.2). When they are on (:meth:`Session.set_dummies_enabled`), the preview
+worker draws a selection ``L' ⊃ L`` with :func:`~lmdk_gui.core.dummies.select_for_release`, seeded from the
+session seed and a *draw number* (:meth:`Session.redraw_dummies` changes only the latter), and then
+
+* ``preview[scheme]`` is the release on ``L'`` with ``ε − ε_sel`` (its ``guarantee`` was checked against
+  exactly those), so the automation contract ``preview[scheme].budgets / .values`` keeps meaning "what
+  the export would publish";
+* ``preview_plain[scheme]`` is the release on L with ε (the same object as ``preview`` when dummies are off);
+* ``dummy_selection`` is the :class:`~lmdk_gui.core.dummies.DummySelection` (private: it holds L');
+* ``average`` / ``average_plain`` are the MAE over R runs with / without dummies (each run a new selection
+  and new noise), ``average_dummy_size`` the mean |L'| over those runs.
+
+A generator that refuses (Optimal beyond its limit) is not an error of the preview: ``dummy_error`` holds
+its message, ``dummiesFailed`` announces it, and the preview falls back to the releases without dummies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from ..core.dummies import (
+    DummyOptions,
+    DummySelection,
+    DummySettings,
+    generate_options,
+    mae_runs_with_dummies,
+    select_for_release,
+    selection_rng,
+)
 from ..core.metrics import RunStats, mae, mae_over_runs, relative_error
 from ..core.noise import UnitNoise
 from ..core.release import Release, compute_release, normalize_landmarks
@@ -59,6 +83,8 @@ class Snapshot:
     seed: int
     runs: int = 20
     extra: dict = field(default_factory=dict)
+    dummies: DummySettings | None = None  # None = no dummy landmarks
+    dummy_draw: int = 0
 
 
 class _NoiseCache:
@@ -78,23 +104,92 @@ class _NoiseCache:
         return noise
 
 
-def compute_preview(snap: Snapshot, noise_cache: _NoiseCache, *, should_cancel=None) -> dict[str, SchemePreview]:
-    noise = noise_cache.get(snap.series, snap.seed)
+class _OptionsCache:
+    """The dummy generator's options per (n, L, generator): they are deterministic, so Re-draw and re-rolls
+    only redo the exponential mechanism and the within-bin draw. Used on the preview thread only."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple, DummyOptions] = {}
+
+    def get(self, n: int, landmarks: np.ndarray, generator: str) -> DummyOptions:
+        key = (n, generator, landmarks.size, hash(landmarks.tobytes()))
+        opts = self._items.get(key)
+        if opts is None or not np.array_equal(opts.landmarks, landmarks):
+            if len(self._items) > 4:
+                self._items.clear()
+            opts = generate_options(n, landmarks, generator)  # may refuse (Optimal): ValueError
+            self._items[key] = opts
+        return opts
+
+
+@dataclass(frozen=True)
+class PreviewResult:
+    """What the preview worker hands back (immutable; crosses threads under the runner's lock)."""
+
+    preview: dict[str, SchemePreview]  # with dummies when they are on and the selection succeeded
+    plain: dict[str, SchemePreview]  # without dummies
+    selection: DummySelection | None = None
+    options: DummyOptions | None = None
+    dummy_error: str = ""
+
+
+@dataclass(frozen=True)
+class AverageResult:
+    average: dict[str, RunStats]  # matches PreviewResult.preview
+    plain: dict[str, RunStats]
+    dummy_size: float | None = None  # mean |L'| over the runs
+
+
+def _scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySettings, noise: UnitNoise,
+                     should_cancel) -> dict[str, SchemePreview] | None:
     out: dict[str, SchemePreview] = {}
     for scheme in ALL_SCHEMES:
         if should_cancel is not None and should_cancel():
-            return {}
-        rel = compute_release(snap.series, snap.landmarks, snap.settings, scheme, noise)
-        out[scheme] = SchemePreview(rel, mae(snap.series, rel, snap.settings), relative_error(snap.series, rel))
+            return None
+        rel = compute_release(snap.series, landmarks, settings, scheme, noise)
+        out[scheme] = SchemePreview(rel, mae(snap.series, rel, settings), relative_error(snap.series, rel))
     return out
 
 
-def compute_average(snap: Snapshot, *, should_cancel=None) -> dict[str, RunStats] | None:
+def compute_preview(snap: Snapshot, noise_cache: _NoiseCache, options_cache: _OptionsCache | None = None, *,
+                    should_cancel=None) -> PreviewResult | None:
+    """The five schemes' preview releases; with dummies on, also the selection and the releases on L'."""
+    noise = noise_cache.get(snap.series, snap.seed)
+    plain = _scheme_previews(snap, snap.landmarks, snap.settings, noise, should_cancel)
+    if plain is None:
+        return None
+    if snap.dummies is None:
+        return PreviewResult(plain, plain)
+    try:
+        opts = None
+        if snap.series.n > snap.landmarks.size:
+            opts = (options_cache or _OptionsCache()).get(snap.series.n, snap.landmarks, snap.dummies.generator)
+        sel = select_for_release(snap.series.n, snap.landmarks, snap.settings.epsilon, snap.dummies,
+                                 rng=selection_rng(snap.seed, snap.dummy_draw), options=opts)
+    except ValueError as e:  # the generator refuses (Optimal beyond its limit)
+        return PreviewResult(plain, plain, dummy_error=str(e))
+    withd = _scheme_previews(snap, sel.landmarks, snap.settings.with_(epsilon=sel.epsilon_remaining), noise,
+                             should_cancel)
+    if withd is None:
+        return None
+    return PreviewResult(withd, plain, sel, opts)
+
+
+def compute_average(snap: Snapshot, options: DummyOptions | None = None, *,
+                    should_cancel=None) -> AverageResult | None:
+    """MAE over ``snap.runs`` runs; with dummies (and ``options`` from the preview), with and without."""
+    if snap.dummies is not None and (options is not None or snap.series.n <= snap.landmarks.size):
+        plain, withd, size = mae_runs_with_dummies(
+            snap.series, snap.landmarks, snap.settings, snap.dummies, runs=snap.runs, seed=snap.seed,
+            draw=snap.dummy_draw, options=options, should_cancel=should_cancel)
+        if should_cancel is not None and should_cancel():
+            return None
+        return AverageResult(withd, plain, size)
     stats = mae_over_runs(snap.series, snap.landmarks, snap.settings, runs=snap.runs, seed=snap.seed,
                           should_cancel=should_cancel)
     if should_cancel is not None and should_cancel():
         return None
-    return stats
+    return AverageResult(stats, stats)
 
 
 class _LandmarkEdit(QUndoCommand):
@@ -119,6 +214,9 @@ class Session(QObject):
     metricsChanged = Signal()
     previewFailed = Signal(str)
     dirtyChanged = Signal(bool)
+    dummiesChanged = Signal()  # the dummy settings (on/off, generator, share, utility, draw) changed
+    dummySelectionChanged = Signal()  # a new selection (or error) arrived; emitted just before previewChanged
+    dummiesFailed = Signal(str)  # the generator refused (e.g. Optimal beyond its limit)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -132,9 +230,19 @@ class Session(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._settings_dirty = False
         self.preview: dict[str, SchemePreview] = {}
+        self.preview_plain: dict[str, SchemePreview] = {}
         self.average: dict[str, RunStats] | None = None
+        self.average_plain: dict[str, RunStats] | None = None
+        self.average_dummy_size: float | None = None
+        self._dummies_enabled = False
+        self._dummy_settings = DummySettings()
+        self._dummy_draw = 0
+        self.dummy_selection: DummySelection | None = None
+        self.dummy_error = ""
+        self._dummy_options: DummyOptions | None = None
         self._preview_generation = -1
         self._noise_cache = _NoiseCache()
+        self._options_cache = _OptionsCache()
         self._preview_runner = LatestOnlyRunner("preview", self)
         self._preview_runner.finished.connect(self._on_preview)
         self._preview_runner.failed.connect(self._on_preview_failed)
@@ -172,9 +280,28 @@ class Session(QObject):
     def n(self) -> int:
         return self.series.n if self.series is not None else 0
 
+    @property
+    def dummies_enabled(self) -> bool:
+        return self._dummies_enabled
+
+    @property
+    def dummy_settings(self) -> DummySettings:
+        """The dummy settings (kept while dummies are off)."""
+        return self._dummy_settings
+
+    @property
+    def dummies(self) -> DummySettings | None:
+        """The dummy settings in force: None when dummies are off."""
+        return self._dummy_settings if self._dummies_enabled else None
+
+    @property
+    def dummy_draw(self) -> int:
+        return self._dummy_draw
+
     def snapshot(self) -> Snapshot:
         assert self.series is not None
-        return Snapshot(self.series, self._landmarks.copy(), self._settings, self._seed, self._runs)
+        return Snapshot(self.series, self._landmarks.copy(), self._settings, self._seed, self._runs,
+                        dummies=self.dummies, dummy_draw=self._dummy_draw)
 
     def is_landmark(self, row: int) -> bool:
         i = int(np.searchsorted(self._landmarks, row))
@@ -216,8 +343,7 @@ class Session(QObject):
             self._seed = int(seed)
         self.undo_stack.clear()
         self._settings_dirty = False
-        self.preview = {}
-        self.average = None
+        self._clear_results()
         self.seriesChanged.emit()
         self.landmarksChanged.emit()
         self.settingsChanged.emit()
@@ -324,6 +450,48 @@ class Session(QObject):
             self.settingsChanged.emit()
             self._schedule()
 
+    # ---------------------------------------------------------------------------- dummy landmarks
+    def set_dummies_enabled(self, enabled: bool) -> None:
+        """Hide the landmarks among dummies (thesis §4.2) in the preview, the metrics and the export."""
+        enabled = bool(enabled)
+        if enabled == self._dummies_enabled:
+            return
+        self._dummies_enabled = enabled
+        self._dummies_edited()
+
+    def set_dummy_settings(self, settings: DummySettings | None = None, **changes) -> None:
+        """Replace the dummy settings, or change some fields: ``set_dummy_settings(generator="heuristic")``."""
+        new = settings if settings is not None else self._dummy_settings
+        if changes:
+            new = replace(new, **changes)
+        new.validate()
+        if new == self._dummy_settings:
+            return
+        self._dummy_settings = new
+        self._dummies_edited()
+
+    def set_dummy_draw(self, draw: int) -> None:
+        draw = int(draw)
+        if draw != self._dummy_draw:
+            self._dummy_draw = draw
+            self._dummies_edited()
+
+    def redraw_dummies(self) -> int:
+        """A new draw of the preview's selection (same options, new exponential-mechanism pick and rows)."""
+        draw = self._dummy_draw
+        rng = np.random.default_rng()
+        while draw == self._dummy_draw:
+            draw = int(rng.integers(1, 2**31 - 1))
+        self.set_dummy_draw(draw)
+        return self._dummy_draw
+
+    def _dummies_edited(self) -> None:
+        self._settings_dirty = True
+        self.dummiesChanged.emit()
+        if not self._closed:
+            self.dirtyChanged.emit(self.is_dirty())
+        self._schedule()
+
     def set_scheme_visible(self, scheme: str, visible: bool) -> None:
         if scheme not in ALL_SCHEMES:
             raise ValueError(scheme)
@@ -349,25 +517,50 @@ class Session(QObject):
         if self.series is None:
             return
         snap = self.snapshot()
-        self._preview_runner.submit(compute_preview, snap, self._noise_cache)
+        self._preview_runner.submit(compute_preview, snap, self._noise_cache, self._options_cache)
 
-    def _on_preview(self, generation: int, result: dict) -> None:
+    def _clear_results(self) -> None:
+        self.preview = {}
+        self.preview_plain = {}
+        self.average = None
+        self.average_plain = None
+        self.average_dummy_size = None
+        self.dummy_selection = None
+        self.dummy_error = ""
+        self._dummy_options = None
+
+    def _on_preview(self, generation: int, result: PreviewResult | None) -> None:
         if not self._preview_runner.is_current(generation) or not result:
             return
-        self.preview = result
+        old_error = self.dummy_error
+        self.preview = result.preview
+        self.preview_plain = result.plain
+        self.dummy_selection = result.selection
+        self.dummy_error = result.dummy_error
+        self._dummy_options = result.options
         self._preview_generation = generation
         self.average = None
+        self.average_plain = None
+        self.average_dummy_size = None
+        self.dummySelectionChanged.emit()
+        if self.dummy_error and not old_error:  # once per episode, not on every edit while it lasts
+            self.dummiesFailed.emit(self.dummy_error)
         self.previewChanged.emit()
-        self._average_runner.submit(compute_average, self.snapshot())
+        snap = self.snapshot()
+        if self.dummy_error:  # no selection: the average is the plain one
+            snap = Snapshot(snap.series, snap.landmarks, snap.settings, snap.seed, snap.runs)
+        self._average_runner.submit(compute_average, snap, self._dummy_options)
 
     def _on_preview_failed(self, generation: int, message: str) -> None:
         if self._preview_runner.is_current(generation):
             self.previewFailed.emit(message)
 
-    def _on_average(self, generation: int, result) -> None:
+    def _on_average(self, generation: int, result: AverageResult | None) -> None:
         if result is None or not self._average_runner.is_current(generation):
             return
-        self.average = result
+        self.average = result.average
+        self.average_plain = result.plain
+        self.average_dummy_size = result.dummy_size
         self.metricsChanged.emit()
 
     def shutdown(self) -> None:
