@@ -1,0 +1,83 @@
+"""Issue 2 figures: recompute after a landmark toggle, and loading a 10^6-row CSV.
+
+Run: ``python tests/benchmarks/bench_engine.py`` — prints one JSON line per figure, each next to its
+baseline measured in the same run (these machines are noisy; compare ratios, not seconds).
+
+* ``recompute_n``: all five allocations + releases + MAE after toggling one landmark (20% landmarks), best of
+  7, next to numpy drawing n Laplace samples (the floor). Target: ≤ 10× the floor at n = 10^6.
+* ``load_csv_1e6``: ``load_series`` of a 10^6-row numeric CSV next to plain ``pandas.read_csv``. Target ≤ 1.5×.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from lmdk_gui.core.loader import load_series  # noqa: E402
+from lmdk_gui.core.metrics import mae  # noqa: E402
+from lmdk_gui.core.noise import UnitNoise  # noqa: E402
+from lmdk_gui.core.release import compute_all  # noqa: E402
+from lmdk_gui.core.series import Series  # noqa: E402
+from lmdk_gui.core.settings import PrivacySettings  # noqa: E402
+
+
+def best(fn, repeat: int = 7) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def recompute(n: int) -> dict:
+    rng = np.random.default_rng(1)
+    s = Series.from_arrays(rng.random(n) * 5)
+    noise = UnitNoise(n, 0)
+    st = PrivacySettings()
+    lm = np.sort(rng.choice(n, n // 5, replace=False))
+    compute_all(s, lm, st, noise)  # warm: numba compile, unit noise drawn once per (series, seed)
+    toggles = iter(range(10**9))
+
+    def one():
+        row = next(toggles) * 7919 % n
+        lm2 = np.union1d(lm, [row]) if row not in lm else lm[lm != row]
+        rel = compute_all(s, lm2, st, noise)
+        for r in rel.values():
+            mae(s, r)
+
+    t = best(one)
+    floor = best(lambda: np.random.default_rng(2).laplace(0.0, 1.0, n))
+    return {"figure": f"recompute_{n}", "seconds": t, "baseline": "numpy Generator.laplace(n)",
+            "baseline_seconds": floor, "ratio": t / floor, "target_ratio": 10}
+
+
+def load(n: int = 10**6) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "big.csv"
+        t0 = np.datetime64("2000-01-01T00:00:00")
+        times = t0 + np.arange(n) * np.timedelta64(60, "s")
+        vals = np.random.default_rng(0).random(n) * 10
+        pd.DataFrame({"timestamp": np.datetime_as_string(times, unit="s"), "kwh": vals}).to_csv(path, index=False)
+        ours = best(lambda: load_series(path), 3)
+        base = best(lambda: pd.read_csv(path), 3)
+    return {"figure": "load_csv_1e6", "seconds": ours, "baseline": "pandas.read_csv", "baseline_seconds": base,
+            "ratio": ours / base, "target_ratio": 1.5}
+
+
+def main() -> None:
+    for n in (10**4, 10**5, 10**6):
+        print(json.dumps(recompute(n)), flush=True)
+    print(json.dumps(load()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
