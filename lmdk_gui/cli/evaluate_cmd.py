@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         d["input"] = args.input
         d["written"] = written
         d.pop("elapsed_s", None)
-        print(json.dumps(d, indent=2, allow_nan=True))
+        print(json.dumps(d, indent=2))
         return 0
     print(f"{args.input}: {result.n} events, ε = {result.epsilon:g}, landmarks from the {result.source}; "
           f"MAE ({result.unit}) over {result.runs_done} runs, mean ± std")

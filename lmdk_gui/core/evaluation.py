@@ -249,7 +249,8 @@ class EvaluationResult:
             "runs_done": self.runs_done, "cancelled": self.cancelled, "elapsed_s": self.elapsed_s,
             "sets": [{"percentage": s.target, "actual_percentage": s.percentage, "landmarks": s.count,
                       "params": _jsonable(s.params)} for s in self.sets],
-            "results": self.rows(),
+            "results": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+                        for r in self.rows()],  # JSON has no NaN: null where no run had a value
         }
 
     def table_text(self) -> str:
@@ -417,7 +418,6 @@ class _Context:
                 else:
                     plans[s] = _Plan((s, i, budget), self._src(fresh), budget)
             self.plans.append(plans)
-        self.masks = [None] * len(self.sets)
         if self.kind == "numeric":
             self.adaptive_fn = mechanisms.laplace_unit_one
         elif self.kind == "location":

@@ -1,0 +1,117 @@
+"""The Compare tab (issue 8): run in a worker, cancel, never block editing, save PNG and CSV."""
+
+from __future__ import annotations
+
+import pandas as pd
+from PySide6.QtCore import Qt
+
+from lmdk_gui.core.settings import ALL_SCHEMES
+from tests.conftest import SAMPLES
+from tests.ui.conftest import wait_preview
+
+LONG_RUNS = 100_000  # far more than a test waits for: only cancelling ends it
+
+
+def tab_of(window):
+    tab = window.extensions["evaluation_ui"]
+    assert window.tabs.indexOf(tab) >= 0 and window.tabs.tabText(window.tabs.indexOf(tab)) == "Compare"
+    assert tab.objectName() == "compareTab"
+    return tab
+
+
+def test_tab_and_sources(window):
+    tab = tab_of(window)
+    keys = [tab.source_combo.itemData(i)[0] for i in range(tab.source_combo.count())]
+    assert keys[0] == "threshold-below" and "placement-bimodal" in keys and "stay-distance" not in keys
+    assert not tab.save_png_button.isEnabled() and not tab.cancel_button.isEnabled()
+    # another kind of series offers its own rules, and the choice survives when it can
+    tab.select_source("placement-skewed")
+    window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    keys = [tab.source_combo.itemData(i)[0] for i in range(tab.source_combo.count())]
+    assert keys[0] == "stay-distance" and "threshold-below" not in keys
+    assert tab.source_combo.currentData()[0] == "placement-skewed"
+
+
+def test_run_shows_chart_and_table_and_saves(window, qtbot, tmp_path):
+    tab = tab_of(window)
+    window.tabs.setCurrentWidget(tab)
+    tab.percentages_edit.setText("0, 50,100")
+    tab.runs_spin.setValue(5)
+    with qtbot.waitSignal(tab.evaluationFinished, timeout=60_000):
+        qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+    res = tab.result
+    assert res is not None and res.runs_done == 5 and res.percentages == (0.0, 50.0, 100.0)
+    assert tab.chart.result is res
+    assert tab.table.rowCount() == 3 and tab.table.columnCount() == 1 + len(ALL_SCHEMES)
+    assert tab.table.item(2, 2).text() == "no release"  # Skip at 100 %: nothing fresh, no public fallback
+    assert tab.progress_bar.value() == tab.progress_bar.maximum()
+    assert "Done" in tab.status.text() and tab.run_button.isEnabled() and not tab.cancel_button.isEnabled()
+
+    png, csv_path = tmp_path / "cmp.png", tmp_path / "cmp.csv"
+    asked = []
+    tab.ask_save_path = lambda what, suggested: (asked.append((what, suggested)), str(
+        png if what == "png" else csv_path))[1]
+    qtbot.mouseClick(tab.save_png_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(tab.save_csv_button, Qt.MouseButton.LeftButton)
+    assert [a[0] for a in asked] == ["png", "csv"] and asked[0][1].endswith("energy_hue_2013_jan_comparison.png")
+    assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
+    df = pd.read_csv(csv_path)
+    assert list(df.columns) == ["percentage", "scheme", "mae_mean", "mae_std", "runs"] and len(df) == 15
+    assert "Saved" in tab.status.text()
+
+    # the result belongs to the snapshot: a later edit only marks it out of date
+    window.session.set_epsilon(2.0)
+    qtbot.waitUntil(lambda: "changed since" in tab.status.text(), timeout=5_000)
+    assert tab.result is res and res.epsilon == 1.0
+
+
+def test_cancel_and_editing_meanwhile(window, qtbot):
+    tab = tab_of(window)
+    tab.percentages_edit.setText("0,50,100")
+    tab.runs_spin.setValue(LONG_RUNS)
+    job = tab.run()
+    assert job is not None and tab.is_running()
+    assert tab.cancel_button.isEnabled() and not tab.run_button.isEnabled()
+    qtbot.waitUntil(lambda: tab.progress_bar.value() > 0, timeout=30_000)
+    # the session keeps working while the comparison runs
+    window.session.toggle_landmark(10)
+    wait_preview(qtbot, window)
+    window.session.set_epsilon(0.5)
+    wait_preview(qtbot, window)
+    assert tab.is_running()
+    with qtbot.waitSignal(tab.evaluationCancelled, timeout=30_000):
+        qtbot.mouseClick(tab.cancel_button, Qt.MouseButton.LeftButton)
+    assert not tab.is_running() and tab.run_button.isEnabled()
+    assert "Cancelled" in tab.status.text()
+    res = tab.result
+    if res is not None:  # the runs completed before the cancel are shown
+        assert res.cancelled and 0 < res.runs_done < LONG_RUNS and res.epsilon == 1.0
+        assert "cancelled" in tab.chart.subtitle.text()
+
+
+def test_bad_percentages_and_state(window):
+    tab = tab_of(window)
+    tab.percentages_edit.setText("10, 150")
+    assert tab.run() is None and not tab.is_running()
+    assert "between 0 and 100" in tab.status.text()
+    tab.percentages_edit.setText("0, 25")
+    tab.select_source("placement-bimodal")
+    tab.runs_spin.setValue(7)
+    tab.seed_spin.setValue(3)
+    tab.scale_combo.setCurrentIndex(2)
+    state = tab.state()
+    assert state == {"percentages": "0, 25", "source": "placement-bimodal", "runs": 7, "seed": 3, "scale": "log"}
+    tab.restore({"percentages": "0, 100", "source": "threshold-above", "runs": 9, "seed": 1, "scale": "linear"})
+    assert tab.state() == {"percentages": "0, 100", "source": "threshold-above", "runs": 9, "seed": 1,
+                           "scale": "linear"}
+    tab.restore({"source": "stay-distance", "runs": "x"})  # unknown here / wrong type: ignored
+    assert tab.state()["source"] == "threshold-above" and tab.state()["runs"] == 9
+
+
+def test_closing_the_window_stops_a_running_comparison(window, qtbot):
+    tab = tab_of(window)
+    tab.runs_spin.setValue(LONG_RUNS)
+    job = tab.run()
+    qtbot.waitUntil(lambda: tab.progress_bar.value() > 0, timeout=30_000)
+    window.close()
+    assert job.wait(10) and not tab.is_running()
