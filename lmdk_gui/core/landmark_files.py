@@ -62,7 +62,11 @@ def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
     if not text.strip():
         return np.zeros(0, dtype=np.int64)
     try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=None, engine="python")
+        # The sniffer picks a letter as the delimiter of a one-column file ("timestamp" → "t"), so only
+        # sniff when the header has a delimiter at all.
+        header = text.lstrip("\n").split("\n", 1)[0]
+        sep = None if any(c in header for c in ",;\t|") else ","
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=sep, engine="python")
     except Exception as e:  # noqa: BLE001 - pandas raises many types for malformed text
         raise LoadError(f"{name}: not a readable CSV ({e})", path=str(p)) from None
     cols = {c.strip().lower(): c for c in df.columns}
