@@ -120,12 +120,24 @@ def parse_percentages(text: str | Iterable[float]) -> tuple[float, ...]:
     return tuple(sorted(set(vals)))
 
 
-def describe(placement: str | None, rule: str | None, vary: str | None = None) -> str:
-    """A short phrase naming how the landmark sets were made (for titles and tables)."""
+_PARAM_NAMES = {"below": "threshold below", "above": "threshold above", "distance_m": "Δl",
+                "duration_min": "Δt", "values": "category list", "penalty": "penalty"}
+_PARAM_UNITS = {"distance_m": " m", "duration_min": " min"}
+
+
+def describe(placement: str | None, rule: str | None, vary: str | None = None,
+             rule_params: Mapping[str, Any] | None = None) -> str:
+    """A short phrase naming how the landmark sets were made (for titles and tables), e.g.
+    ``"stay points rule (Δt swept, Δl = 50 m)"`` or ``"uniform placement"``."""
     if rule is not None:
         r = get_rule(rule)
         swept = vary or r.main
-        return f"{r.label.lower()} rule (sweeping {swept})"
+        parts = [f"{_PARAM_NAMES.get(swept, swept)} swept"]
+        for k, v in (rule_params or {}).items():
+            if k != swept and v is not None:
+                parts.append(f"{_PARAM_NAMES.get(k, k)} = {v:g}{_PARAM_UNITS.get(k, '')}"
+                             if isinstance(v, (int, float)) else f"{_PARAM_NAMES.get(k, k)} = {v}")
+        return f"{r.label.lower()} rule ({', '.join(parts)})"
     return f"{placement or 'uniform'} placement"
 
 
@@ -628,7 +640,7 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
             made = []
             cancelled = True
         sets = made
-        source = describe(placement, rule, vary)
+        source = describe(placement, rule, vary, rule_params)
         done0 = len(sets)
     else:
         sets = list(sets)

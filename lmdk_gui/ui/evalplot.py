@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +64,8 @@ def group_label(target: float, actual: float, sep: str = " ") -> str:
 
 
 def _plain(v: float) -> str:
-    """10^k as a plain number: 0.001, 0.1, 1, 10, 1 000, 100 000, then 1e+06…"""
-    if v >= 1e6 or v < 1e-3:
+    """10^k as a plain number: 0.001, 0.1, 1, 10, 1 000, 1 000 000, then 1e7…"""
+    if v >= 1e7 or v < 1e-3:
         return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")
     if v >= 1:
         return f"{int(round(v)):,}".replace(",", _THIN_SPACE)
@@ -243,7 +244,10 @@ class EvaluationChart(QWidget):
             for i in np.flatnonzero(~finite[:, j]):
                 missing_marks.append((float(xs[i]), color))
         # axes
-        bottom.setTicks([[(i, group_label(s.target, s.percentage, "\n")) for i, s in enumerate(result.sets)]])
+        labels = [group_label(s.target, s.percentage, "\n") for s in result.sets]
+        bottom.setTicks([list(enumerate(labels))])
+        # pyqtgraph sizes the axis for one line of tick text: make room for the second one
+        bottom.setHeight(58 if any("\n" in lab for lab in labels) else None)
         differ = any(abs(s.percentage - s.target) >= 0.5 for s in result.sets)
         self.plot.setLabel("bottom", "landmarks (requested → reached, % of events)" if differ
                            else "landmarks (% of events)", color="k", size="10pt")
@@ -346,6 +350,7 @@ def render_png(result: EvaluationResult, path: str | os.PathLike, *, size: tuple
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(["lmdk"])
+    _quiet_offscreen_warning()
     chart = EvaluationChart()
     chart.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     chart.resize(*size)
@@ -360,7 +365,30 @@ def render_png(result: EvaluationResult, path: str | os.PathLike, *, size: tuple
         app.processEvents()
 
 
-def _is_macos() -> bool:
-    import sys
+_QUIETED = False
 
+
+def _quiet_offscreen_warning() -> None:
+    """Drop Qt's "This plugin does not support propagateSizeHints()" (offscreen platform noise on every
+    shown widget); every other Qt message goes where it went before."""
+    global _QUIETED
+    if _QUIETED:
+        return
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode, context, message):
+        if "propagateSizeHints" in message:
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            sys.stderr.write(message + "\n")
+
+    previous = qInstallMessageHandler(handler)
+    _QUIETED = True
+
+
+def _is_macos() -> bool:
     return sys.platform == "darwin"

@@ -13,6 +13,12 @@ itself (fresh ``UnitNoise`` per run, then ``compute_release`` + ``mae`` for ever
 
 Numeric, location and categorical series are measured; numeric is the brief's figure. Landmark sets: the
 uniform synthetic placement (seeded).
+
+``python tests/benchmarks/bench_evaluation.py --figures resources/figures [--runs 100]`` instead runs the
+thesis' Figure 5.1 experiment on the three bundled real data sets (the same as the ``lmdk evaluate``
+commands in notes/evaluation.md), prints one JSON line per data set and writes ``eval_energy.png``,
+``eval_gps.png``, ``eval_contacts.png``. It also prints the thesis' *binary* contact encoding (the
+randomized attribute is "the current contact is on the landmark list", k = 2) for comparison.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -84,8 +91,61 @@ def naive_loop(series: Series, settings: PrivacySettings) -> float:
     return time.perf_counter() - start
 
 
+ROOT = Path(__file__).resolve().parents[2]
+#: (figure name, file, load options, evaluate options) — the README figures
+REAL = (
+    ("energy", ROOT / "tests" / "data" / "energy_hue_residential1_2013.csv", {"duplicates": "first"},
+     {"rule": "threshold", "vary": "below"}),
+    ("gps", ROOT / "tests" / "data" / "gps_bus_limerick_2019-02-18.csv", {},
+     {"rule": "stay", "vary": "duration_min", "rule_params": {"distance_m": 50.0}}),
+    ("contacts", ROOT / "resources" / "samples" / "contacts_person1672.csv",
+     {"kind": "categorical", "duplicates": "first"}, {"rule": "category"}),
+)
+
+
+def figures(folder: Path, runs: int) -> None:
+    from lmdk_gui.core.loader import load_series
+    from lmdk_gui.ui.evalplot import render_png
+
+    settings = PrivacySettings()
+    for name, path, load_opts, opts in REAL:
+        series = load_series(path, **load_opts)
+        res = evaluate(series, settings, DEFAULT_PERCENTAGES, runs=runs, **opts)
+        render_png(res, folder / f"eval_{name}.png")
+        print(json.dumps({"figure": f"eval_{name}", **{k: v for k, v in res.to_dict().items()
+                                                         if k not in ("elapsed_s",)}}), flush=True)
+        print(res.table_text(), file=sys.stderr)
+        if name == "contacts":
+            binary_contacts(series, res, runs)
+
+
+def binary_contacts(series: Series, res, runs: int) -> None:
+    """The thesis' Copenhagen encoding: each event's value is whether its contact is on the landmark list
+    (binary randomized response, p = e^ε/(e^ε+1)); the landmarks are the events whose value is 1."""
+    from lmdk_gui.core.evaluation import LandmarkSet
+
+    settings = PrivacySettings(categories=("0", "1"))
+    rows = []
+    for ls in res.sets:
+        bits = np.zeros(series.n, dtype=np.int64)
+        bits[ls.rows] = 1
+        binary = Series("categorical", series.times, bits, categories=("0", "1"), name="contact on the list")
+        r = evaluate(binary, settings, runs=runs, sets=[LandmarkSet(ls.target, ls.rows, series.n, ls.params)])
+        rows.append({"percentage": ls.target, "actual_percentage": ls.percentage,
+                     **{s: None if np.isnan(r.mean[0, j]) else round(float(r.mean[0, j]), 4)
+                        for j, s in enumerate(r.schemes)}})
+    print(json.dumps({"figure": "contacts, thesis' binary encoding (mismatch rate)", "rows": rows}), flush=True)
+
+
 def main() -> None:
-    kinds = sys.argv[1:] or ["numeric", "location", "categorical"]
+    args = sys.argv[1:]
+    if args[:1] == ["--figures"]:
+        runs = int(args[args.index("--runs") + 1]) if "--runs" in args else RUNS
+        folder = Path(args[1])
+        folder.mkdir(parents=True, exist_ok=True)
+        figures(folder, runs)
+        return
+    kinds = args or ["numeric", "location", "categorical"]
     settings = PrivacySettings()
     for kind in kinds:
         series = make_series(kind)
