@@ -542,6 +542,7 @@ class PreviewPlot(pg.PlotWidget):
 
     def set_series(self, series: Series) -> None:
         self.series = series
+        self._preview = {}  # the old series' preview must not be drawn against the new one
         self.time_axis.set_times(series.times)
         self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
         self.getPlotItem().setLabel("left", y_label(series))
