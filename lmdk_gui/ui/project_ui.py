@@ -19,6 +19,7 @@ where nobody could answer it (``lmdk-gui --screenshot`` closes a window with lan
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -197,12 +198,22 @@ class ProjectUI(QObject):
         except (AttributeError, TypeError, ValueError):
             pass
         ext_state = {}
+        skipped = []
         for name, ext in getattr(self.window, "extensions", {}).items():
             fn = getattr(ext, "state", None)
             if ext is self or not callable(fn):
                 continue
-            ext_state[name] = fn()
+            try:  # one module's unsavable state must not cost the user the whole project
+                st = fn()
+                json.dumps(st, allow_nan=False)
+            except Exception:  # noqa: BLE001
+                skipped.append(name)
+                continue
+            ext_state[name] = st
         view["extensions"] = ext_state
+        if skipped:
+            self.window.statusBar().showMessage(f"Not saved in the project (not plain JSON): {', '.join(skipped)}",
+                                                10000)
         return view
 
     def save(self) -> bool:
@@ -475,6 +486,14 @@ class ProjectUI(QObject):
     def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt naming
         if obj is self.window and ev.type() == QEvent.Type.Close:
             QTimer.singleShot(0, self._after_close)
+        elif obj is self.window and ev.type() == QEvent.Type.Drop and ev.mimeData().hasUrls():
+            # a dropped project file opens as a project (the window would offer to import it as a series)
+            for u in ev.mimeData().urls():
+                local = u.toLocalFile() if u.isLocalFile() else ""
+                if local.endswith(PROJECT_SUFFIX):
+                    ev.acceptProposedAction()
+                    QTimer.singleShot(0, lambda p=local: self._open_recent(p))
+                    return True
         return False
 
     def _after_close(self) -> None:

@@ -81,6 +81,7 @@ def test_save_then_open_in_a_new_window_restores_everything(qtbot, new_window, d
     w1 = new_window(data_copy)
     _edit_session(w1)
     w1.extensions["fake"] = _FakeExtension({"zoom": [1, 2], "name": "x"})
+    w1.series_plot.vb.setXRange(100, 200, padding=0)
     assert _pui(w1).has_unsaved_changes() and w1.isWindowModified()
     path = tmp_path / "jan.lmdk.json"
     with qtbot.waitSignal(_pui(w1).projectSaved, timeout=WAIT):
@@ -110,6 +111,8 @@ def test_save_then_open_in_a_new_window_restores_everything(qtbot, new_window, d
     qtbot.waitUntil(s1.is_preview_current, timeout=WAIT)
     qtbot.waitUntil(s2.is_preview_current, timeout=WAIT)
     assert np.array_equal(s1.preview["adaptive"].values, s2.preview["adaptive"].values)
+    (x0, x1), _ = w2.series_plot.vb.viewRange()
+    assert (x0, x1) == pytest.approx((100, 200), abs=0.5)  # the zoom came back too
     assert w2.extensions["project_ui"].recent_projects()[0] == str(path.resolve())
 
 
@@ -358,3 +361,32 @@ def test_seed_change_marks_the_title(qtbot, new_window):
     assert not w.isWindowModified()
     w.session.set_seed(12345)
     assert w.isWindowModified()
+
+
+def test_dropping_a_project_file_opens_it(qtbot, new_window, data_copy, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    w1 = new_window(data_copy)
+    w1.session.set_landmarks([11, 12])
+    path = tmp_path / "drop.lmdk.json"
+    assert _pui(w1).save_to(path)
+    w2 = new_window(SAMPLES / "gps_bus_limerick.csv")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    ev = QDropEvent(QPointF(200, 200), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                    Qt.KeyboardModifier.NoModifier)
+    # Qt delivers a synthetic Drop only inside a real drag; hand it to the window's event filter directly
+    with qtbot.waitSignal(_pui(w2).projectOpened, timeout=WAIT):
+        assert _pui(w2).eventFilter(w2, ev) is True
+    assert w2.session.landmarks.tolist() == [11, 12]
+
+
+def test_an_extension_state_that_is_not_json_is_left_out(qtbot, new_window, data_copy, tmp_path):
+    w = new_window(data_copy)
+    w.extensions["bad"] = _FakeExtension({"x": object()})
+    w.extensions["good"] = _FakeExtension({"y": 1})
+    path = tmp_path / "p.lmdk.json"
+    assert _pui(w).save_to(path)
+    exts = json.loads(path.read_text())["view"]["extensions"]
+    assert "bad" not in exts and exts["good"] == {"y": 1}
