@@ -1,0 +1,156 @@
+"""Crash safety (issue 9): a ``lmdk export`` process killed with SIGKILL part-way through leaves no file at
+the target path, and a pre-existing target (and its sidecar) stays byte-for-byte intact until a new one is
+complete.
+
+The export writes a hidden ``.<name>.<random>.part`` file in the target folder and renames it over the target
+only when it is complete (lmdk_gui.core.writers.AtomicFile). SIGKILL gives it no chance to clean up, so the
+``.part`` file stays behind. What it holds is checked here: the protected values of a prefix of the rows
+(never a raw value) in an owner-only (0600) file. It is still a *second, independent noisy release* of those
+rows: if the user exports again and the stale file is ever published with the new release (a synced or
+shared folder), the rows in both lose up to 2ε — sequential composition. So stale ``.part`` files of a
+target should be removed by the next export to that target; they are not today
+(``test_next_export_removes_stale_part_files`` is an expected failure until they are).
+
+The command runs as ``sys.executable -c "…lmdk_gui.cli.main()"``: portable (no entry point on PATH needed;
+``python -m lmdk_gui.cli`` does not work — the package has no ``__main__`` module).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROWS = 1_000_000
+CLI = [sys.executable, "-c", "import sys; from lmdk_gui.cli import main; sys.exit(main())"]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")]
+
+
+@pytest.fixture(scope="module")
+def big_csv(tmp_path_factory) -> Path:
+    """~26 MB: 10^6 hourly-ish rows of a numeric series (the export takes seconds, so it can be caught)."""
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    t = np.datetime64("2000-01-01T00:00:00", "s") + np.arange(ROWS) * np.timedelta64(60, "s")
+    ts = np.char.replace(np.datetime_as_string(t, unit="s"), "T", " ")
+    vals = np.random.default_rng(0).integers(0, 5000, ROWS)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("timestamp,kwh\n")
+        f.write("\n".join(f"{a},{b / 1000:.3f}" for a, b in zip(ts.tolist(), vals.tolist(), strict=True)))
+        f.write("\n")
+    return path
+
+
+def _parts(folder: Path, name: str) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.name.startswith(f".{name}.") and p.name.endswith(".part"))
+
+
+def _start(big: Path, out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([*CLI, "export", str(big), "-o", str(out), "--scheme", "uniform", "--epsilon", "1",
+                             "--landmark-rows", "5-100", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=out.parent)
+
+
+def _kill_mid_write(proc: subprocess.Popen, out: Path, min_bytes: int, timeout: float = 180.0) -> Path:
+    """SIGKILL the export once its temporary CSV holds at least ``min_bytes``; return that temp file."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            pytest.fail(f"the export finished (exit {proc.returncode}) before it could be killed: {err[-500:]!r}")
+        parts = _parts(out.parent, out.name)
+        if parts:
+            try:
+                if parts[0].stat().st_size >= min_bytes:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    proc.wait(30)
+                    assert proc.returncode == -signal.SIGKILL
+                    proc.stdout.close()
+                    proc.stderr.close()
+                    return parts[0]
+            except FileNotFoundError:
+                pass
+        time.sleep(0.005)
+    proc.kill()
+    proc.wait(30)
+    pytest.fail("the export never started writing its temporary file")
+
+
+def _check_partial_release(part: Path, big: Path) -> int:
+    """The leftover temp file: owner-only, the release header, and protected values only. Returns rows."""
+    assert part.stat().st_mode & 0o777 == 0o600
+    lines = part.read_text(encoding="utf-8").split("\n")
+    assert lines[0] == "timestamp,kwh"
+    body = [ln for ln in lines[1:-1] if ln]  # the last line may be cut mid-way
+    raw = big.read_text(encoding="utf-8").split("\n")[1: len(body) + 1]
+    assert len(body) > 1000
+    for got, src in zip(body[:20_000], raw[:20_000], strict=True):
+        t_got, v_got = got.split(",")
+        t_src, v_src = src.split(",")
+        assert t_got == t_src  # the public timestamps, in order
+        assert float(v_got) != float(v_src)  # never the raw value
+    return len(body)
+
+
+@pytest.mark.parametrize("min_mb", [0, 8])
+def test_sigkill_leaves_no_file_at_the_target(tmp_path, big_csv, min_mb):
+    out = tmp_path / "release.csv"
+    proc = _start(big_csv, out)
+    part = _kill_mid_write(proc, out, min_mb * 1024 * 1024)
+    assert not out.exists()
+    assert not out.with_name("release.csv.json").exists()
+    leftovers = sorted(p.name for p in tmp_path.iterdir())
+    assert all(n.startswith(".release.csv.") and n.endswith(".part") for n in leftovers), leftovers
+    if min_mb:
+        rows = _check_partial_release(part, big_csv)
+        assert rows < ROWS
+
+
+def test_sigkill_keeps_the_previous_release_intact(tmp_path, big_csv):
+    out = tmp_path / "release.csv"
+    side = tmp_path / "release.csv.json"
+    old_csv = b"timestamp,kwh\n2000-01-01 00:00:00,1.234\n"
+    old_side = json.dumps({"format": "lmdk-release/1", "old": True}).encode()
+    out.write_bytes(old_csv)
+    side.write_bytes(old_side)
+    os.chmod(out, 0o644)
+    proc = _start(big_csv, out, "--force")
+    _kill_mid_write(proc, out, 4 * 1024 * 1024)
+    assert out.read_bytes() == old_csv and side.read_bytes() == old_side
+    assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_complete_run_after_a_kill_replaces_the_target(tmp_path, big_csv):
+    out = tmp_path / "release.csv"
+    out.write_text("old\n")
+    _kill_mid_write(_start(big_csv, out, "--force"), out, 2 * 1024 * 1024)
+    stale = set(_parts(tmp_path, out.name))
+    done = subprocess.run([*CLI, "export", str(big_csv), "-o", str(out), "--scheme", "uniform", "--epsilon", "1",
+                           "--landmark-rows", "5-100", "--force"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    with open(out, encoding="utf-8") as f:
+        n_lines = sum(1 for _ in f)
+    assert n_lines == ROWS + 1
+    side = json.loads(out.with_name("release.csv.json").read_text())
+    assert side["guarantee_holds"] is True and side["input"]["rows"] == ROWS
+    assert set(_parts(tmp_path, out.name)) <= stale  # the completed run left no temp file of its own
+
+
+@pytest.mark.xfail(strict=True, reason="stale .part files of a killed export are not removed by the next export "
+                   "to the same target (a second independent noisy release of a prefix of the rows)")
+def test_next_export_removes_stale_part_files(tmp_path, big_csv):
+    out = tmp_path / "release.csv"
+    _kill_mid_write(_start(big_csv, out), out, 2 * 1024 * 1024)
+    assert _parts(tmp_path, out.name)
+    small = tmp_path / "small.csv"
+    small.write_text("timestamp,kwh\n2000-01-01 00:00:00,1.0\n2000-01-01 01:00:00,2.0\n")
+    done = subprocess.run([*CLI, "export", str(small), "-o", str(out), "--scheme", "uniform", "--epsilon", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _parts(tmp_path, out.name) == []
