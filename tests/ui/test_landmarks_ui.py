@@ -339,3 +339,13 @@ def test_suggestion_parameters_are_kept_as_extension_state(qtbot, window):
     _ui(window).restore({"suggest_params": {"threshold": {"below": 1.25, "above": None}}})
     panel.set_rule("threshold")
     assert panel.params()["below"] == pytest.approx(1.25)
+
+
+def test_panel_switches_rule_when_the_kind_changes(qtbot, window):
+    panel = _open(qtbot, window, "threshold", below=1.0)
+    with qtbot.waitSignal(window.session.previewChanged, timeout=WAIT):
+        window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    assert panel.rule.name == "stay" and panel.series is window.session.series
+    assert [panel.rule_combo.itemData(i) for i in range(panel.rule_combo.count())] == ["stay"]
+    qtbot.waitUntil(panel.is_current, timeout=WAIT)
+    assert panel.proposal.size == sugg.count(window.session.series, "stay")[0]
