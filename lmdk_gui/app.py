@@ -13,7 +13,8 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lmdk-gui", description="Landmark privacy for personal time series.")
-    p.add_argument("file", nargs="?", help="time series to open (default: the last one, or a bundled sample)")
+    p.add_argument("file", nargs="?", help="time series (CSV/TSV) or project (.lmdk.json) to open "
+                   "(default: the last file, or a bundled sample)")
     p.add_argument("--sample", choices=("energy", "gps", "contacts"),
                    help="open one of the bundled sample series")
     p.add_argument("--landmark-rows", metavar="ROWS", help="mark these 0-based rows, e.g. 3,7,10-20")
@@ -48,7 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         name, opts = SAMPLE_FILES[args.sample]
         window.open_series(SAMPLES / name, **opts)
     elif args.file:
-        if not window.open_series(args.file):
+        project = window.extensions.get("project_ui")
+        if args.file.endswith(".lmdk.json") and project is not None:
+            ok = project.open_project(args.file)
+        else:
+            ok = window.open_series(args.file)
+        if not ok:
             print(f"lmdk-gui: {window.last_error}", file=sys.stderr)
             if args.screenshot:
                 return 2

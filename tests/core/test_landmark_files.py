@@ -1,0 +1,69 @@
+"""Landmark list files (issue 2 --landmarks, issue 5 import/export)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lmdk_gui.core.landmark_files import parse_row_spec, read_landmark_file, write_landmark_file
+from lmdk_gui.core.loader import load_series
+from lmdk_gui.core.series import LoadError
+from tests.conftest import SAMPLES
+
+
+@pytest.fixture(scope="module")
+def energy():
+    return load_series(SAMPLES / "energy_hue_2013_jan.csv")
+
+
+@pytest.fixture(scope="module")
+def contacts():
+    return load_series(SAMPLES / "contacts_person1672_first.csv", kind="categorical")
+
+
+def test_parse_row_spec():
+    assert parse_row_spec("3,7,10-12").tolist() == [3, 7, 10, 11, 12]
+    assert parse_row_spec(" 5 , 5, 1 ").tolist() == [1, 5]
+    for bad in ("a", "3-1", "1-2-3", "-1"):
+        with pytest.raises(ValueError):
+            parse_row_spec(bad)
+    with pytest.raises(ValueError, match="past the last row"):
+        parse_row_spec("10", n=10)
+
+
+@pytest.mark.parametrize("text", ["timestamp\n2013-01-01 05:00:00\n2013-01-02 00:00:00\n",
+                                  "row\n5\n24\n",
+                                  "timestamp,row\n2013-01-01 05:00:00,5\n2013-01-02 00:00:00,24\n"])
+def test_one_or_two_column_files(tmp_path, energy, text):
+    p = tmp_path / "lm.csv"
+    p.write_text(text)
+    assert read_landmark_file(p, energy).tolist() == [5, 24]
+
+
+def test_round_trip_epoch_and_iso(tmp_path, energy, contacts):
+    for s, rows in ((energy, np.array([0, 3, 743])), (contacts, np.array([1, 100, 2000]))):
+        p = tmp_path / f"{s.name}.csv"
+        write_landmark_file(p, s, rows)
+        assert read_landmark_file(p, s).tolist() == rows.tolist()
+        assert (p.stat().st_mode & 0o077) == 0  # owner-only: the file reveals the landmark positions
+    assert (tmp_path / f"{contacts.name}.csv").read_text().splitlines()[1].startswith("1353")
+
+
+def test_unknown_timestamps_add_nothing_and_say_which(tmp_path, energy):
+    p = tmp_path / "lm.csv"
+    p.write_text("timestamp\n2013-01-01 05:00:00\n2013-03-01 00:00:00\n2013-03-02 00:00:00\n")
+    with pytest.raises(LoadError, match="2 timestamp\\(s\\) are not in the series: 2013-03-01"):
+        read_landmark_file(p, energy)
+
+
+def test_bad_rows_and_missing_columns(tmp_path, energy):
+    p = tmp_path / "lm.csv"
+    p.write_text("row\n1\nx\n")
+    with pytest.raises(LoadError, match="row 3"):
+        read_landmark_file(p, energy)
+    p.write_text("row\n1\n744\n")
+    with pytest.raises(LoadError, match="outside the series"):
+        read_landmark_file(p, energy)
+    p.write_text("when\n1\n")
+    with pytest.raises(LoadError, match="'timestamp' or a 'row' column"):
+        read_landmark_file(p, energy)
