@@ -19,6 +19,9 @@ released value the statistic is the value itself (the loss of Laplace noise is a
 for a joint release over ``L ∪ {t}`` it is the log-likelihood ratio of the claimed mechanism, the
 Neyman–Pearson optimal projection (:func:`laplace_llr`), computed from the released budgets.
 
+The point estimate reported next to the bound is held out (DP-Sniper): the set is chosen on half of the
+runs and its loss measured on the other half, so it is not biased upward by the choice.
+
 Budgets that vary from run to run (Adaptive) are handled by *strata*: the released budget of the audited
 event is public and its distribution does not depend on the audited value (it is a function of the public
 sampling draws and of earlier releases), so the loss on ``{ε_t = e, o_t ∈ S}`` must be at most ``e``;
@@ -28,7 +31,7 @@ sampling draws and of earlier releases), so the loss on ``{ε_t = e, o_t ∈ S}`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -43,7 +46,7 @@ from lmdk_gui.core.settings import PrivacySettings
 
 #: Family-wise error level of one audit (as strict as OpenDP's own statistical tests).
 ALPHA = 1e-6
-#: Sets with fewer hits than this in either sample are left out of the point *estimate* (not of the bound).
+#: Sets with fewer hits than this in either half-sample are not candidates for the point estimate.
 MIN_COUNT = 100
 
 
@@ -52,7 +55,7 @@ class Audit:
     """What one audit measured. ``lower`` is the one the verdict is based on."""
 
     claimed: float  # the ε the mechanism claims for these neighbours
-    estimate: float  # max over sets with ≥ MIN_COUNT hits of |ln(p̂1/p̂2)| (a point estimate, biased up)
+    estimate: float  # held-out point estimate of the loss (see audit_samples)
     lower: float  # max over sets of the Clopper–Pearson lower confidence bound of the loss
     n1: int
     n2: int
@@ -82,33 +85,32 @@ def cp_upper(k: np.ndarray, n: int, a: float) -> np.ndarray:
     return np.where(k < n, hi, 1.0)
 
 
-def candidate_counts(s1: np.ndarray, s2: np.ndarray, n_edges: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Hits of each candidate set (see the module docstring) in the two samples."""
-    s1 = np.sort(np.asarray(s1, dtype=np.float64))
-    s2 = np.sort(np.asarray(s2, dtype=np.float64))
-    pooled = np.concatenate([s1, s2])
+def candidate_edges(s1: np.ndarray, s2: np.ndarray, n_edges: int = 40) -> np.ndarray:
+    """Edges of the candidate sets: pooled quantiles, or every value of a discrete output."""
+    pooled = np.concatenate([np.asarray(s1, dtype=np.float64), np.asarray(s2, dtype=np.float64)])
     if np.unique(pooled).size <= n_edges:  # discrete outputs: every value is an edge (and an atom)
-        edges = np.unique(pooled)
-    else:
-        edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, n_edges + 1)[1:-1]))
-    rows = []
-    for s in (s1, s2):
-        n = s.size
-        lt = np.searchsorted(s, edges, side="left")
-        le = np.searchsorted(s, edges, side="right")
-        bins = np.diff(lt)  # [c_j, c_{j+1})
-        open_bins = lt[1:] - le[:-1]  # (c_j, c_{j+1})
-        rows.append(np.concatenate([lt, le, n - le, n - lt, le - lt, bins, open_bins]))
-    c1, c2 = rows
-    keep = (c1 + c2) > 0
-    return c1[keep], c2[keep]
+        return np.unique(pooled)
+    return np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, n_edges + 1)[1:-1]))
+
+
+def set_counts(s: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Hits of every candidate set in one sample: {s < c}, {s ≤ c}, {s > c}, {s ≥ c}, {s = c} for each edge
+    c, then the bins [c_j, c_{j+1}) and (c_j, c_{j+1})."""
+    s = np.sort(np.asarray(s, dtype=np.float64))
+    n = s.size
+    lt = np.searchsorted(s, edges, side="left")
+    le = np.searchsorted(s, edges, side="right")
+    return np.concatenate([lt, le, n - le, n - lt, le - lt, np.diff(lt), lt[1:] - le[:-1]])
 
 
 def audit_counts(c1: np.ndarray, n1: int, c2: np.ndarray, n2: int, claimed: float, *,
                  alpha: float = ALPHA) -> Audit:
-    """The audit on given hit counts of the candidate sets (both directions)."""
+    """The confidence bound on given hit counts of the candidate sets (both directions); ``estimate`` is
+    left at the in-sample maximum (``audit_samples`` replaces it by a held-out one)."""
     c1 = np.asarray(c1, dtype=np.float64)
     c2 = np.asarray(c2, dtype=np.float64)
+    keep = (c1 + c2) > 0
+    c1, c2 = c1[keep], c2[keep]
     m = c1.size
     a = alpha / (4.0 * max(m, 1))  # m sets × 2 directions × 2 one-sided bounds
     with np.errstate(divide="ignore"):
@@ -120,11 +122,48 @@ def audit_counts(c1: np.ndarray, n1: int, c2: np.ndarray, n2: int, claimed: floa
     return Audit(float(claimed), float(est.max(initial=0.0)), lower, int(n1), int(n2), int(m))
 
 
-def audit_samples(s1: np.ndarray, s2: np.ndarray, claimed: float, *, alpha: float = ALPHA,
-                  n_edges: int = 40) -> Audit:
-    """The audit of a scalar statistic of the output, sampled on D (``s1``) and on D' (``s2``)."""
-    c1, c2 = candidate_counts(s1, s2, n_edges)
-    return audit_counts(c1, len(s1), c2, len(s2), claimed, alpha=alpha)
+def _held_out_estimate(s1: np.ndarray, m1: np.ndarray, s2: np.ndarray, m2: np.ndarray,
+                       edges: np.ndarray) -> float:
+    """DP-Sniper's split: pick the set (and direction) on the even-indexed runs — the one with the best
+    *lower confidence bound* there, which favours sets with enough mass over lucky small ones — then measure
+    that one set on the odd-indexed runs: an unbiased estimate of its loss, free of the upward bias of a
+    maximum over hundreds of noisy estimates."""
+    def half(s, m, parity):
+        sel = m & (np.arange(s.size) % 2 == parity)
+        return set_counts(s[sel], edges).astype(np.float64), (s.size + 1 - parity) // 2
+
+    a1, na1 = half(s1, m1, 0)
+    a2, na2 = half(s2, m2, 0)
+    b1, nb1 = half(s1, m1, 1)
+    b2, nb2 = half(s2, m2, 1)
+    ok = (a1 >= MIN_COUNT) & (a2 >= MIN_COUNT)
+    if not ok.any():
+        return 0.0
+    a = 0.05 / (4.0 * a1.size)
+    with np.errstate(divide="ignore"):
+        lo12 = np.where(ok, np.log(cp_lower(a1, na1, a)) - np.log(cp_upper(a2, na2, a)), -np.inf)
+        lo21 = np.where(ok, np.log(cp_lower(a2, na2, a)) - np.log(cp_upper(a1, na1, a)), -np.inf)
+    if lo12.max() >= lo21.max():
+        j, sign = int(np.argmax(lo12)), 1.0
+    else:
+        j, sign = int(np.argmax(lo21)), -1.0
+    loss_b = np.log(max(b1[j], 0.5) / nb1) - np.log(max(b2[j], 0.5) / nb2)
+    return float(sign * loss_b)
+
+
+def _audit(s1, m1, s2, m2, claimed: float, alpha: float) -> Audit:
+    edges = candidate_edges(s1[m1], s2[m2])
+    res = audit_counts(set_counts(s1[m1], edges), s1.size, set_counts(s2[m2], edges), s2.size, claimed,
+                       alpha=alpha)
+    return replace(res, estimate=_held_out_estimate(s1, m1, s2, m2, edges))
+
+
+def audit_samples(s1: np.ndarray, s2: np.ndarray, claimed: float, *, alpha: float = ALPHA) -> Audit:
+    """The audit of a scalar statistic of the output, sampled on D (``s1``) and on D' (``s2``): the
+    confidence bound on all runs, the point estimate held out."""
+    s1 = np.asarray(s1, dtype=np.float64)
+    s2 = np.asarray(s2, dtype=np.float64)
+    return _audit(s1, np.ones(s1.size, bool), s2, np.ones(s2.size, bool), claimed, alpha)
 
 
 def audit_strata(s1: np.ndarray, g1: np.ndarray, s2: np.ndarray, g2: np.ndarray,
@@ -132,16 +171,14 @@ def audit_strata(s1: np.ndarray, g1: np.ndarray, s2: np.ndarray, g2: np.ndarray,
                  min_runs: int = 500) -> dict[float, Audit]:
     """Audit ``{g = e, s ∈ S}`` for each stratum value ``e`` (e.g. the released budget ε_t), each against its
     own claim ``claimed_of(e)``. The loss of such a set is ``ln(P1[g=e]·P1[s∈S | e] / (P2[g=e]·P2[s∈S | e]))``
-    and ``P1[g=e] = P2[g=e]`` when the stratum does not depend on the changed value; the counts below are
-    those joint hits. Strata with fewer than ``min_runs`` runs in either sample are skipped."""
-    values = np.intersect1d(np.unique(g1), np.unique(g2))
-    values = [v for v in values if np.sum(g1 == v) >= min_runs and np.sum(g2 == v) >= min_runs]
-    out: dict[float, Audit] = {}
-    for v in values:
-        c1, c2 = candidate_counts(s1[g1 == v], s2[g2 == v])
-        out[float(v)] = audit_counts(c1, len(s1), c2, len(s2), claimed_of(float(v)),
-                                     alpha=alpha / max(len(values), 1))
-    return out
+    and ``P1[g=e] = P2[g=e]`` when the stratum does not depend on the changed value; the counts are those
+    joint hits (over all runs). Strata with fewer than ``min_runs`` runs in either sample are skipped."""
+    s1 = np.asarray(s1, dtype=np.float64)
+    s2 = np.asarray(s2, dtype=np.float64)
+    values = [v for v in np.intersect1d(np.unique(g1), np.unique(g2))
+              if np.sum(g1 == v) >= min_runs and np.sum(g2 == v) >= min_runs]
+    return {float(v): _audit(s1, g1 == v, s2, g2 == v, claimed_of(float(v)), alpha / max(len(values), 1))
+            for v in values}
 
 
 #: Statistics are rounded to this many decimals. The audit measures a mechanism's loss up to floating-point
