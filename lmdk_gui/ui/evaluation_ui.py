@@ -15,6 +15,7 @@ Save CSV write what is shown.
 
 from __future__ import annotations
 
+import math
 import threading
 import traceback
 from pathlib import Path
@@ -47,7 +48,7 @@ from ..core.evaluation import (
     PLACEMENTS,
     EvaluationResult,
     evaluate,
-    fmt_mean_std,
+    fmt_number,
     parse_percentages,
 )
 from ..core.settings import SCHEME_LABELS
@@ -61,21 +62,21 @@ _PROGRESS, _DONE, _FAILED, _CANCELLED = range(4)
 #: landmark sources for each kind: (key, label, placement, rule, vary, fixed rule parameters, tooltip)
 _RULE_SOURCES = {
     "numeric": [
-        ("threshold-below", "Rule: values below a threshold", None, "threshold", "below", {},
+        ("threshold-below", "Threshold: below", None, "threshold", "below", {},
          "Landmarks are the events below a threshold, swept to each percentage (thesis: HUE energy)"),
-        ("threshold-above", "Rule: values above a threshold", None, "threshold", "above", {},
+        ("threshold-above", "Threshold: above", None, "threshold", "above", {},
          "Landmarks are the events above a threshold, swept to each percentage"),
-        ("changepoints", "Rule: change points", None, "changepoints", None, {},
+        ("changepoints", "Change points", None, "changepoints", None, {},
          "Landmarks are the first events after mean shifts; the penalty is swept to each percentage"),
     ],
     "location": [
-        ("stay-distance", "Rule: stay points, sweep Δl", None, "stay", "distance_m", {"duration_min": 30.0},
+        ("stay-distance", "Stay points: sweep Δl", None, "stay", "distance_m", {"duration_min": 30.0},
          "Stay points (Li et al. 2008) with Δt = 30 min and Δl swept to each percentage (thesis: T-drive)"),
-        ("stay-duration", "Rule: stay points, sweep Δt", None, "stay", "duration_min", {"distance_m": 50.0},
+        ("stay-duration", "Stay points: sweep Δt", None, "stay", "duration_min", {"distance_m": 50.0},
          "Stay points with Δl = 50 m (bus-stop scale) and Δt swept to each percentage"),
     ],
     "categorical": [
-        ("category", "Rule: category lists", None, "category", None, {},
+        ("category", "Category lists", None, "category", None, {},
          "Landmarks are the events whose category is in a list grown to each percentage (thesis: "
          "Copenhagen contacts)"),
     ],
@@ -83,6 +84,14 @@ _RULE_SOURCES = {
 _PLACEMENT_SOURCES = [(f"placement-{p}", f"Placement: {p}", p, None, None, {},
                        f"Synthetic {p} landmark placement (thesis §5.1.3), seeded; the sets nest as the "
                        "percentage grows") for p in PLACEMENTS]
+
+
+def compact_mean_std(m: float, s: float) -> str:
+    """Short cells for the table: 0.924 ± 0.0051, 8 750 ± 99, 84.1k ± 1.2k, 1.2M ± 40k style."""
+    if not math.isfinite(m):
+        return "no release"
+    div, suffix = next(((d, x) for d, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if abs(m) >= 10 * d), (1.0, ""))
+    return f"{fmt_number(m / div, 3)}{suffix} ± {fmt_number(s / div, 2)}{suffix}"
 
 
 def sources_for_kind(kind: str | None) -> list[tuple]:
@@ -451,7 +460,7 @@ class CompareTab(QWidget):
             it.setToolTip(", ".join(f"{k} = {v}" for k, v in s.params.items()))
             t.setItem(i, 0, it)
             for j in range(len(result.schemes)):
-                cell = QTableWidgetItem(fmt_mean_std(float(result.mean[i, j]), float(result.std[i, j]), 3))
+                cell = QTableWidgetItem(compact_mean_std(float(result.mean[i, j]), float(result.std[i, j])))
                 cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 cell.setToolTip(f"{int(result.runs[i, j])} runs with a value")
                 t.setItem(i, j + 1, cell)
