@@ -29,6 +29,9 @@ from lmdk_gui.core.release import compute_all, compute_release, require_landmark
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings
 
+from .exact import exact_sum
+from .exact import exact_worst as exact_worst_fast  # O(n + |L|), for long series
+
 
 # ------------------------------------------------------------------------------------------ reference
 def exact_worst(budgets: np.ndarray, landmarks) -> Fraction:
@@ -39,28 +42,6 @@ def exact_worst(budgets: np.ndarray, landmarks) -> Fraction:
     if not b:
         return Fraction(0)
     return max(sum((b[i] for i in lm | {t}), Fraction(0)) for t in range(len(b)))
-
-
-def exact_sum(values: np.ndarray) -> Fraction:
-    """Exact sum of floats, fast: each float is an integer mantissa times a power of two; mantissas with
-    the same exponent are added as Python integers (no rounding, no overflow)."""
-    v = np.asarray(values, dtype=np.float64)
-    m, e = np.frexp(v)
-    mant = (m * 2.0**53).astype(np.int64)  # exact: |m| in [0.5, 1) has at most 53 significant bits
-    exps = e.astype(np.int64) - 53
-    total = Fraction(0)
-    for u in np.unique(exps):
-        total += Fraction(sum(mant[exps == u].tolist())) * Fraction(2) ** int(u)
-    return total
-
-
-def exact_worst_fast(budgets: np.ndarray, landmarks) -> Fraction:
-    """The same in O(n + |L|) (for long series): S_L plus the largest regular budget."""
-    lm = np.asarray(landmarks, dtype=np.int64)
-    s_l = exact_sum(budgets[lm])
-    regular = np.ones(len(budgets), dtype=bool)
-    regular[lm] = False
-    return s_l + (Fraction(float(budgets[regular].max())) if regular.any() else 0)
 
 
 # ----------------------------------------------------------------------------------------- strategies

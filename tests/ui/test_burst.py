@@ -22,6 +22,7 @@ from lmdk_gui.core.guarantee import check_guarantee
 from lmdk_gui.core.noise import UnitNoise
 from lmdk_gui.core.release import compute_release
 from lmdk_gui.core.settings import LANDMARK_SCHEMES
+from tests.privacy.exact import exact_worst
 
 from .conftest import wait_preview
 from .helpers import fake_click, fake_drag
@@ -32,14 +33,6 @@ ACTIONS = {  # relative weights
     "epsilon": 5, "adaptive": 3, "reroll": 2, "clear": 1, "invert": 1,
 }
 EPSILONS = [0.001, 0.01, 0.05, 0.3, 1.0, 2.5, 10.0, 100.0, 1000.0]
-
-
-def _exact_worst(budgets: np.ndarray, landmarks: np.ndarray) -> Fraction:
-    """max over t of sum(ε_i, i ∈ L ∪ {t}) in exact rational arithmetic on the float budgets."""
-    s_l = sum((Fraction(float(v)) for v in budgets[landmarks]), Fraction(0))
-    regular = np.ones(budgets.size, dtype=bool)
-    regular[landmarks] = False
-    return s_l + (Fraction(float(budgets[regular].max())) if regular.any() else 0)
 
 
 class _Checker:
@@ -67,7 +60,7 @@ class _Checker:
             b = r.budgets
             assert np.all(b >= 0) and not np.any(np.isnan(b)), name
             assert check_guarantee(b, r.landmarks, eps).holds, (name, r.guarantee)
-            assert _exact_worst(b, r.landmarks) <= Fraction(eps), name
+            assert exact_worst(b, r.landmarks) <= Fraction(eps), name
         self.checks += 1
         return rels
 
