@@ -182,17 +182,17 @@ def test_audit_flags_landmark_overspend(path, monkeypatch):
                 scheme, n, landmarks, eps_a)
 
         monkeypatch.setattr(export_mod, "fixed_budgets", off_by_one)
-        scheme, n_runs = "uniform", 100_000
+        scheme, n_runs, label = "uniform", 100_000, "uniform dividing by |L| (landmarks overspend)"
     else:
         real = release_mod.fixed_budgets
         monkeypatch.setattr(release_mod, "fixed_budgets", lambda scheme, n, lm, eps_a: real(
             "event" if scheme == "skip" else scheme, n, lm, eps_a))
-        scheme, n_runs = "skip", 4_000
+        scheme, n_runs, label = "skip", 4_000, "skip not zeroing landmarks"
     v0, b0 = _runs(path, X, scheme, n_runs, 1)
     vL, bL = _runs(path, _shift(U), scheme, n_runs, 2 * 10**6)
     joint = audit_samples(laplace_llr(v0[:, U], b0[:, U], X[U], DELTA, DELTA),
                           laplace_llr(vL[:, U], bL[:, U], X[U], DELTA, DELTA), EPS)
-    _record(path, "BROKEN", f"{scheme} overspending on landmarks: joint", joint)
+    _record(path, "BROKEN", f"{label}: joint", joint)
     assert joint.flagged, joint
 
 
