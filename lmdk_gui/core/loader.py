@@ -308,6 +308,7 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
 
     header_bytes = _header_line(data)
     delimiter = _sniff_delimiter(header_bytes.decode("utf-8", errors="replace"), suffix)
+    _check_width(data, delimiter, ctx)
 
     if not data.isascii():  # fast check first: isascii() is a memory scan, decoding allocates
         try:
@@ -329,6 +330,29 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
                 column=column,
             ) from None
     return _Raw(spath, display, sha, data, delimiter)
+
+
+#: A time series needs a handful of columns; refusing absurdly wide input up front keeps hostile files from
+#: costing seconds to hours inside pandas (its duplicate-name mangling is quadratic in the column count).
+MAX_FIELDS = 1000
+
+
+def _check_width(data: bytes, delimiter: str, ctx: _Context) -> None:
+    """Refuse lines with more than MAX_FIELDS fields, in one vectorised pass over the bytes (delimiters inside
+    quotes are counted too, which only matters for text holding a thousand delimiters)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    delims = np.flatnonzero(buf == ord(delimiter))
+    if delims.size < MAX_FIELDS:
+        return
+    breaks = np.flatnonzero(buf == 10)
+    per_line = np.bincount(np.searchsorted(breaks, delims), minlength=breaks.size + 1)
+    worst = int(np.argmax(per_line))
+    if per_line[worst] + 1 > MAX_FIELDS:
+        raise ctx.error(
+            f"has {int(per_line[worst]) + 1} fields on one line (at most {MAX_FIELDS} are read); is the "
+            f"delimiter {delimiter!r} right?",
+            lines=[worst + 1],
+        )
 
 
 def _read_csv(raw: _Raw, ctx: _Context, *, float_cols: Sequence[str] = (), **kwargs: Any) -> pd.DataFrame:

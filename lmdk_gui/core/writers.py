@@ -9,6 +9,7 @@ target path either keeps its previous content or holds the complete new release,
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -20,6 +21,11 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+
+try:  # POSIX advisory locks: a live writer holds one on its temp file, so cleaners can tell it from debris
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 SIDECAR_FORMAT = "lmdk-release/1"
 SIDECAR_KEYS = (
@@ -88,9 +94,12 @@ class AtomicFile:
 
     def __enter__(self):
         folder = self.target.parent if str(self.target.parent) else Path(".")
+        remove_stale_parts(self.target)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".part", dir=folder)
         self.tmp_path = Path(tmp)
         try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             self._f = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
         except BaseException:
             os.close(fd)
@@ -109,15 +118,16 @@ class AtomicFile:
 
     def commit(self) -> None:
         self.finish()
-        self._f.close()
         assert self.tmp_path is not None
         try:  # keep the permissions of the file we replace, or give a new file the usual ones
             mode = self.target.stat().st_mode & 0o7777
         except OSError:
             mode = 0o600 if self.private else _DEFAULT_MODE
         os.chmod(self.tmp_path, mode)
+        # Renamed while still open (and locked), so no cleaner can take it for debris in between.
         os.replace(self.tmp_path, self.target)
         self.committed = True
+        self._f.close()
 
     def discard(self) -> None:
         if self._f is not None and not self._f.closed:
@@ -130,6 +140,37 @@ class AtomicFile:
     def __exit__(self, exc_type, exc, tb) -> None:
         if not self.committed:
             self.discard()
+
+
+def remove_stale_parts(target: str | os.PathLike) -> list[Path]:
+    """Delete temp files of earlier, killed writes to ``target`` (``.<name>.*.part`` in its folder).
+
+    A killed export leaves a partial release behind: a second, independent noisy release of its first rows,
+    which must not linger next to the next release. A live writer holds an exclusive lock on its temp file,
+    so only files nobody holds are removed (without ``fcntl``, i.e. on Windows, nothing is removed)."""
+    if fcntl is None:
+        return []
+    t = Path(target)
+    removed = []
+    pattern = os.path.join(glob.escape(str(t.parent if str(t.parent) else ".")), glob.escape(f".{t.name}.") + "*.part")
+    for part in glob.glob(pattern):
+        try:
+            fd = os.open(part, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a live writer holds it
+            os.close(fd)
+            continue
+        try:
+            os.unlink(part)
+            removed.append(Path(part))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def build_sidecar(*, input_name: str, input_sha256: str, rows: int, kind: str, scheme: str, epsilon: float,

@@ -201,3 +201,21 @@ def test_opendp_backend(tmp_path, energy):
     assert json.loads((tmp_path / "r.csv.json").read_text())["noise_backend"].startswith("opendp")
     with pytest.raises(ExportError, match="Adaptive"):
         export_release(energy, [4], PrivacySettings(), tmp_path / "a.csv", ExportOptions("adaptive", backend="opendp"))
+
+
+def test_stale_parts_are_removed_but_a_live_writer_is_left_alone(tmp_path):
+    from lmdk_gui.core.writers import AtomicFile, remove_stale_parts
+
+    target = tmp_path / "r.csv"
+    stale = tmp_path / ".r.csv.abc123.part"
+    stale.write_text("partial release of a killed export")
+    other = tmp_path / ".other.csv.x.part"
+    other.write_text("not ours")
+    with AtomicFile(target) as live:
+        assert not stale.exists()  # entering removed the debris of the same target only
+        assert other.exists()
+        live.file.write("in progress")
+        assert remove_stale_parts(target) == []  # the live writer holds its lock
+        assert live.tmp_path.exists()
+        live.commit()
+    assert target.read_text() == "in progress"

@@ -679,3 +679,12 @@ def test_only_loaderror_on_garbage(tmp_path: Path, body: list[str], header: str,
             fn(path)
         except LoadError as exc:
             assert str(exc).startswith("fuzz.csv")
+
+
+def test_absurdly_wide_lines_are_refused_naming_the_line(tmp_path):
+    from lmdk_gui.core.loader import MAX_FIELDS
+
+    p = tmp_path / "wide.csv"
+    p.write_text("timestamp,kwh\n2013-01-01 00:00:00,1\n" + "1," * (MAX_FIELDS + 5) + "\n")
+    with pytest.raises(LoadError, match=r"wide\.csv.*row 3.*fields on one line"):
+        load_series(p)

@@ -142,8 +142,6 @@ def test_a_complete_run_after_a_kill_replaces_the_target(tmp_path, big_csv):
     assert set(_parts(tmp_path, out.name)) <= stale  # the completed run left no temp file of its own
 
 
-@pytest.mark.xfail(strict=True, reason="stale .part files of a killed export are not removed by the next export "
-                   "to the same target (a second independent noisy release of a prefix of the rows)")
 def test_next_export_removes_stale_part_files(tmp_path, big_csv):
     out = tmp_path / "release.csv"
     _kill_mid_write(_start(big_csv, out), out, 2 * 1024 * 1024)
