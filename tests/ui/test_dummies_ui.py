@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import numpy as np
@@ -17,6 +18,15 @@ from lmdk_gui.ui.export import ExportDialog, exportable_schemes
 from lmdk_gui.ui.metrics_panel import fmt
 
 from .conftest import wait_preview
+
+
+@pytest.fixture(autouse=True)
+def _collect_in_the_gui_thread():
+    """Collect the closed windows' reference cycles here, in the GUI thread, after each test. Left to
+    chance, the cyclic GC may run in a worker thread of a later test and destroy a Python-owned QMenu
+    (pyqtgraph's) there, which can deadlock PySide 6.11 against the GUI thread."""
+    yield
+    gc.collect()
 
 
 def panel(window):
