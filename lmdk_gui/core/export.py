@@ -285,7 +285,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     n = series.n
     scheme = options.scheme
     seeded = options.seed is not None
-    source = (securenoise.WordSource.from_seed(options.seed) if seeded else securenoise.WordSource.from_os())
+    source = (securenoise.WordSource.from_seed(options.seed) if options.seed is not None
+              else securenoise.WordSource.from_os())
     eps_a = allocatable(settings.epsilon, n)
     x, labels = _kind_input(series, settings)
     k = len(labels) if labels is not None else 0

@@ -1017,7 +1017,7 @@ def _values(
         raise ctx.error(f"the public category list names {_show(dup[0])} twice")
     if not cats:
         raise ctx.error("the public category list is empty")
-    codes = pd.Index(cats).get_indexer(labels).astype(np.int64)
+    codes = pd.Index(cats).get_indexer(pd.Index(labels)).astype(np.int64)
     unknown = np.flatnonzero(codes < 0)
     if len(unknown):
         shown = ", ".join(map(_show, pd.unique(labels[unknown])[:5]))

@@ -16,7 +16,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -69,7 +69,8 @@ def format_timestamps(times: np.ndarray, time_format: str) -> np.ndarray:
             return ns // 1_000_000_000
         return ns / 1e9
     ns = t.astype(np.int64)
-    unit = "s" if np.all(ns % 1_000_000_000 == 0) else "ms" if np.all(ns % 1_000_000 == 0) else "us"
+    unit: Literal["s", "ms", "us"] = (
+        "s" if np.all(ns % 1_000_000_000 == 0) else "ms" if np.all(ns % 1_000_000 == 0) else "us")
     s = np.datetime_as_string(t, unit=unit)
     return np.char.replace(s, "T", " ") if s.size else s
 

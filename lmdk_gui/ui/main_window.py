@@ -358,11 +358,11 @@ class MainWindow(QMainWindow):
             ev.acceptProposedAction()
 
     def dropEvent(self, ev):  # noqa: N802 - Qt naming
-        for u in ev.mimeData().urls():
-            if u.isLocalFile():
-                ev.acceptProposedAction()
-                QTimer.singleShot(0, lambda p=u.toLocalFile(): self.import_with_dialog(p))
-                return
+        paths = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            ev.acceptProposedAction()
+            # After the drop returns: the import dialog is modal and must not run inside the drag's event.
+            QTimer.singleShot(0, lambda: self.import_with_dialog(paths[0]))
 
     # ------------------------------------------------------------------------------ session → views
     def _on_series(self) -> None:
