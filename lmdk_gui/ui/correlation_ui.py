@@ -271,7 +271,7 @@ class CorrelationTab(QWidget):
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
         split.setCollapsible(1, False)
-        split.setSizes([275, 1000])
+        split.setSizes([280, 1000])
 
     def _build_controls(self) -> QWidget:
         scroll = QScrollArea()
@@ -424,7 +424,7 @@ class CorrelationTab(QWidget):
         self.follow_check = QCheckBox("Follow the series plot's zoom")
         self.follow_check.setObjectName("followXCheck")
         self.follow_check.setChecked(True)
-        self.nocorr_check = QCheckBox("Show without correlation (dashed)")
+        self.nocorr_check = QCheckBox("Show without correlation")
         self.nocorr_check.setObjectName("noCorrCheck")
         self.nocorr_check.setChecked(True)
         self.log_check = QCheckBox("Logarithmic y axis")
@@ -432,6 +432,7 @@ class CorrelationTab(QWidget):
         for w in (self.follow_check, self.nocorr_check, self.log_check):
             vl.addWidget(w)
         note = QLabel("Schemes shown: Settings › Show schemes.")
+        note.setWordWrap(True)
         note.setStyleSheet("color: #666; font-size: 8pt;")
         vl.addWidget(note)
         lay.addWidget(v)

@@ -357,3 +357,12 @@ def test_state_round_trip(qtbot, window):
     assert tab.model.description == "smoothed 2-state matrix, s = 0.1"
     tab.restore("not a dict")
     wait_current(qtbot, window)
+
+
+def test_worker_stops_when_the_window_closes(qtbot, window):
+    tab = show_tab(qtbot, window)
+    runner = tab._runner
+    assert runner is not None and runner._thread.is_alive()
+    window.close()
+    qtbot.waitUntil(lambda: tab._runner is None, timeout=5000)
+    assert not runner._thread.is_alive()
