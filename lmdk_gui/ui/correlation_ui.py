@@ -888,13 +888,15 @@ class CorrelationTab(QWidget):
         s = self.session
         if not self.isVisible():
             return
-        if self._redraw_pending:
+        redrawn = self._redraw_pending
+        if redrawn:
             self._redraw()
         if s.series is None or not s.is_preview_current():
             return
         need = [x for x in self._wanted() if not self._entry_current(x)]
         if not need:
-            self._redraw()
+            if not redrawn:
+                self._redraw()
             return
         releases = {x: s.preview[x].release for x in need}
         key = (id(self._model), tuple((x, id(r)) for x, r in releases.items()))
