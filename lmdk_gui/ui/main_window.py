@@ -52,6 +52,21 @@ DEFAULT_SAMPLE = SAMPLES / "energy_hue_2013_jan.csv"
 MAX_RECENT = 8
 
 
+_GC = None
+
+
+def ensure_gui_thread_gc() -> None:
+    """Collect cyclic garbage only on the GUI thread (pyqtgraph's GarbageCollector: automatic collection off,
+    a 1 s timer collects instead). Otherwise a collection triggered by an allocation on a worker thread can
+    destroy Qt objects held in Python cycles (pyqtgraph's menus) off the GUI thread — seen here as a
+    deadlock with Qt's deferred deletion."""
+    global _GC
+    if _GC is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _GC = GarbageCollector(interval=1.0)
+
+
 def app_settings() -> QSettings:
     """Persistent preferences (recent files). ``LMDK_GUI_SETTINGS`` points them at an .ini file (tests)."""
     path = os.environ.get("LMDK_GUI_SETTINGS")
@@ -70,6 +85,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, path: str | os.PathLike | None = None, *, load_default: bool = True) -> None:
         super().__init__()
+        ensure_gui_thread_gc()
         self.setObjectName("mainWindow")
         self.session = Session(self)
         self.last_error: str | None = None

@@ -14,6 +14,16 @@ def _no_mouse_rate_limit():
 
 
 @pytest.fixture(autouse=True)
+def _collect_garbage_on_the_gui_thread():
+    """Closed windows' Python-owned Qt objects are freed here, on the GUI thread, after every test — never by
+    a collection that a worker thread happens to trigger (see lmdk_gui.ui.main_window.ensure_gui_thread_gc)."""
+    yield
+    import gc
+
+    gc.collect()
+
+
+@pytest.fixture(autouse=True)
 def isolated_settings(tmp_path_factory, monkeypatch):
     """Never read or write the user's real preferences (recent files, last file)."""
     monkeypatch.setenv("LMDK_GUI_SETTINGS", str(tmp_path_factory.mktemp("settings") / "lmdk_gui_test.ini"))
