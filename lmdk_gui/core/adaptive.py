@@ -33,7 +33,7 @@ def new_state(n_landmarks: int) -> np.ndarray:
     return np.array([1.0, 0.0, 0.0, 0.0, 0.0, float(n_landmarks)])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _adapt(rate, moved, inc, dec, rmin):  # pragma: no cover - compiled
     if moved:
         rate = rate + inc
@@ -46,7 +46,7 @@ def _adapt(rate, moved, inc, dec, rmin):  # pragma: no cover - compiled
 # signatures: the key holds the type of *this process's* dispatcher object, so the cache never hits (every
 # process appended one more entry to the index), and re-pickling an index with entries whose dispatchers
 # are gone fails with "ReferenceError: underlying object has vanished". So these are not cached.
-@numba.njit(cache=False)
+@numba.njit(cache=False, nogil=True)
 def adaptive_numeric(f, x, is_lm, u, eps_a, base, inc, dec, rmin, sens, aux, pos, start, stop, pos_limit,
                      state, out_v, out_eps, out_fresh):  # pragma: no cover - compiled
     rate = state[0]
@@ -95,7 +95,7 @@ def adaptive_numeric(f, x, is_lm, u, eps_a, base, inc, dec, rmin, sens, aux, pos
     return t, pos
 
 
-@numba.njit(cache=False)  # see the note above adaptive_numeric
+@numba.njit(cache=False, nogil=True)  # see the note above adaptive_numeric
 def adaptive_location(f, x, is_lm, u, eps_a, base, inc, dec, rmin, radius, aux, pos, start, stop, pos_limit,
                       state, out_v, out_eps, out_fresh):  # pragma: no cover - compiled
     rate = state[0]
@@ -149,7 +149,7 @@ def adaptive_location(f, x, is_lm, u, eps_a, base, inc, dec, rmin, radius, aux, 
     return t, pos
 
 
-@numba.njit(cache=False)  # see the note above adaptive_numeric
+@numba.njit(cache=False, nogil=True)  # see the note above adaptive_numeric
 def adaptive_categorical(f, x, is_lm, u, eps_a, base, inc, dec, rmin, k, aux, pos, start, stop, pos_limit,
                          state, out_v, out_eps, out_fresh):  # pragma: no cover - compiled
     rate = state[0]

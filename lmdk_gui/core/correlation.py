@@ -466,7 +466,7 @@ def read_matrix_file(path: str | os.PathLike) -> CorrelationModel:
 
 
 # -------------------------------------------------------------------------------------- compiled kernels
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _lae(x, y):  # pragma: no cover - compiled
     """log(e^x + e^y) with −inf allowed."""
     if x == -np.inf:
@@ -478,7 +478,7 @@ def _lae(x, y):  # pragma: no cover - compiled
     return y + math.log1p(math.exp(x - y))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _loss(a, q, d, lq, ld):  # pragma: no cover - compiled
     """L(a) = max over the candidate maps (overflow-free); L(0) = 0 exactly."""
     best = 0.0
@@ -499,7 +499,7 @@ def _loss(a, q, d, lq, ld):  # pragma: no cover - compiled
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _run(eps, start, stop, step, q, d, lq, ld, out):  # pragma: no cover - compiled
     """A fresh BPL (step +1) or FPL (step −1) run over eps[start], eps[start+step], …, up to but not
     including ``stop``; writes the running value to ``out`` (if given) and returns the last one."""
@@ -513,7 +513,7 @@ def _run(eps, start, stop, step, q, d, lq, ld, out):  # pragma: no cover - compi
     return v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _compose_from_zero(e, q, d, lq, ld, mob, out):  # pragma: no cover - compiled
     """``out[j] = F_{g-1} ∘ … ∘ F_j (0)`` for every j, with ``F_k(a) = L(a) + e[k]``.
 
@@ -573,7 +573,7 @@ def _compose_from_zero(e, q, d, lq, ld, mob, out):  # pragma: no cover - compile
             out[j] = state[s]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _landmark_tpl(eps, lm, bq, bd, blq, bld, bmob, fq, fd, flq, fld, fmob, out):  # pragma: no cover
     n = eps.shape[0]
     k = lm.shape[0]
@@ -614,7 +614,7 @@ def _landmark_tpl(eps, lm, bq, bd, blq, bld, bmob, fq, fd, flq, fld, fmob, out):
                 out[lo + 1 + j] += tmp[j] - bl[gi]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _gap_tpl(eps, lm, bq, bd, blq, bld, fq, fd, flq, fld, out):  # pragma: no cover - compiled
     n = eps.shape[0]
     k = lm.shape[0]

@@ -245,7 +245,7 @@ def _prepare(n: int, landmarks) -> tuple[int, np.ndarray, np.ndarray]:
 
 
 # -------------------------------------------------------------------- Heuristic (Algorithm 2)
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _f1(g):  # pragma: no cover - compiled
     """Sum of the anchor distances min(k, g+1-k), k = 1..g, of a gap of g regular events."""
     h = g // 2
@@ -254,7 +254,7 @@ def _f1(g):  # pragma: no cover - compiled
     return (h + 1) * (h + 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _f2(g):  # pragma: no cover - compiled
     """Sum of their squares."""
     h = g // 2
@@ -264,7 +264,7 @@ def _f2(g):  # pragma: no cover - compiled
     return s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sigma(cnt, s1, s2):  # pragma: no cover - compiled
     if cnt <= 0:
         return 0.0
@@ -273,7 +273,7 @@ def _sigma(cnt, s1, s2):  # pragma: no cover - compiled
     return math.sqrt(var) if var > 0.0 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _gap_add(a, g, cnt, leftmost, act, where, nact):  # pragma: no cover - compiled
     """Register a gap of g ≥ 1 regular events starting after anchor a; returns the number of active sizes."""
     cnt[g] += 1
@@ -287,7 +287,7 @@ def _gap_add(a, g, cnt, leftmost, act, where, nact):  # pragma: no cover - compi
     return nact
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _gap_remove(g, cnt, act, where, nact):  # pragma: no cover - compiled
     cnt[g] -= 1
     if cnt[g] == 0:
@@ -300,7 +300,7 @@ def _gap_remove(g, cnt, act, where, nact):  # pragma: no cover - compiled
     return nact
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _candidate(g, k, s1, s2, c2, tau):  # pragma: no cover - compiled
     """|evalSeq − τ| after a new anchor at position k (1..g) of a gap of g regular events, and the changes
     of the sums of distances and of squared distances."""
@@ -309,7 +309,7 @@ def _candidate(g, k, s1, s2, c2, tau):  # pragma: no cover - compiled
     return abs(_sigma(c2, s1 + d1, s2 + d2) - tau), d1, d2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _heuristic_order(n, anchors):  # pragma: no cover - compiled
     """Algorithm 2 with O(1) candidate evaluation. ``anchors`` = [-1, *L, n].
 
@@ -414,7 +414,7 @@ def heuristic(n: int, landmarks) -> RowOptions:
 
 
 # ---------------------------------------------------------------------- Optimal (Algorithm 1)
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _subset_values(n, lm_prev, lm_next, rows):  # pragma: no cover - compiled
     """evalSeq(L ∪ S) for every subset S (bit mask) of the m regular ``rows``.
 
@@ -447,7 +447,7 @@ def _subset_values(n, lm_prev, lm_next, rows):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _optimal_scan(v, m, tau, thresh, find, out_perm):  # pragma: no cover - compiled
     """Depth-first enumeration of all m! orderings in lexicographic order.
 
@@ -533,7 +533,7 @@ def fd_bin_width(n: int, landmarks: np.ndarray) -> int:
     return int(min(n, max(1, math.ceil(width))))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _partition_order(h0, cap, ell, m):  # pragma: no cover - compiled
     """Algorithm 3's greedy with exact integer keys.
 

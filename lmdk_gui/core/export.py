@@ -198,17 +198,17 @@ def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySetting
 
 
 # --------------------------------------------------------------------------------- secure noise hooks
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sec_laplace(x, scale, sens, t, words, pos):  # pragma: no cover - compiled
     return securenoise.secure_laplace_one(x, scale, sens, words, pos)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sec_planar(lat, lon, scale_m, t, words, pos):  # pragma: no cover - compiled
     return securenoise.secure_planar_one(lat, lon, scale_m, words, pos)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
     return securenoise.secure_rr_one(code, eps, k, words, pos)
 

@@ -28,14 +28,14 @@ def clamp(x: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
     return np.clip(x, bounds[0], bounds[1])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def laplace_unit_one(x, scale, sens, t, aux, pos):  # pragma: no cover - compiled
     """o = x + Lap(scale) from the standard Laplace draw ``aux[t]``."""
     return x + aux[t] * scale, pos
 
 
 # --------------------------------------------------------------------------------------------- location
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def offset_latlon(lat, lon, east_m, north_m):  # pragma: no cover - compiled
     """Move a point by (east, north) metres in the local equirectangular projection around it."""
     c = math.cos(lat * _RAD)
@@ -53,7 +53,7 @@ def offset_latlon(lat, lon, east_m, north_m):  # pragma: no cover - compiled
     return nlat, nlon
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def haversine_one(lat1, lon1, lat2, lon2):  # pragma: no cover - compiled
     p1 = lat1 * _RAD
     p2 = lat2 * _RAD
@@ -74,7 +74,7 @@ def haversine(latlon_a: np.ndarray, latlon_b: np.ndarray) -> np.ndarray:
     return 2.0 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def planar_unit_one(lat, lon, scale_m, t, aux, pos):  # pragma: no cover - compiled
     """Planar Laplace from unit draws: radius = aux[t, 0]·scale (aux[t, 0] ~ Gamma(2, 1)), angle aux[t, 1]."""
     r = aux[t, 0] * scale_m
@@ -83,7 +83,7 @@ def planar_unit_one(lat, lon, scale_m, t, aux, pos):  # pragma: no cover - compi
     return nlat, nlon, pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _planar_unit_vec(latlon, scales_m, gam, ang, out):  # pragma: no cover - compiled
     for i in range(latlon.shape[0]):
         r = gam[i] * scales_m[i]
@@ -100,7 +100,7 @@ def planar_unit(latlon: np.ndarray, scales_m: np.ndarray, gamma_unit: np.ndarray
 
 
 # ------------------------------------------------------------------------------------------ categorical
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def rr_keep_probability(eps, k):  # pragma: no cover - compiled
     """k-ary randomized response: P(keep) = e^ε / (e^ε + k − 1), written to stay finite for large ε."""
     if k <= 1:
@@ -108,7 +108,7 @@ def rr_keep_probability(eps, k):  # pragma: no cover - compiled
     return 1.0 / (1.0 + (k - 1) * math.exp(-eps))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def rr_unit_one(code, eps, k, t, aux, pos):  # pragma: no cover - compiled
     """Keep when aux[t, 0] < P(keep); otherwise the other category indexed by aux[t, 1] ∈ [0, 1)."""
     if aux[t, 0] < rr_keep_probability(eps, k):

@@ -286,7 +286,7 @@ class WordSource:
 # All magnitudes are kept in uint64 inside numba: mixing uint64 with int64 would promote to float64.
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def uniform_below(high, words, pos):
     """Exact uniform integer in ``[0, high)`` (``1 <= high``, uint64). Returns ``(value: uint64, pos)``."""
     high = np.uint64(high)
@@ -301,7 +301,7 @@ def uniform_below(high, words, pos):
             return w % high, pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _bern_exp_frac(num, den, words, pos):
     """Bernoulli(exp(-num/den)) for uint64 ``0 <= num <= den``, ``den >= 1`` (CKS Algorithm 1)."""
     k = _U1
@@ -328,7 +328,7 @@ def _bern_exp_frac(num, den, words, pos):
     return (k & _U1) == _U1, pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bernoulli_exp(num, den, words, pos):
     """Exact Bernoulli(exp(-num/den)) for integers ``num >= 0``, ``den >= 1``. Returns ``(bool, pos)``."""
     num = np.uint64(num)
@@ -341,7 +341,7 @@ def bernoulli_exp(num, den, words, pos):
     return _bern_exp_frac(num, den, words, pos)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def geometric(t, words, pos):
     """Exact ``P(x) ∝ exp(-x/t)`` on ``x = 0, 1, ...`` for integer ``t >= 1`` (CKS Alg. 2, first half).
 
@@ -371,7 +371,7 @@ def geometric(t, words, pos):
     return u + t * v, pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def discrete_laplace(t, words, pos):
     """Exact ``P(z) ∝ exp(-|z|/t)`` on the integers, integer ``t >= 1`` (CKS Algorithm 2, s = 1).
 
@@ -397,7 +397,7 @@ def discrete_laplace(t, words, pos):
 # -------------------------------------------------------------------------------------- numeric (snapped)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _ceil_log2(v):
     m, e = math.frexp(v)  # v = m * 2**e, 0.5 <= m < 1
     if m == 0.5:
@@ -405,13 +405,13 @@ def _ceil_log2(v):
     return e
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _floor_log2(v):
     m, e = math.frexp(v)
     return e - 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _laplace_params(scale, sensitivity):
     """(grid g, integer scale t) for public ``scale = Δ/ε`` and ``sensitivity = Δ``; see module docstring."""
     cb = _ceil_log2(scale)
@@ -425,12 +425,12 @@ def _laplace_params(scale, sensitivity):
     return g, np.uint64(math.ceil(q))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _param_ok(v):
     return v >= _MIN_PARAM and v <= _MAX_PARAM  # False for NaN
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def secure_laplace_one(x, scale, sensitivity, words, pos):
     """Snapped discrete Laplace release of one real ``x`` with public ``scale = Δ/ε_t`` and ``Δ``.
 
@@ -467,12 +467,12 @@ def effective_laplace_scale(scale: float, sensitivity: float) -> float:
 # ---------------------------------------------------------------------------------------- location
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _snap_deg(v):
     return np.rint(v * _LATLON_INV) / _LATLON_INV
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def secure_planar_one(lat, lon, scale_m, words, pos):
     """Discretised planar Laplace of one point (degrees), radius scale ``scale_m = r/ε_t`` metres.
 
@@ -518,7 +518,7 @@ def secure_planar_one(lat, lon, scale_m, words, pos):
 # ------------------------------------------------------------------------------------- categorical
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _rr_threshold(eps, k):
     alpha = k / (math.exp(eps) + (k - 1.0))
     a = math.ceil(alpha * _MARGIN * 4611686018427387904.0)  # * 2**62
@@ -529,7 +529,7 @@ def _rr_threshold(eps, k):
     return np.uint64(a)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def secure_rr_one(code, eps, k, words, pos):
     """k-ary randomized response of one code in ``[0, k)``. Returns ``(code: int64, pos)``."""
     if not (math.isfinite(eps) and eps > 0.0) or k < 1 or code < 0 or code >= k:
@@ -550,7 +550,7 @@ def secure_rr_one(code, eps, k, words, pos):
 # ------------------------------------------------------------------------------------------ kernels
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _laplace_kernel(x, scales, sensitivity, out, start, stop, words, pos):
     n = words.shape[0]
     for j in range(start, stop):
@@ -563,7 +563,7 @@ def _laplace_kernel(x, scales, sensitivity, out, start, stop, words, pos):
     return stop, pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _planar_kernel(latlon, scales, out, start, stop, words, pos):
     n = words.shape[0]
     for j in range(start, stop):
@@ -577,7 +577,7 @@ def _planar_kernel(latlon, scales, out, start, stop, words, pos):
     return stop, pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _rr_kernel(codes, eps, k, out, start, stop, words, pos):
     n = words.shape[0]
     for j in range(start, stop):

@@ -149,7 +149,7 @@ def _path_length(series: Series) -> np.ndarray:
     return cum
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _first_above(cum, limit, start, n):  # pragma: no cover - compiled
     """Smallest j >= start with cum[j] > limit (n if none), by galloping then bisection (cum is sorted)."""
     if start >= n or cum[start] > limit:
@@ -172,7 +172,7 @@ def _first_above(cum, limit, start, n):  # pragma: no cover - compiled
     return hi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _stay_scan(xyz, latlon, cum, t_ns, chord2_max, dist_m, dur_ns, out):  # pragma: no cover - compiled
     """Li et al. 2008's scan (see :func:`stay_points`); marks the events of every stay in ``out``.
 
@@ -305,7 +305,7 @@ def category_membership(series: Series, values: Iterable[Any] | str) -> np.ndarr
 
 
 # ------------------------------------------------------------------------------------- change points
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _binseg_tree(prefix, floor, pos_out, gain_out):  # pragma: no cover - compiled
     """Binary segmentation of a mean-shift (L2) cost, keeping the splits whose *effective* gain > floor.
 
