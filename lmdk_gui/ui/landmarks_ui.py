@@ -52,7 +52,7 @@ from PySide6.QtWidgets import (
 from ..core import suggestions as sugg
 from ..core.landmark_files import read_landmark_file, write_landmark_file
 from ..core.series import LoadError, Series
-from .plots import PassiveScatter, step_x
+from .plots import PassiveScatter, step_runs
 from .runner import LatestOnlyRunner
 from .theme import darker, rgba
 
@@ -364,7 +364,7 @@ class ProposalOverlay:
         top = np.full(series.n, lo - pad)
         top[self.rows] = hi + pad
         self.band.setFillLevel(lo - pad)
-        self.band.setData(step_x(series.n), np.repeat(top, 2))
+        self.band.setData(*step_runs(top), skipFiniteCheck=True)
         self._update_rings()
         track = w.track_plot
         if series.kind == "location" and track.isVisible():

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from ..core.dummies import (
@@ -248,10 +248,6 @@ class Session(QObject):
         self._preview_runner.failed.connect(self._on_preview_failed)
         self._average_runner = LatestOnlyRunner("average", self)
         self._average_runner.finished.connect(self._on_average)
-        self._schedule_timer = QTimer(self)
-        self._schedule_timer.setSingleShot(True)
-        self._schedule_timer.setInterval(0)  # coalesce all edits made within one pass of the event loop
-        self._schedule_timer.timeout.connect(self._submit)
         self._state_version = 0
         self._closed = False
 
@@ -511,7 +507,10 @@ class Session(QObject):
         # Invalidate now, so nobody mistakes the old preview for the new state's.
         self._preview_runner.cancel()
         self._average_runner.cancel()
-        self._schedule_timer.start()
+        # Submit now rather than after the event loop's next pass (which paints first, ~20 ms at 10^5): the
+        # worker computes while the GUI thread repaints. Bursts still coalesce: the runner keeps only the
+        # newest pending job and tells a running one to stop.
+        self._submit()
 
     def _submit(self) -> None:
         if self.series is None:
@@ -565,6 +564,5 @@ class Session(QObject):
 
     def shutdown(self) -> None:
         self._closed = True
-        self._schedule_timer.stop()
         self._preview_runner.shutdown()
         self._average_runner.shutdown()

@@ -44,11 +44,21 @@ def write_csv(path: Path, n: int) -> None:
 
 
 def wait_until(cond, timeout: float = 120.0) -> None:
+    """Run the real event loop (idle waits, no busy spinning that would steal the GIL from the worker
+    thread) until ``cond()`` holds."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
     end = time.perf_counter() + timeout
-    while not cond():
-        APP.processEvents()
-        if time.perf_counter() > end:
-            raise TimeoutError
+    loop = QEventLoop()
+    poll = QTimer()
+    poll.setInterval(1)
+    poll.timeout.connect(lambda: (cond() or time.perf_counter() > end) and loop.quit())
+    poll.start()
+    if not cond():
+        loop.exec()
+    poll.stop()
+    if not cond():
+        raise TimeoutError
 
 
 def click_to_repaint(window, n: int) -> dict:

@@ -51,3 +51,14 @@ def fake_drag(window, x0: float, x1: float, modifiers=Qt.KeyboardModifier.ShiftM
         p = p0 + (p1 - p0) * (i / steps)
         _send(vp, QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, left, modifiers)
     _send(vp, QEvent.Type.MouseButtonRelease, p1, left, Qt.MouseButton.NoButton, modifiers)
+
+
+def bars_per_event(item, n: int):
+    """Height of a step-outline plot item (budget bars, landmark bands) over each event 0..n-1."""
+    import numpy as np
+
+    x, y = item.getOriginalDataset()
+    if x is None or len(x) == 0:
+        return np.zeros(n)
+    k = np.searchsorted(x[0::2], np.arange(n), side="right") - 1
+    return y[0::2][k]

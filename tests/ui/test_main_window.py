@@ -11,7 +11,7 @@ from lmdk_gui.ui import MainWindow
 from tests.conftest import DATA, SAMPLES
 
 from .conftest import wait_preview
-from .helpers import fake_click, fake_drag
+from .helpers import bars_per_event, fake_click, fake_drag
 
 
 def test_object_names_and_actions(window):
@@ -39,8 +39,8 @@ def test_click_toggles_exactly_that_event_and_updates_bars_and_metrics(qtbot, wi
     assert np.all(s.preview["uniform"].budgets == eps_a / 2)
     assert s.preview["skip"].budgets[row] == 0.0
     # The budget bars show it: the Skip row's landmark curve has its bar at the row.
-    x, y = window.budget_plot.rows["skip"]["regular"].getOriginalDataset()
-    assert y[2 * row] == 0.0 and y[2 * row - 2] == pytest.approx(eps_a)
+    bars = bars_per_event(window.budget_plot.rows["skip"]["regular"], s.n)
+    assert bars[row] == 0.0 and bars[row - 1] == pytest.approx(eps_a) and bars[row + 1] == pytest.approx(eps_a)
     assert window.metrics_table.item(0, 3).text() != before_metric
     # Clicking it again unmarks it.
     with qtbot.waitSignal(s.previewChanged, timeout=10_000):
