@@ -16,8 +16,6 @@ Save CSV write what is shown.
 from __future__ import annotations
 
 import math
-import threading
-import traceback
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -54,10 +52,9 @@ from ..core.evaluation import (
 from ..core.settings import SCHEME_LABELS
 from ..core.suggestions import RULES
 from .evalplot import SCALES, EvaluationChart
+from .runner import WorkerJob
 from .session import Snapshot
 from .theme import SCHEME_COLORS
-
-_PROGRESS, _DONE, _FAILED, _CANCELLED = range(4)
 
 #: landmark sources for each kind: (key, label, placement, rule, vary, fixed rule parameters, tooltip)
 _RULE_SOURCES = {
@@ -99,87 +96,30 @@ def sources_for_kind(kind: str | None) -> list[tuple]:
     return [*(_RULE_SOURCES.get(kind or "", [])), *_PLACEMENT_SOURCES]
 
 
-class EvaluationJob(QObject):
-    """One evaluation on a worker thread, on a snapshot. Signals are emitted on the GUI thread."""
+class EvaluationJob(WorkerJob):
+    """One evaluation on a worker thread, on a snapshot. Signals are emitted on the GUI thread; a cancelled
+    evaluation keeps the runs it finished in ``result``."""
 
-    progress = Signal(int, int)
     finished = Signal()
-    failed = Signal(str)
-    cancelled = Signal()
-    _event = Signal(int)  # worker → GUI thread: only ints cross; the result travels under the lock
 
     def __init__(self, snapshot: Snapshot, kwargs: dict, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("comparison", 1, parent)
         self.snapshot = snapshot
         self.kwargs = kwargs
         self.result: EvaluationResult | None = None
-        self.message = ""
-        self._cancel = threading.Event()
-        self._lock = threading.Lock()
-        self._done = 0
-        self._total = 1
-        self._last_pct = -1
-        self._event.connect(self._on_event)
-        self._thread = threading.Thread(target=self._run, name="lmdk-evaluate", daemon=True)
 
-    def start(self) -> EvaluationJob:
-        self._thread.start()
-        return self
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def is_running(self) -> bool:
-        return self._thread.is_alive()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def _progress(self, done: int, total: int) -> None:
-        pct = 1000 * done // max(total, 1)
-        with self._lock:
-            self._done, self._total = done, total
-            if pct == self._last_pct:
-                return  # at most ~1000 progress events per job
-            self._last_pct = pct
-        self._emit(_PROGRESS)
-
-    def _run(self) -> None:
+    def work(self, progress, should_cancel) -> EvaluationResult:
         snap = self.snapshot
-        try:
-            res = evaluate(snap.series, snap.settings, progress=self._progress,
-                           should_cancel=self._cancel.is_set, **self.kwargs)
-        except ValueError as e:
-            self.message = str(e)
-            self._emit(_FAILED)
-            return
-        except Exception as e:  # noqa: BLE001 - any bug must end in one message, never a hang
-            traceback.print_exc()
-            self.message = f"the comparison failed unexpectedly ({type(e).__name__}: {e})"
-            self._emit(_FAILED)
-            return
-        with self._lock:
-            self.result = res
-        self._emit(_CANCELLED if res.cancelled else _DONE)
+        return evaluate(snap.series, snap.settings, progress=progress, should_cancel=should_cancel, **self.kwargs)
 
-    def _emit(self, code: int) -> None:
-        try:
-            self._event.emit(code)
-        except RuntimeError:  # the tab is already gone
-            pass
+    def expected_error(self, exc: Exception) -> str | None:
+        return str(exc) if isinstance(exc, ValueError) else None
 
-    def _on_event(self, code: int) -> None:
-        if code == _PROGRESS:
-            with self._lock:
-                done, total = self._done, self._total
-            self.progress.emit(done, total)
-        elif code == _DONE:
-            self.finished.emit()
-        elif code == _FAILED:
-            self.failed.emit(self.message)
-        else:
-            self.cancelled.emit()
+    def was_cancelled(self, result: EvaluationResult) -> bool:
+        return bool(result.cancelled)
+
+    def _emit_finished(self) -> None:
+        self.finished.emit()
 
 
 class CompareTab(QWidget):

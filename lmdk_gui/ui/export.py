@@ -12,13 +12,10 @@ seed when the user seeds the export) — never the preview's — and releases on
 
 from __future__ import annotations
 
-import threading
-import traceback
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,108 +37,43 @@ from ..core.export import Cancelled, ExportError, ExportOptions, export_release
 from ..core.guarantee import GuaranteeError, allocatable, check_guarantee
 from ..core.release import fixed_budgets
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from .runner import WorkerJob
 from .session import Snapshot
 
-_PROGRESS, _DONE, _FAILED, _CANCELLED = range(4)
 
+class ExportJob(WorkerJob):
+    """One export on a worker thread, on a snapshot of the session. Signals are emitted on the GUI thread:
+    ``progress(int, int)`` (rows written / total), ``finished(str)`` (the path), ``failed(str)`` (one clear
+    message) and ``cancelled()``; ``cancel()`` asks it to stop."""
 
-class ExportJob(QObject):
-    """One export on a worker thread. Signals are emitted on the GUI thread."""
-
-    progress = Signal(int, int)  # rows done, total
     finished = Signal(str)  # the release path
-    failed = Signal(str)  # one clear message
-    cancelled = Signal()
-    _event = Signal(int)  # worker → GUI thread (ints only; the payload travels under the lock)
+    cancel_exceptions = (Cancelled,)
+    failure_note = "; nothing was written"
 
     def __init__(self, snapshot: Snapshot, path: str | Path, options: ExportOptions, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__("export", snapshot.series.n, parent)
         self.snapshot = snapshot
         self.path = Path(path)
-        if options.dummies is None and snapshot.dummies is not None:
-            options = replace(options, dummies=snapshot.dummies)
         self.options = options
-        self.result = None
-        self.message = ""
-        self._cancel = threading.Event()
-        self._lock = threading.Lock()
-        self._done_rows = 0
-        self._total_rows = snapshot.series.n
-        self._state = "running"
-        self._event.connect(self._on_event)
-        self._thread = threading.Thread(target=self._run, name="lmdk-export", daemon=True)
-
-    # ----------------------------------------------------------------------------------------- API
-    def start(self) -> ExportJob:
-        self._thread.start()
-        return self
-
-    def cancel(self) -> None:
-        """Ask the export to stop; ``cancelled`` follows once it has cleaned up."""
-        self._cancel.set()
-
-    def is_running(self) -> bool:
-        return self._thread.is_alive()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    @property
-    def state(self) -> str:
-        return self._state
 
     @property
     def sidecar(self) -> Path:
         return self.path.with_name(self.path.name + ".json")
 
-    # -------------------------------------------------------------------------------------- thread
-    def _progress(self, done: int, total: int) -> None:
-        with self._lock:
-            self._done_rows, self._total_rows = done, total
-        self._emit(_PROGRESS)
-
-    def _run(self) -> None:
+    def work(self, progress, should_cancel):
         snap = self.snapshot
-        try:
-            self.result = export_release(snap.series, snap.landmarks, snap.settings, self.path, self.options,
-                                         progress=self._progress, should_cancel=self._cancel.is_set)
-        except Cancelled:
-            self.message = "export cancelled; nothing was written"
-            self._emit(_CANCELLED)
-        except (ExportError, GuaranteeError, ValueError) as e:
-            self.message = str(e)
-            self._emit(_FAILED)
-        except OSError as e:
-            self.message = f"could not write {self.path}: {e.strerror or e}; nothing was written"
-            self._emit(_FAILED)
-        except Exception as e:  # noqa: BLE001 - any bug must still end in one message, never a hang
-            traceback.print_exc()
-            self.message = f"export failed unexpectedly ({type(e).__name__}: {e}); nothing was written"
-            self._emit(_FAILED)
-        else:
-            self._emit(_DONE)
+        return export_release(snap.series, snap.landmarks, snap.settings, self.path, self.options,
+                              progress=progress, should_cancel=should_cancel)
 
-    def _emit(self, code: int) -> None:
-        try:
-            self._event.emit(code)
-        except RuntimeError:  # window already destroyed
-            pass
+    def expected_error(self, exc: Exception) -> str | None:
+        if isinstance(exc, (ExportError, GuaranteeError, ValueError)):
+            return str(exc)
+        if isinstance(exc, OSError):
+            return f"could not write {self.path}: {exc.strerror or exc}; nothing was written"
+        return None
 
-    def _on_event(self, code: int) -> None:
-        if code == _PROGRESS:
-            with self._lock:
-                done, total = self._done_rows, self._total_rows
-            self.progress.emit(done, total)
-        elif code == _DONE:
-            self._state = "finished"
-            self.finished.emit(str(self.path))
-        elif code == _FAILED:
-            self._state = "failed"
-            self.failed.emit(self.message)
-        elif code == _CANCELLED:
-            self._state = "cancelled"
-            self.cancelled.emit()
+    def _emit_finished(self) -> None:
+        self.finished.emit(str(self.path))
 
 
 def _smallest_superset(snapshot: Snapshot) -> np.ndarray:

@@ -112,3 +112,123 @@ class LatestOnlyRunner(QObject):
             self.finished.emit(gen, value)
         else:
             self.failed.emit(gen, str(value))
+
+
+_PROGRESS, _DONE, _FAILED, _CANCELLED = range(4)
+
+
+class WorkerJob(QObject):
+    """One long job (an export, an evaluation) on its own thread, with progress and cancel.
+
+    Subclasses implement :meth:`work` and may override :meth:`expected_error` (a clear message for errors that
+    are the user's business rather than bugs) and :meth:`was_cancelled`. Signals are emitted on the GUI thread;
+    like :class:`LatestOnlyRunner`, only an int crosses threads and the payload travels under a lock.
+    Subclasses add their own ``finished`` signal and emit it from :meth:`_emit_finished`.
+    """
+
+    progress = Signal(int, int)  # done, total
+    failed = Signal(str)  # one clear message
+    cancelled = Signal()
+    _event = Signal(int)
+
+    #: exceptions that mean "the job stopped because it was asked to"
+    cancel_exceptions: tuple[type[BaseException], ...] = ()
+    #: appended to the message of an unexpected failure (e.g. "; nothing was written")
+    failure_note = ""
+
+    def __init__(self, name: str, total: int = 0, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.result: Any = None
+        self.message = ""
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._done_units = 0
+        self._total_units = total
+        self._last_permille = -1
+        self._state = "running"
+        self._event.connect(self._on_event)
+        self._thread = threading.Thread(target=self._run, name=f"lmdk-{name}", daemon=True)
+
+    # ----------------------------------------------------------------------------------------- API
+    def start(self):
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        """Ask the job to stop; ``cancelled`` follows once it has cleaned up."""
+        self._cancel.set()
+
+    def is_running(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    # ------------------------------------------------------------------------------- to override
+    def work(self, progress: Callable[[int, int], None], should_cancel: Callable[[], bool]) -> Any:
+        raise NotImplementedError
+
+    def expected_error(self, exc: Exception) -> str | None:
+        """The message for an anticipated failure, or None for a bug (reported with its type)."""
+        return None
+
+    def was_cancelled(self, result: Any) -> bool:
+        """Whether a job that returned normally stopped early because it was cancelled."""
+        return False
+
+    def _emit_finished(self) -> None:
+        raise NotImplementedError
+
+    # -------------------------------------------------------------------------------------- thread
+    def _progress(self, done: int, total: int) -> None:
+        permille = 1000 * done // max(total, 1)
+        with self._lock:
+            self._done_units, self._total_units = done, total
+            if permille == self._last_permille and done != total:
+                return  # at most ~1000 progress events per job
+            self._last_permille = permille
+        self._emit(_PROGRESS)
+
+    def _run(self) -> None:
+        try:
+            result = self.work(self._progress, self._cancel.is_set)
+        except self.cancel_exceptions:
+            self._emit(_CANCELLED)
+        except Exception as e:  # noqa: BLE001 - any failure ends in one message, never a hang
+            msg = self.expected_error(e)
+            if msg is None:
+                traceback.print_exc()
+                msg = f"the {self.name} failed unexpectedly ({type(e).__name__}: {e}){self.failure_note}"
+            self.message = msg
+            self._emit(_FAILED)
+        else:
+            with self._lock:
+                self.result = result
+            self._emit(_CANCELLED if self.was_cancelled(result) else _DONE)
+
+    def _emit(self, code: int) -> None:
+        try:
+            self._event.emit(code)
+        except RuntimeError:  # the receiving window is already gone
+            pass
+
+    def _on_event(self, code: int) -> None:
+        if code == _PROGRESS:
+            with self._lock:
+                done, total = self._done_units, self._total_units
+            self.progress.emit(done, total)
+        elif code == _DONE:
+            self._state = "finished"
+            self._emit_finished()
+        elif code == _FAILED:
+            self._state = "failed"
+            self.failed.emit(self.message)
+        else:
+            self._state = "cancelled"
+            self.cancelled.emit()

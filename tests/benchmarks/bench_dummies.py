@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
 from lmdk_gui.core import dummies as dm
 from lmdk_gui.core import mechanisms
@@ -34,14 +33,6 @@ from lmdk_gui.core.settings import LANDMARK_SCHEMES, PrivacySettings
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
-
-def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def sort_baseline(n: int) -> float:

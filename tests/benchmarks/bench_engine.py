@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,21 +20,14 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
+
 from lmdk_gui.core.loader import load_series  # noqa: E402
 from lmdk_gui.core.metrics import mae  # noqa: E402
 from lmdk_gui.core.noise import UnitNoise  # noqa: E402
 from lmdk_gui.core.release import compute_all  # noqa: E402
 from lmdk_gui.core.series import Series  # noqa: E402
 from lmdk_gui.core.settings import PrivacySettings  # noqa: E402
-
-
-def best(fn, repeat: int = 7) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def recompute(n: int) -> dict:
@@ -54,8 +46,8 @@ def recompute(n: int) -> dict:
         for r in rel.values():
             mae(s, r)
 
-    t = best(one)
-    floor = best(lambda: np.random.default_rng(2).laplace(0.0, 1.0, n))
+    t = best_of(one, 7)
+    floor = best_of(lambda: np.random.default_rng(2).laplace(0.0, 1.0, n), 7)
     return {"figure": f"recompute_{n}", "seconds": t, "baseline": "numpy Generator.laplace(n)",
             "baseline_seconds": floor, "ratio": t / floor, "target_ratio": 10}
 
@@ -67,8 +59,8 @@ def load(n: int = 10**6) -> dict:
         times = t0 + np.arange(n) * np.timedelta64(60, "s")
         vals = np.random.default_rng(0).random(n) * 10
         pd.DataFrame({"timestamp": np.datetime_as_string(times, unit="s"), "kwh": vals}).to_csv(path, index=False)
-        ours = best(lambda: load_series(path), 3)
-        base = best(lambda: pd.read_csv(path), 3)
+        ours = best_of(lambda: load_series(path), 3)
+        base = best_of(lambda: pd.read_csv(path), 3)
     return {"figure": "load_csv_1e6", "seconds": ours, "baseline": "pandas.read_csv", "baseline_seconds": base,
             "ratio": ours / base, "target_ratio": 1.5}
 

@@ -27,10 +27,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
 from lmdk_gui.core.evaluation import DEFAULT_PERCENTAGES, evaluate, landmark_sets
 from lmdk_gui.core.metrics import mae
@@ -43,14 +43,6 @@ N = 10_000
 RUNS = 100
 REPEATS = 3
 
-
-def best_of(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def make_series(kind: str, n: int = N) -> Series:

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
 from lmdk_gui.core.export import ExportOptions, export_release  # noqa: E402
 from lmdk_gui.core.loader import load_series  # noqa: E402
@@ -40,15 +41,6 @@ def make_csv(path: Path, n: int) -> pd.DataFrame:
     return df
 
 
-def best(fn, repeat: int) -> float:
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
-
-
 def throughput(d: Path, n: int) -> None:
     src = d / f"in{n}.csv"
     df = make_csv(src, n)
@@ -57,7 +49,7 @@ def throughput(d: Path, n: int) -> None:
     # The floor: pandas writing the very frame a release holds (timestamp text, full-precision noisy floats).
     frame = pd.DataFrame({"timestamp": df["timestamp"],
                           "kwh": df["kwh"].to_numpy() + np.random.default_rng(2).laplace(0, 1, n)})
-    floor = best(lambda: frame.to_csv(d / "floor.csv", index=False), 3)
+    floor = best_of(lambda: frame.to_csv(d / "floor.csv", index=False), 3)
     cases = [("exact", "uniform"), ("exact", "adaptive"), ("exact", "skip")]
     if n <= 10**5:
         cases.append(("opendp", "uniform"))
@@ -68,7 +60,7 @@ def throughput(d: Path, n: int) -> None:
             export_release(series, lm, PrivacySettings(), out, ExportOptions(scheme, backend=backend, force=True))
 
         run()  # warm (numba compile is cached on disk, but the first call still loads it)
-        t = best(run, 3 if n <= 10**5 else 2)
+        t = best_of(run, 3 if n <= 10**5 else 2)
         print(json.dumps({"figure": f"export_{backend}_{scheme}_{n}", "rows_per_s": n / t, "seconds": t,
                           "baseline": "pandas DataFrame.to_csv", "baseline_rows_per_s": n / floor,
                           "fraction_of_floor": floor / t, "target_fraction": 0.5 if backend == "exact" else None}),

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
 from lmdk_gui.core.loader import load_series
 
@@ -31,14 +30,6 @@ def write_numeric_csv(path: Path, n: int = N_ROWS, seed: int = 0) -> None:
     values = np.round(np.random.default_rng(seed).gamma(2.0, 0.6, n), 3)
     pd.DataFrame({"timestamp": times, "kwh": values}).to_csv(path, index=False)
 
-
-def best_of(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def bench_load_csv_1e6(tmp: Path) -> dict[str, object]:

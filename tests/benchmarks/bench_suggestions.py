@@ -20,10 +20,10 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable
 
 import numba
 import numpy as np
+from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
 from lmdk_gui.core import suggestions as sg
 from lmdk_gui.core.mechanisms import haversine_one
@@ -32,14 +32,6 @@ from lmdk_gui.core.series import Series
 N = 1_000_000
 REPEATS = 3
 
-
-def best_of(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def bus_track(n: int = N, seed: int = 0) -> Series:

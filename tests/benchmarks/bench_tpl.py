@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
 
 import numpy as np
+from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
 from lmdk_gui.core.correlation import (
     CorrelationModel,
@@ -35,14 +35,6 @@ N = 100_000
 FRACTION = 0.2
 REPEATS = 3
 
-
-def best_of(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def direct_value(eps: np.ndarray, lm: np.ndarray, t: int, model: CorrelationModel) -> float:

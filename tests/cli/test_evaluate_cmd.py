@@ -8,24 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.cli import main
 from lmdk_gui.core.evaluation import evaluate
 from lmdk_gui.core.loader import load_series
 from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 
 ENERGY = str(SAMPLES / "energy_hue_2013_jan.csv")
 GPS = str(SAMPLES / "gps_bus_limerick.csv")
 CONTACTS = str(SAMPLES / "contacts_person1672.csv")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # argparse errors
-        code = int(e.code)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_csv_and_plot(capsys, tmp_path):

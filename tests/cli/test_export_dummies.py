@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.cli import main
 from lmdk_gui.core.dummies import (
     EXPORT_STREAM,
     DummySettings,
@@ -19,21 +18,13 @@ from lmdk_gui.core.dummies import (
 from lmdk_gui.core.guarantee import check_guarantee
 from lmdk_gui.core.loader import load_series
 from lmdk_gui.core.writers import SIDECAR_KEYS
+from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 
 ENERGY = str(SAMPLES / "energy_hue_2013_jan.csv")
 GPS = str(SAMPLES / "gps_bus_limerick.csv")
 ROWS = "10-40,300,500-505"
 LM = np.r_[np.arange(10, 41), 300, np.arange(500, 506)]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # argparse errors
-        code = int(e.code)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_export_with_dummies(capsys, tmp_path):

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from lmdk_gui.cli import main
 from lmdk_gui.core import suggestions as sg
 from lmdk_gui.core.landmark_files import read_landmark_file
 from lmdk_gui.core.loader import load_series
+from tests.cli.helpers import run
 from tests.conftest import DATA, SAMPLES
 
 ENERGY = str(DATA / "energy_hue_residential1_2013.csv")
@@ -22,15 +22,6 @@ CONTACT_OPTS = ["--kind", "categorical", "--duplicates", "first"]
 @pytest.fixture(scope="module")
 def energy():
     return load_series(ENERGY, duplicates="first")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # argparse errors
-        code = int(e.code)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_threshold_prints_count_and_first_timestamps(capsys, energy):

@@ -8,25 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.cli import main
 from lmdk_gui.core.correlation import CorrelationModel, landmark_tpl
 from lmdk_gui.core.loader import load_series
 from lmdk_gui.core.noise import UnitNoise
 from lmdk_gui.core.release import compute_all
 from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 
 ENERGY = str(SAMPLES / "energy_hue_2013_jan.csv")
 LANDMARKS = ["--landmark-rows", "10-20,300,500-505"]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # argparse errors
-        code = int(e.code)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_table(capsys):
