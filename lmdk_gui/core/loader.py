@@ -566,7 +566,7 @@ def _detect(
                 time_col = named[0]
             elif len(named) > 1:
                 problems.append(
-                    f"{len(named)} possible time columns ({', '.join(named)}): choose the time column (time_col=...)"
+                    f"{len(named)} possible time columns ({', '.join(named)}): choose the time column (--time-col in the command, 'Time column' in the app)"
                 )
             else:
                 parseable = [c for c in columns if _looks_like_dates(sample[c])]
@@ -576,12 +576,12 @@ def _detect(
                 elif len(parseable) > 1:
                     problems.append(
                         f"{len(parseable)} columns hold dates ({', '.join(parseable)}): "
-                        "choose the time column (time_col=...)"
+                        "choose the time column (--time-col in the command, 'Time column' in the app)"
                     )
                 else:
                     problems.append(
                         "no time column found (none is named timestamp/time/date/datetime or holds dates): "
-                        "choose it (time_col=...)"
+                        "choose it (--time-col in the command, 'Time column' in the app)"
                     )
     elif hour_col is None and _norm(time_col) == _DATE_NAME and len(by_norm.get(_HOUR_NAME, [])) == 1:
         hour_col = by_norm[_HOUR_NAME][0]
@@ -625,26 +625,26 @@ def _detect(
             value_col = cands[0]
         elif cands:
             problems.append(
-                f"{len(cands)} numeric columns ({', '.join(cands)}): choose the value column (value_col=...)"
+                f"{len(cands)} numeric columns ({', '.join(cands)}): choose the value column (--value-col in the command, 'Value column' in the app)"
             )
         else:
-            problems.append("no numeric column found: choose the value column (value_col=...)")
+            problems.append("no numeric column found: choose the value column (--value-col in the command, 'Value column' in the app)")
     elif kind == "categorical":
         cands = text if len(text) == 1 else rest
         if len(cands) == 1:
             value_col = cands[0]
         else:
             problems.append(
-                f"{len(cands)} possible category columns ({', '.join(cands)}): choose the value column (value_col=...)"
+                f"{len(cands)} possible category columns ({', '.join(cands)}): choose the value column (--value-col in the command, 'Value column' in the app)"
             )
     elif len(text) == 1:  # kind not given and no numeric column
         value_col, kind = text[0], "categorical"
     elif text:
         problems.append(
-            f"{len(text)} text columns ({', '.join(text)}): choose the value column (value_col=...)"
+            f"{len(text)} text columns ({', '.join(text)}): choose the value column (--value-col in the command, 'Value column' in the app)"
         )
     else:
-        problems.append("no value column found next to the time column: choose it (value_col=...)")
+        problems.append("no value column found next to the time column: choose it (--value-col in the command, 'Value column' in the app)")
     if kind in ("numeric", "categorical") and value_col is not None:
         ignored = [c for c in rest if c != value_col]
         if ignored:
@@ -666,10 +666,11 @@ def _detect(
 def _one(cands: list[str], role: str, option: str, problems: list[str]) -> str | None:
     if len(cands) == 1:
         return cands[0]
+    flag = "--" + option.replace("_", "-")
     if cands:
-        problems.append(f"{len(cands)} {role} columns ({', '.join(cands)}): choose one ({option}=...)")
+        problems.append(f"{len(cands)} {role} columns ({', '.join(cands)}): choose one ({flag} in the command)")
     else:
-        problems.append(f"no {role} column found (named like lat/lon): choose it ({option}=...)")
+        problems.append(f"no {role} column found (named like lat/lon): choose it ({flag} in the command)")
     return None
 
 

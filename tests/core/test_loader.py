@@ -142,7 +142,7 @@ def test_contacts_full_sample_needs_duplicate_policy() -> None:
 
 def test_contacts_raw_file_ambiguous_then_explicit() -> None:
     err = load_error(CONTACTS_RAW)
-    assert "2 numeric columns (i, j)" in str(err) and "value_col=" in str(err)
+    assert "2 numeric columns (i, j)" in str(err) and "--value-col" in str(err)
     assert str(err).startswith("contacts_highschool2012_person1672.csv: ")
     s = load_series(CONTACTS_RAW, value_col="class_j", duplicates="first")
     assert s.kind == "categorical" and s.source is not None and s.source.time_format == "epoch"
@@ -195,7 +195,7 @@ def test_inspect_guesses_for_samples() -> None:
     assert len(gps.head) == 20
     raw = inspect_table(CONTACTS_RAW)
     assert raw.ambiguous and raw.guess.time_col == "timestamp" and raw.guess.value_col is None
-    assert any("i, j" in n and "value_col" in n for n in raw.notes)
+    assert any("i, j" in n and "value column" in n for n in raw.notes)
 
 
 # --------------------------------------------------------------------------------------------- layouts
@@ -612,16 +612,16 @@ def test_blank_lines_count_in_row_numbers(tmp_path: Path) -> None:
 
 def test_ambiguous_columns_name_the_option(tmp_path: Path) -> None:
     two = write(tmp_path, "two.csv", "timestamp,a,b\n2013-01-01,1,2\n")
-    assert "value_col=" in str(load_error(two)) and "(a, b)" in str(load_error(two))
+    assert "--value-col" in str(load_error(two)) and "(a, b)" in str(load_error(two))
     assert load_series(two, value_col="b").values.tolist() == [2.0]
     times = write(tmp_path, "times.csv", "date,time,v\n2013-01-01,00:00,1\n")
-    assert "time_col=" in str(load_error(times))
+    assert "--time-col" in str(load_error(times))
     none = write(tmp_path, "none.csv", "a,b\nx,1\n")
-    assert "time_col=" in str(load_error(none))
+    assert "--time-col" in str(load_error(none))
     texts = write(tmp_path, "texts.csv", "timestamp,a,b\n2013-01-01,x,y\n")
-    assert "value_col=" in str(load_error(texts))
+    assert "--value-col" in str(load_error(texts))
     lat_only = write(tmp_path, "lat.csv", "timestamp,lat,v\n2013-01-01,1,2\n")
-    assert "lon_col=" in str(load_error(lat_only, kind="location"))
+    assert "--lon-col" in str(load_error(lat_only, kind="location"))
 
 
 def test_bad_options(tmp_path: Path) -> None:
