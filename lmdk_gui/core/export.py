@@ -48,6 +48,7 @@ from .dummies import (
 from .guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
 from .release import (
     _kind_input,
+    fill_approximations,
     fixed_budgets,
     landmark_mask,
     normalize_landmarks,
@@ -231,20 +232,6 @@ def _fresh_noise(kind: str, x: np.ndarray, budgets: np.ndarray, settings: Privac
     return securenoise.secure_rr(x, budgets, k, source)
 
 
-def _fill_with_carry(values: np.ndarray, fresh: np.ndarray, carry) -> np.ndarray:
-    """Forward-fill non-fresh rows from the previous fresh row, or from ``carry`` at the chunk's start."""
-    n = fresh.shape[0]
-    if fresh.all():
-        return values
-    idx = np.where(fresh, np.arange(n), -1)
-    np.maximum.accumulate(idx, out=idx)
-    out = values[np.maximum(idx, 0)]
-    before = idx < 0
-    if before.any():
-        out[before] = carry
-    return out
-
-
 # ------------------------------------------------------------------------------------------- columns
 def _value_columns(series: Series) -> list[str]:
     src = series.source
@@ -368,7 +355,9 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                     if idx.size:
                         vals[idx] = _fresh_noise(series.kind, x[a:b][idx], budgets[a:b][idx], settings, k,
                                                  backend, source)
-                    vals = _fill_with_carry(vals, fr, carry)
+                    # Rows before this chunk's first fresh one republish the previous chunk's last release
+                    # (the carry), the public fallback, or — before any release — the pre-drawn first one.
+                    vals = fill_approximations(vals, fr, carry)
                     if fr.any():
                         carry = vals[int(np.flatnonzero(fr)[-1])]
                 writer.write(a, b, vals, budgets[a:b], ~fresh_all[a:b])

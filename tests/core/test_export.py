@@ -219,3 +219,17 @@ def test_stale_parts_are_removed_but_a_live_writer_is_left_alone(tmp_path):
         assert live.tmp_path.exists()
         live.commit()
     assert target.read_text() == "in progress"
+
+
+@pytest.mark.parametrize("path,opts", [
+    (ENERGY, {}),
+    (SAMPLES / "contacts_person1672_first.csv", {"kind": "categorical"}),
+])
+def test_skip_with_every_event_a_landmark_publishes_nothing(tmp_path, path, opts):
+    """No fresh release and no public fallback: the value column is left empty (never raw, never a crash)."""
+    s = load_series(path, **opts)
+    out = tmp_path / "r.csv"
+    res = export_release(s, np.arange(s.n), PrivacySettings(), out, ExportOptions("skip", chunk_rows=500))
+    df = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert res.guarantee.holds and len(df) == s.n
+    assert (df[df.columns[1]] == "").all()
