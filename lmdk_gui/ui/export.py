@@ -12,6 +12,7 @@ seed when the user seeds the export) — never the preview's — and releases on
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,9 @@ class ExportJob(WorkerJob):
         super().__init__("export", snapshot.series.n, parent)
         self.snapshot = snapshot
         self.path = Path(path)
+        if options.dummies is None and snapshot.dummies is not None:
+            # Dummies on in the session: the export draws its own selection (never the preview's).
+            options = replace(options, dummies=snapshot.dummies)
         self.options = options
 
     @property
