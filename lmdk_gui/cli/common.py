@@ -14,24 +14,25 @@ from ..core.series import Series
 from ..core.settings import AdaptiveParams, PrivacySettings
 
 
-def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
+def number_in(low: float, high: float = float("inf"), *, low_open: bool = False, what: str = "a number"):
+    """An argparse type: a finite float in [low, high] (or (low, high] with ``low_open``), with a one-line
+    message naming what was expected."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        ok = (v > low if low_open else v >= low) and v <= high and v != float("inf")
+        if not ok:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return v
+
+    return parse
 
 
-def _fraction(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return v
+_positive = number_in(0.0, low_open=True, what="a positive number")
+_fraction = number_in(0.0, 1.0, what="a number between 0 and 1")
 
 
 def add_selection_options(p: argparse.ArgumentParser) -> None:

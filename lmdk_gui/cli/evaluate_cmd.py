@@ -20,7 +20,7 @@ from ..core.evaluation import DEFAULT_RUNS, PLACEMENTS, evaluate, parse_percenta
 from ..core.settings import ALL_SCHEMES
 from ..core.suggestions import RULES
 from . import UsageError
-from .common import add_privacy_options, add_selection_options, load_selection
+from .common import add_privacy_options, add_selection_options, load_selection, number_in
 
 #: --vary value -> (rule, parameter of rule_for_percentage)
 _VARY = {"below": ("threshold", "below"), "above": ("threshold", "above"),
@@ -34,14 +34,7 @@ def _percentages(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _number(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not v >= 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number ≥ 0, got {text!r}")
-    return v
+_number = number_in(0.0, what="a number ≥ 0")
 
 
 def _runs(text: str) -> int:
