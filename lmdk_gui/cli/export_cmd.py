@@ -35,6 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="add an 'epsilon' column (ε_t); reveals landmark positions")
     g.add_argument("--include-flags", action="store_true",
                    help="add an 'approximated' column (0/1); reveals landmark positions")
+    g.add_argument("--include-input-name", action="store_true",
+                   help="write the input file's name into OUTPUT.json (off by default: it can name a person)")
     g.add_argument("--seed", type=int, metavar="N",
                    help="seed the noise (reproducible by anyone holding the seed; default: OS entropy)")
     g.add_argument("--noise-backend", choices=BACKEND_ALIASES, default="exact",
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     sel = load_selection(args)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
                          include_flags=args.include_flags, seed=args.seed, backend=args.noise_backend,
-                         force=args.force, dummies=dummies)
+                         force=args.force, dummies=dummies, include_input_name=args.include_input_name)
     result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)

@@ -81,6 +81,8 @@ class ExportOptions:
     # Dummy landmarks (issue 6): None = off. On: the export draws L' ⊃ L itself (see the module docstring);
     # the caller passes the true landmarks and the total ε as usual.
     dummies: DummySettings | None = None
+    # The input's file name goes into the public sidecar only when the user asks: it can be a person's name.
+    include_input_name: bool = False
 
 
 @dataclass(frozen=True)
@@ -372,8 +374,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
             if not result.holds:
                 raise GuaranteeError(result, scheme)
             doc = build_sidecar(
-                input_name=Path(series.source.path).name if series.source else series.name,
-                input_sha256=series.source.sha256 if series.source else "",
+                input_name=_public_input_name(series) if options.include_input_name else None,
                 rows=n,
                 kind=series.kind,
                 scheme=scheme,
@@ -402,6 +403,10 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
         raise ExportError(_os_message(e, out)) from None
     return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
                         record)
+
+
+def _public_input_name(series: Series) -> str:
+    return Path(series.source.path).name if series.source else series.name
 
 
 def _os_message(e: OSError, out: Path) -> str:

@@ -174,16 +174,24 @@ def remove_stale_parts(target: str | os.PathLike) -> list[Path]:
     return removed
 
 
-def build_sidecar(*, input_name: str, input_sha256: str, rows: int, kind: str, scheme: str, epsilon: float,
+def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, epsilon: float,
                   epsilon_selection: Any, sensitivity: float | None, radius_m: float | None,
                   bounds: Sequence[float] | None, categories: Sequence[str] | None, noise_backend: str,
                   seeded: bool, landmark_sum: float, guarantee_holds: bool,
                   columns: Sequence[str]) -> dict[str, Any]:
-    """The metadata that says exactly what was guaranteed — never the landmark positions."""
+    """The metadata that says exactly what was guaranteed — never the landmark positions.
+
+    Nothing computed from the private input beyond what the release itself shows: no hash of the input (an
+    adversary who knows all values but one recovers it by hashing candidates) and no input file name (it can
+    be a person's name) unless the caller passes one because the user asked for it.
+    """
+    source: dict[str, Any] = {"rows": int(rows)}
+    if input_name:
+        source["name"] = input_name
     doc = {
         "format": SIDECAR_FORMAT,
         "tool_version": __version__,
-        "input": {"name": input_name, "sha256": input_sha256, "rows": int(rows)},
+        "input": source,
         "kind": kind,
         "scheme": scheme,
         "epsilon": float(epsilon),

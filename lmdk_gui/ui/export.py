@@ -158,6 +158,9 @@ class ExportDialog(QDialog):
         self.include_flags = QCheckBox("Add an 'approximated' column (0/1)")
         form.addRow("Extra columns", self.include_budget)
         form.addRow("", self.include_flags)
+        self.include_input_name = QCheckBox("Name the input file in the metadata (off: a file name can name a person)")
+        self.include_input_name.setObjectName("exportIncludeInputName")
+        form.addRow("Metadata", self.include_input_name)
         self.columns_warning = QLabel("⚠ These columns reveal where the landmarks are (thesis §4.2).")
         self.columns_warning.setStyleSheet("color: #a05a00;")
         form.addRow("", self.columns_warning)
@@ -272,6 +275,7 @@ class ExportDialog(QDialog):
             "scheme": self.scheme.currentData(),
             "include_budget": self.include_budget.isChecked(),
             "include_flags": self.include_flags.isChecked(),
+            "include_input_name": self.include_input_name.isChecked(),
             "seed": self.seed.value() if self.use_seed.isChecked() else None,
             "backend": self.backend.currentData(),
             "force": p.exists() or p.with_name(p.name + ".json").exists(),
