@@ -152,7 +152,8 @@ class TablePreview:
     head: pd.DataFrame
     guess: ColumnGuess
     ambiguous: bool
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # informative notes, then the problems
+    problems: list[str] = field(default_factory=list)  # what must still be chosen (also in notes)
 
 
 # ----------------------------------------------------------------------------------------- error context
@@ -1536,6 +1537,7 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
         guess=guess,
         ambiguous=bool(problems),
         notes=notes + more_notes + problems,
+        problems=problems,
     )
 
 
