@@ -77,7 +77,7 @@ def _cli_remedy(exc: LoadError, args: argparse.Namespace, categories: Sequence[s
     if exc.option == "person" or (scan.person_counts and args.person is None):
         flags.append(f"--person ID (most rows: {scan.person})" if scan.person else "--person ID")
     if scan.missing_rows and not args.skip_missing:
-        flags.append(f"--skip-missing ({scan.missing_rows:,} rows)")
+        flags.append(f"--skip-missing ({scan.missing_rows:,} row{'s' if scan.missing_rows > 1 else ''})")
     if (scan.repeated_times or scan.exact_rows) and args.duplicates == "error":
         choices = scan.duplicate_choices if scan.repeated_times else ("drop-exact", *scan.duplicate_choices)
         flags.append("--duplicates " + "|".join(choices))
