@@ -189,3 +189,17 @@ def test_clean_samples_scan_clean(name: str) -> None:
     scan = scan_table(SAMPLES / name)
     assert (scan.repeated_times, scan.exact_rows, scan.missing_rows, scan.error) == (0, 0, 0, None)
     assert scan.suggested_duplicates == "error"
+
+
+def test_project_keeps_the_contact_log_reading(tmp_path: Path) -> None:
+    from lmdk_gui.core.project import Project, check_data, load_project, save_project
+    from lmdk_gui.core.settings import PrivacySettings
+
+    s = load_series(PAIRS, person="1006", duplicates="first", skip_missing=True)
+    proj = Project.from_series(s, [1, 2], PrivacySettings(categories=s.categories))
+    save_project(tmp_path / "p.lmdk.json", proj)
+    back = load_project(tmp_path / "p.lmdk.json")
+    assert back == proj and back.columns.pair_cols == ("i", "j") and back.columns.person == "1006"
+    again = load_series(back.input_path, **back.load_options())
+    assert np.array_equal(again.values, s.values) and again.categories == s.categories
+    assert check_data(back, again) == []
