@@ -162,6 +162,8 @@ class ImportDialog(QDialog):
                 table.setItem(r, c, QTableWidgetItem("" if v is None or v != v else str(v)))
         table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)  # a preview: nothing to select
+        table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
         table.setMinimumHeight(8 * (table.fontMetrics().height() + 6) + table.horizontalHeader().sizeHint().height())
         return table
