@@ -658,7 +658,7 @@ def _detect(
     lats, lons = pick_named(_LAT_NAMES), pick_named(_LON_NAMES)
     # --- contact logs: two id columns, the person followed may be in either
     pair = _two_columns(pair_cols, "pair_cols", columns, ctx)
-    if pair is None and pair_class_cols is None and kind in (None, "categorical") and value_col is None \
+    if pair is None and kind in (None, "categorical") and value_col is None \
             and lat_col is None and lon_col is None and not (kind is None and lats and lons):
         found = pair_columns([c for c in rest if _is_integerish(sample[c])])
         pair = found[0] if len(found) == 1 else None

@@ -122,6 +122,12 @@ def test_contacts_of_one_person(tmp_path: Path) -> None:
     c = load_series(PAIRS, pair_cols="i,j", person="1006", pair_class_cols=("class_i", "class_j"),
                     duplicates="last")
     assert set(c.categories) <= {"2BIO1", "PC", "MP*1"} and c.n == s.n
+    # the pair columns are detected when only the class columns are named
+    d = load_series(PAIRS, person="1006", pair_class_cols="class_i,class_j", duplicates="last")
+    assert np.array_equal(d.values, c.values) and d.categories == c.categories
+    classes = dict(zip(raw.i, raw.class_i, strict=False)) | dict(zip(raw.j, raw.class_j, strict=False))
+    last = pd.Series(others, index=mine.timestamp.astype(int)).groupby(level=0).last()
+    assert np.asarray(c.categories)[c.values].tolist() == [classes[o] for o in last]
 
 
 def test_contact_log_repeats_are_numbered_as_in_the_file() -> None:
