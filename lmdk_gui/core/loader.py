@@ -1225,6 +1225,7 @@ class _Scan:
     repeated_times: int = 0
     repeated_lines: list[int] = field(default_factory=list)
     exact_lines: list[int] = field(default_factory=list)
+    raw: _Raw | None = None
 
 
 def _pair_rows(df: pd.DataFrame, plan: _Plan, ctx: _Context, skip: bool, scan: _Scan | None) -> pd.DataFrame:
@@ -1568,6 +1569,9 @@ class TableScan:
     exact_lines: tuple[int, ...] = ()
     error: str | None = None
     error_option: str | None = None
+    #: the fields of the rows listed above, as written (file line -> fields in header order), so that the
+    #: dialog can show the rows themselves; empty for Parquet
+    examples: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def duplicate_choices(self) -> tuple[str, ...]:
@@ -1591,6 +1595,8 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
                scan: _Scan | None) -> tuple[Series | None, _Plan]:
     started_ns = _load_started_ns()
     raw = _prepare(path)
+    if scan is not None:
+        scan.raw = raw
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
     _check_options(opts.duplicates, cols.get("kind"), ctx)
     if raw.parquet:
@@ -1725,7 +1731,26 @@ def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
         exact_lines=tuple(scan.exact_lines[:SCAN_LINES]),
         error=None if error is None else str(error),
         error_option=None if error is None else error.option,
+        examples=_rows_as_written(scan.raw, [*scan.repeated_lines[:SCAN_LINES], *scan.exact_lines[:SCAN_LINES],
+                                             *scan.missing_lines[:SCAN_LINES]]),
     )
+
+
+def _rows_as_written(raw: _Raw | None, lines: list[int]) -> dict[int, tuple[str, ...]]:
+    """Fields of the given file lines (1-based, as in messages), split like the header."""
+    if raw is None or raw.parquet or not lines:
+        return {}
+    buf = np.frombuffer(raw.data, dtype=np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
+    out = {}
+    for line in sorted(set(lines)):
+        if line - 1 >= len(starts):
+            continue
+        a = int(starts[line - 1])
+        b = int(starts[line]) - 1 if line < len(starts) else len(raw.data)
+        text = raw.data[a:b].decode("utf-8", errors="replace").rstrip("\r")
+        out[line] = tuple(next(csv.reader([text], delimiter=raw.delimiter), []))
+    return out
 
 
 def load_dataframe_series(

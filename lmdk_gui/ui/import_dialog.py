@@ -10,7 +10,7 @@ decisions (which policies apply, what is a contact log) are the core loader's.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -108,9 +108,10 @@ class ImportDialog(QDialog):
         self.setWindowTitle(f"Open {preview.path}")
         self.resize(860, 720)
         lay = QVBoxLayout(self)
-        lay.addWidget(QLabel(f"First {len(preview.head)} rows (delimiter {preview.delimiter!r}); row numbers "
-                             "as in the file:"))
+        lay.addWidget(QLabel(f"First {len(preview.head)} rows (delimiter {preview.delimiter!r}), then the rows "
+                             "the checks below found; row numbers as in the file:"))
         self.table = self._make_table(preview)
+        self._row_lines = [r + 2 for r in range(len(preview.head))]  # file line of each table row
         lay.addWidget(self.table, 1)
         lay.addWidget(self._make_columns(preview))
         lay.addWidget(self._make_checks())
@@ -342,6 +343,7 @@ class ImportDialog(QDialog):
             self.person.set_ids(scan.person_counts, self.person.current_id() or scan.person)
         self._show_repeats(scan)
         self._show_missing(scan)
+        self._show_examples(scan)
         self._flag_rows(scan)
         if scan.error is not None:  # what Open would say with these columns: say it now
             self._show_error(scan.error)
@@ -375,8 +377,26 @@ class ImportDialog(QDialog):
         if not scan.missing_rows:
             self.skip_missing.setChecked(False)
 
+    def _show_examples(self, scan: TableScan, most: int = 12) -> None:
+        """Below the first rows: the flagged rows further down the file (after a "⋮" row), as written."""
+        n_head = len(self.preview.head)
+        self.table.setRowCount(n_head)
+        self._row_lines = self._row_lines[:n_head]
+        later = [line for line in sorted(scan.examples) if line > n_head + 1][:most]
+        if not later:
+            return
+        self.table.setRowCount(n_head + 1 + len(later))
+        self.table.setVerticalHeaderItem(n_head, QTableWidgetItem("⋮"))
+        self._row_lines.append(-1)
+        for r, line in enumerate(later, start=n_head + 1):
+            self.table.setVerticalHeaderItem(r, QTableWidgetItem(str(line)))
+            fields = scan.examples[line]
+            for c in range(self.table.columnCount()):
+                self.table.setItem(r, c, QTableWidgetItem(fields[c] if c < len(fields) else ""))
+            self._row_lines.append(line)
+
     def _flag_rows(self, scan: TableScan) -> None:
-        """Colour the preview rows the scan found (those among the first rows shown), with a tooltip."""
+        """Colour the preview rows the scan found, with a tooltip."""
         flags: dict[int, tuple[str, str]] = {}
         for line in scan.repeated_lines:
             flags[line] = ("repeated", "repeated time")
@@ -384,14 +404,19 @@ class ImportDialog(QDialog):
             flags[line] = ("exact", "exact duplicate of an earlier row: dropped")
         for line in scan.missing_lines:
             flags[line] = ("missing", "missing value")
+        first = None
         for r in range(self.table.rowCount()):
-            flag = flags.get(r + 2)
+            flag = flags.get(self._row_lines[r])
+            first = r if first is None and flag else first
             for c in range(self.table.columnCount()):
                 item = self.table.item(r, c)
                 if item is None:
                     continue
                 item.setBackground(_FLAG_COLOURS[flag[0]] if flag else QColor(0, 0, 0, 0))
                 item.setToolTip(flag[1] if flag else "")
+        if first is not None and first >= len(self.preview.head):
+            # the flagged rows are below the first rows: bring them into view (after the new rows' layout)
+            QTimer.singleShot(0, self.table.scrollToBottom)
 
     # ------------------------------------------------------------------------------------------ load
     def load(self) -> None:

@@ -76,6 +76,11 @@ def test_repeated_hours_numeric_in_one_pass(qtbot):
     assert dlg.repeated.text() == "Repeated times: 1 (rows 7347, 7348) — choose what to keep"
     assert dlg.exact.isVisible() and "Exact duplicate rows: 1 (row 2163)" in dlg.exact.text()
     assert dlg.duplicates.currentData() == "first" and mean_enabled(dlg)
+    # the rows themselves are shown under the first rows, coloured, with their file row numbers
+    labels = [dlg.table.verticalHeaderItem(r).text() for r in range(dlg.table.rowCount())]
+    assert labels[-4:] == ["⋮", "2163", "7347", "7348"]
+    assert dlg.table.item(len(labels) - 1, 1).text() == "0.576"
+    assert dlg.table.item(len(labels) - 1, 1).toolTip() == "repeated time"
     dlg.duplicates.setCurrentIndex(dlg.duplicates.findData("mean"))
     s = press_open(qtbot, dlg)
     assert s.n == 8759 and s.source.duplicates == "mean"
