@@ -292,6 +292,7 @@ class ImportDialog(QDialog):
             w.setEnabled(loc)
         for w in (self.value_col, self.value_label):
             w.setEnabled(not loc and not self.contacts.isChecked())
+        self.kind.setEnabled(not self.contacts.isChecked())  # a contact log is read as categories
         self._update_policies(kind)
 
     def _update_policies(self, kind: str) -> None:
