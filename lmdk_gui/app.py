@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.file.endswith(".lmdk.json") and project is not None:
             ok = project.open_project(args.file)
         else:
-            ok = window.open_series(args.file)
+            # An ambiguous or problematic file opens the import dialog (not offscreen: nobody could answer it)
+            ok = window.open_series(args.file) if args.screenshot else window.open_path(args.file)
         if not ok:
             print(f"lmdk-gui: {window.last_error}", file=sys.stderr)
             if args.screenshot:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
 from ..core.landmark_files import parse_row_spec, read_landmark_file
-from ..core.loader import load_series
-from ..core.series import Series
+from ..core.loader import DUPLICATE_POLICIES, load_series, scan_table
+from ..core.series import LoadError, Series
 from ..core.settings import AdaptiveParams, PrivacySettings
 
 
@@ -44,8 +46,76 @@ def add_selection_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lat-col", metavar="C", help="latitude column (location series)")
     g.add_argument("--lon-col", metavar="C", help="longitude column (location series)")
     g.add_argument("--kind", choices=("numeric", "location", "categorical"), help="force the kind of series")
-    g.add_argument("--duplicates", choices=("error", "first", "last", "mean"), default="error",
-                   help="what to do with repeated timestamps (default: error)")
+    g.add_argument("--duplicates", choices=DUPLICATE_POLICIES, default="error",
+                   help="what to do with repeated timestamps: error (default), drop-exact (drop rows repeating "
+                   "an earlier row's time and value; refuse other repeats), first, last, or mean (numeric "
+                   "only); first/last/mean also drop exact copies")
+    g.add_argument("--skip-missing", action="store_true",
+                   help="leave out rows with an empty field in a column the series needs (default: refuse them)")
+    g.add_argument("--pair-cols", metavar="I,J",
+                   help="contact log: the two person-id columns (auto-detected for two whole-number columns "
+                   "named like i,j); read with --person")
+    g.add_argument("--person", metavar="ID",
+                   help="contact log: the person to follow; the value is the other person of each contact")
+    g.add_argument("--pair-class-cols", metavar="CI,CJ",
+                   help="contact log: class columns of the two persons; the value becomes the other person's "
+                   "class")
+
+
+def _cli_remedy(exc: LoadError, args: argparse.Namespace, categories: Sequence[str] | None) -> str:
+    """The command's own words for the options that resolve a load error (the loader's message is neutral).
+
+    Missing values, repeated times and a contact log's person are found one after the other while loading;
+    the loader's scan of the whole file names them all, so that one corrected command reads the file."""
+    if exc.option not in ("duplicates", "skip_missing", "person"):
+        return ""
+    opts = dict(time_col=args.time_col, value_col=args.value_col, lat_col=args.lat_col, lon_col=args.lon_col,
+                hour_col=args.hour_col, kind=args.kind, pair_cols=args.pair_cols, person=args.person,
+                pair_class_cols=args.pair_class_cols, categories=categories)
+    scan = scan_table(args.input, **opts)
+    flags = []
+    if exc.option == "person" or (scan.person_counts and args.person is None):
+        flags.append(f"--person ID (most rows: {scan.person})" if scan.person else "--person ID")
+    if scan.missing_rows and not args.skip_missing:
+        flags.append(f"--skip-missing ({scan.missing_rows:,} row{'s' if scan.missing_rows > 1 else ''})")
+    if (scan.repeated_times or scan.exact_rows) and args.duplicates == "error":
+        choices = scan.duplicate_choices if scan.repeated_times else ("drop-exact", *scan.duplicate_choices)
+        flags.append("--duplicates " + "|".join(choices))
+    elif exc.option == "duplicates" and exc.choices:
+        flags.append("--duplicates " + "|".join(exc.choices))
+    return f" (to read it: {' '.join(flags)})" if flags else ""
+
+
+def load_input(args: argparse.Namespace, categories: Sequence[str] | None = None) -> Series:
+    """Load INPUT with the selection options; a LoadError gets the flag that resolves it, and what loading
+    dropped (exact duplicate rows, rows with missing values) is noted on stderr."""
+    try:
+        series = load_series(
+            args.input, time_col=args.time_col, value_col=args.value_col, lat_col=args.lat_col,
+            lon_col=args.lon_col, hour_col=args.hour_col, kind=args.kind, duplicates=args.duplicates,
+            skip_missing=args.skip_missing, pair_cols=args.pair_cols, person=args.person,
+            pair_class_cols=args.pair_class_cols, categories=categories,
+        )
+    except LoadError as exc:
+        remedy = _cli_remedy(exc, args, categories)
+        if not remedy:
+            raise
+        raise LoadError(str(exc) + remedy, path=exc.path, rows=exc.rows, column=exc.column, option=exc.option,
+                        choices=exc.choices) from None
+    src = series.source
+    if src is not None:
+        dropped = []
+        # Exact copies change nothing under first/last (and are dropped before a mean): noted only when
+        # dropping them was the point of the chosen policy.
+        if src.exact_duplicates_dropped and src.duplicates == "drop-exact":
+            n = src.exact_duplicates_dropped
+            dropped.append(f"dropped {n:,} exact duplicate row{'s' if n > 1 else ''} (same time and value)")
+        if src.missing_skipped:
+            n = src.missing_skipped
+            dropped.append(f"skipped {n:,} row{'s' if n > 1 else ''} with missing values")
+        if dropped:
+            print(f"lmdk: note: {args.input}: " + "; ".join(dropped), file=sys.stderr)
+    return series
 
 
 def add_landmark_options(p: argparse.ArgumentParser) -> None:
@@ -119,11 +189,7 @@ def load_selection(args: argparse.Namespace) -> Selection:
     cats = None
     if getattr(args, "categories", None):
         cats = tuple(c.strip() for c in args.categories.split(",") if c.strip())
-    series = load_series(
-        args.input, time_col=args.time_col, value_col=args.value_col, lat_col=args.lat_col,
-        lon_col=args.lon_col, hour_col=args.hour_col, kind=args.kind, duplicates=args.duplicates,
-        categories=cats,
-    )
+    series = load_input(args, cats)
     rows = [np.zeros(0, dtype=np.int64)]
     if getattr(args, "landmarks", None):
         rows.append(read_landmark_file(args.landmarks, series))

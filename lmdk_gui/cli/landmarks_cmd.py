@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.landmark_files import write_landmark_file
-from ..core.loader import load_series
 from ..core.suggestions import RULES, apply_rule, rule_for_percentage
 from ..core.writers import format_timestamps
 from . import UsageError
-from .common import add_selection_options
+from .common import add_selection_options, load_input
 
 #: command-line option -> (rule, parameter)
 _OPTIONS = {
@@ -104,9 +103,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else None
     if out is not None and out.exists() and not args.force:
         raise UsageError(f"{out} exists; pass --force to overwrite it")
-    series = load_series(args.input, time_col=args.time_col, value_col=args.value_col, lat_col=args.lat_col,
-                         lon_col=args.lon_col, hour_col=args.hour_col, kind=args.kind,
-                         duplicates=args.duplicates)
+    series = load_input(args)
     rule = RULES[args.rule]
     if not rule.supports(series.kind):
         raise UsageError(f"--rule {args.rule} needs a {' or '.join(rule.kinds)} series; {args.input} was read "

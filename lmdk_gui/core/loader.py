@@ -4,6 +4,8 @@ Qt-free. Public API:
 
 * :func:`inspect_table`          cheap preview of a file and a guess of which column is what (for the GUI's
   column chooser);
+* :func:`scan_table`             what loading the whole file would meet (repeated timestamps, missing
+  values, a contact log's ids with row counts), for the import dialog to show before loading;
 * :func:`load_series`            read, validate and convert a whole file;
 * :func:`load_dataframe_series`  the same logic on an in-memory :class:`pandas.DataFrame`.
 
@@ -63,15 +65,22 @@ from pandas.api import types as ptypes
 from lmdk_gui.core.series import KINDS, Kind, LoadError, Series, SourceInfo, TimeFormat
 
 __all__ = [
+    "CONTACT_COLUMN",
     "ColumnGuess",
     "DUPLICATE_POLICIES",
     "TablePreview",
+    "TableScan",
     "inspect_table",
     "load_dataframe_series",
     "load_series",
+    "pair_columns",
+    "scan_table",
 ]
 
-DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last", "mean")
+#: What repeated timestamps become. ``drop-exact`` drops rows that repeat an earlier row's time *and* value
+#: (a logger writing the same record twice) and refuses any other repeat; ``first``/``last``/``mean`` drop
+#: those exact copies too (so that a mean is not weighted by them), then merge what is left.
+DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last", "mean", "drop-exact")
 
 #: Rows read to guess column types (the full read then checks every row).
 _SAMPLE_ROWS = 200
@@ -83,6 +92,14 @@ _LAT_NAMES = {"lat", "latitude"}
 _LON_NAMES = {"lon", "lng", "long", "longitude"}
 _DATE_NAME = "date"
 _HOUR_NAME = "hour"
+# Whole numbers in a column named like this are ids (labels), not quantities.
+_ID_NAMES = {"id", "contact", "person", "user", "node", "device", "peer", "partner", "other", "category",
+             "label", "class", "state", "activity", "mode", "zone", "cell", "station"}
+# Two id columns of a contact log: names equal but for these endings (i/j, id1/id2, …) or these pairs.
+_PAIR_ENDINGS = {("i", "j"), ("1", "2"), ("a", "b"), ("u", "v")}
+_PAIR_NAMES = {("source", "target"), ("src", "dst"), ("from", "to"), ("sender", "receiver")}
+#: Name of the value column of a contact log read for one person (the other person's id or class).
+CONTACT_COLUMN = "contact"
 
 # datetime64[ns] covers 1677-09-21 .. 2262-04-11; keep a day of margin so that unit conversions never wrap.
 _T_MIN = np.datetime64("1677-09-22T00:00:00")
@@ -119,6 +136,10 @@ class ColumnGuess:
     lon_col: str | None = None
     hour_col: str | None = None
     kind: Kind | None = None
+    #: contact logs (one row per contact between the persons in two id columns)
+    pair_cols: tuple[str, str] | None = None
+    pair_class_cols: tuple[str, str] | None = None
+    person: str | None = None
 
 
 @dataclass
@@ -131,7 +152,8 @@ class TablePreview:
     head: pd.DataFrame
     guess: ColumnGuess
     ambiguous: bool
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # informative notes, then the problems
+    problems: list[str] = field(default_factory=list)  # what must still be chosen (also in notes)
 
 
 # ----------------------------------------------------------------------------------------- error context
@@ -164,10 +186,21 @@ class _Context:
         self.path = path
         self._data = data
         self._line_table: np.ndarray | None = None
+        #: file-order positions of the rows still in play, once some were set aside (one person's rows of a
+        #: contact log, rows skipped for missing values); None = every row. Positions given to ``lines`` and
+        #: ``error`` are in the reduced frame, so every later message still names the file's own rows.
+        self._kept: np.ndarray | None = None
+
+    def keep(self, kept: np.ndarray) -> None:
+        """Continue with a subset of the current rows (``kept``: positions in the current frame)."""
+        kept = np.asarray(kept, dtype=np.int64)
+        self._kept = kept if self._kept is None else self._kept[kept]
 
     def lines(self, positions: np.ndarray | Sequence[int]) -> list[int]:
         """File line numbers (1-based) of data rows given by their 0-based position in file order."""
         pos = np.asarray(positions, dtype=np.int64)
+        if self._kept is not None:
+            pos = self._kept[pos]
         data = self._data
         # Fast path: without blank lines, data row i is on line i + 2. pandas skips blank lines, so when
         # there are any, build (once, vectorised, only on the error path) the table of non-blank lines.
@@ -194,6 +227,8 @@ class _Context:
         positions: np.ndarray | Sequence[int] | None = None,
         lines: Sequence[int] | None = None,
         column: str | None = None,
+        option: str | None = None,
+        choices: tuple[str, ...] = (),
     ) -> LoadError:
         if lines is None and positions is not None and len(positions):
             lines = self.lines(positions)
@@ -203,7 +238,12 @@ class _Context:
         if column is not None:
             parts.append(f"column '{column}'")
         return LoadError(
-            ", ".join(parts) + f": {what}", path=self.path, rows=list(lines or []), column=column
+            ", ".join(parts) + f": {what}",
+            path=self.path,
+            rows=list(lines or []),
+            column=column,
+            option=option,
+            choices=choices,
         )
 
 
@@ -511,6 +551,16 @@ class _Plan:
     hour_col: str | None
     kind: Kind
     value_cols: tuple[str, ...]
+    pair_cols: tuple[str, str] | None = None
+    pair_class_cols: tuple[str, str] | None = None
+    person: str | None = None
+
+    def file_columns(self) -> list[str]:
+        """The columns read from the file (a contact log's value column is made from its id columns)."""
+        cols = [self.time_col, *([self.hour_col] if self.hour_col else [])]
+        if self.pair_cols is None:
+            return cols + list(self.value_cols)
+        return cols + list(self.pair_cols) + list(self.pair_class_cols or ())
 
 
 def _detect(
@@ -523,6 +573,9 @@ def _detect(
     lon_col: str | None = None,
     hour_col: str | None = None,
     kind: str | None = None,
+    pair_cols: Sequence[str] | str | None = None,
+    pair_class_cols: Sequence[str] | str | None = None,
+    person: str | None = None,
 ) -> tuple[ColumnGuess, list[str], list[str]]:
     """Guess the column roles, honouring any explicit choice.
 
@@ -592,13 +645,44 @@ def _detect(
     used = {time_col, hour_col}
     rest = [c for c in columns if c not in used]
     numeric = [c for c in rest if _is_numberish(sample[c])]
+    idlike = [c for c in numeric if _looks_like_ids(c, sample[c])]
+    if kind != "numeric" and idlike:
+        # Whole numbers in a column named contact/id/…: labels. Offered as the category column instead of
+        # becoming a "quantity" that noise would be added to.
+        numeric = [c for c in numeric if c not in idlike]
     text = [c for c in rest if c not in numeric and not _is_time_dtype(sample[c])]
 
     def pick_named(names: set[str]) -> list[str]:
         return [c for c in rest if _norm(c) in names]
 
-    # --- kind and value column(s)
     lats, lons = pick_named(_LAT_NAMES), pick_named(_LON_NAMES)
+    # --- contact logs: two id columns, the person followed may be in either
+    pair = _two_columns(pair_cols, "pair_cols", columns, ctx)
+    if pair is None and kind in (None, "categorical") and value_col is None \
+            and lat_col is None and lon_col is None and not (kind is None and lats and lons):
+        found = pair_columns([c for c in rest if _is_integerish(sample[c])])
+        pair = found[0] if len(found) == 1 else None
+    if pair is not None:
+        if kind not in (None, "categorical"):
+            raise ctx.error(f"a contact log (pair columns {pair[0]}, {pair[1]}) is read as categories, not "
+                            f"kind={kind!r}", option="kind")
+        if value_col is not None:
+            raise ctx.error("choose either a value column or the two id columns of a contact log, not both",
+                            column=value_col, option="value_col")
+        if time_col in pair:
+            raise ctx.error("the same column cannot be both the time and a person id", column=time_col)
+        classes = _two_columns(pair_class_cols, "pair_class_cols", columns, ctx)
+        notes.append(f"contact log: person ids in columns {pair[0]}, {pair[1]}; the value is the other "
+                     "person of each contact" + (f" (their class, from {classes[0]}, {classes[1]})"
+                                                 if classes else ""))
+        guess = ColumnGuess(time_col=time_col, hour_col=hour_col, kind="categorical", pair_cols=pair,
+                            pair_class_cols=classes, person=None if person is None else str(person).strip())
+        return guess, notes, problems
+    if pair_class_cols is not None:
+        raise ctx.error("class columns need the two id columns of a contact log (pair_cols)",
+                        option="pair_cols")
+
+    # --- kind and value column(s)
     if (
         lat_col is not None
         or lon_col is not None
@@ -617,7 +701,8 @@ def _detect(
         value_col = None
     elif value_col is not None:
         if kind is None:
-            kind = "numeric" if _is_numberish(sample[value_col]) else "categorical"
+            numberish = _is_numberish(sample[value_col]) and not _looks_like_ids(value_col, sample[value_col])
+            kind = "numeric" if numberish else "categorical"
     elif kind == "numeric" or (kind is None and numeric):
         cands = numeric or (rest if len(rest) == 1 else [])
         kind = "numeric"
@@ -645,6 +730,9 @@ def _detect(
         )
     else:
         problems.append("no value column found next to the time column: choose it (--value-col in the command, 'Value column' in the app)")
+    if kind == "categorical" and value_col in idlike:
+        notes.append(f"'{value_col}' holds whole numbers named like ids: read as labels (categorical); "
+                     "choose the kind numeric if they are quantities")
     if kind in ("numeric", "categorical") and value_col is not None:
         ignored = [c for c in rest if c != value_col]
         if ignored:
@@ -663,6 +751,59 @@ def _detect(
     return guess, notes, problems
 
 
+def _looks_like_ids(name: str, s: pd.Series) -> bool:
+    """Whole numbers in a column named like an id (``contact``, ``user_id``, ``personId``, …)."""
+    low = str(name).strip().lower()
+    named = _norm(name) in _ID_NAMES or re.search(r"(^|[_\s\-])id$", low) is not None or str(name).endswith("Id")
+    return named and _is_integerish(s)
+
+
+def _is_integerish(s: pd.Series) -> bool:
+    """Every non-empty sample value is a whole number (ids in a numeric-looking column)."""
+    if ptypes.is_bool_dtype(s.dtype) or _is_time_dtype(s):
+        return False
+    vals = s.dropna()
+    if len(vals) == 0:
+        return False
+    if ptypes.is_integer_dtype(vals.dtype):
+        return True
+    if _is_numeric(vals):
+        arr = vals.to_numpy(dtype=np.float64)
+        return bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)))
+    return bool(vals.astype(str).str.strip().str.fullmatch(r"[+-]?\d+").all())
+
+
+def pair_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
+    """Pairs of columns named like the two sides of a contact (``i``/``j``, ``id1``/``id2``,
+    ``class_i``/``class_j``, ``source``/``target``, …), in file order. The rule the loader detects contact
+    logs by (among whole-number columns), and the one the app uses to offer class columns."""
+    cols = [str(c) for c in columns]
+    found = []
+    for x, a in enumerate(cols):
+        for b in cols[x + 1 :]:
+            na, nb = _norm(a), _norm(b)
+            if (na, nb) in _PAIR_NAMES or (
+                len(na) == len(nb) and na[:-1] == nb[:-1] and (na[-1:], nb[-1:]) in _PAIR_ENDINGS
+            ):
+                found.append((a, b))
+    return found
+
+
+def _two_columns(
+    value: Sequence[str] | str | None, option: str, columns: list[str], ctx: _Context
+) -> tuple[str, str] | None:
+    """``"i,j"`` or ``("i", "j")`` -> the two matching column names (two different existing columns)."""
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else [str(v) for v in value]
+    if len(names) != 2:
+        raise ctx.error(f"{option} needs two column names, got {len(names)}", option=option)
+    a, b = (_match_column(n, columns, ctx, option) for n in names)
+    if a == b:
+        raise ctx.error(f"{option} needs two different columns", column=a, option=option)
+    return a, b
+
+
 def _one(cands: list[str], role: str, option: str, problems: list[str]) -> str | None:
     if len(cands) == 1:
         return cands[0]
@@ -678,6 +819,9 @@ def _plan_from(guess: ColumnGuess, problems: list[str], ctx: _Context) -> _Plan:
     if problems:
         raise ctx.error("; ".join(problems))
     assert guess.time_col is not None and guess.kind is not None
+    if guess.pair_cols is not None:
+        return _Plan(guess.time_col, guess.hour_col, "categorical", (CONTACT_COLUMN,), guess.pair_cols,
+                     guess.pair_class_cols, guess.person)
     if guess.kind == "location":
         assert guess.lat_col is not None and guess.lon_col is not None
         values: tuple[str, ...] = (guess.lat_col, guess.lon_col)
@@ -979,6 +1123,11 @@ def _labels(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
     missing = s.isna().to_numpy()
     if missing.any():
         raise ctx.error("missing value (empty field)", positions=np.flatnonzero(missing), column=column)
+    return _label_text(s)
+
+
+def _label_text(s: pd.Series) -> np.ndarray:
+    """Labels as text (object array), for a column without missing values."""
     if _is_numeric(s) and s.dtype.kind == "f":
         # In-memory floats that are whole numbers (ids that went through a NaN-capable column): "3", not "3.0".
         arr = s.to_numpy()
@@ -1031,6 +1180,171 @@ def _values(
     return codes, cats
 
 
+# ------------------------------------------------------------------------ contact logs, missing values
+
+
+def _id_text(s: pd.Series) -> np.ndarray:
+    """Ids as text (object array), ``None`` where the field is empty."""
+    out = np.full(len(s), None, dtype=object)
+    present = s.notna().to_numpy()
+    if present.any():
+        out[present] = _label_text(s[present])
+    return out
+
+
+def _person_counts(ida: np.ndarray, idb: np.ndarray) -> list[tuple[str, int]]:
+    """Every id of a contact log with its number of rows (a row naming it on both sides counts once), most
+    rows first, ties by id."""
+    both = np.concatenate((ida, idb[ida != idb]))
+    vc = pd.Series(both, dtype=object).dropna().value_counts()
+    vc = vc.sort_index(kind="stable").sort_values(ascending=False, kind="stable")
+    return [(str(k), int(v)) for k, v in vc.items()]
+
+
+def _most_rows(counts: list[tuple[str, int]], k: int = 5) -> str:
+    return ", ".join(f"{pid} ({n:,} rows)" for pid, n in counts[:k]) + (", …" if len(counts) > k else "")
+
+
+def _person_problem(pair: tuple[str, str], counts: list[tuple[str, int]] | None) -> str:
+    top = f"; ids with most rows: {_most_rows(counts)}" if counts else ""
+    return (
+        f"2 numeric columns ({pair[0]}, {pair[1]}) look like a contact log: choose the person to follow "
+        f"(--person ID in the command, 'Person' in the app{top}) or one value column (--value-col in the "
+        "command, 'Value column' in the app)"
+    )
+
+
+@dataclass
+class _Scan:
+    """What :func:`scan_table` collects while running the loader's own steps (see :class:`TableScan`)."""
+
+    person_counts: list[tuple[str, int]] = field(default_factory=list)
+    person: str | None = None
+    missing_lines: list[int] = field(default_factory=list)
+    missing_by_column: dict[str, int] = field(default_factory=dict)
+    repeated_times: int = 0
+    repeated_lines: list[int] = field(default_factory=list)
+    exact_lines: list[int] = field(default_factory=list)
+    raw: _Raw | None = None
+
+
+def _pair_rows(df: pd.DataFrame, plan: _Plan, ctx: _Context, skip: bool, scan: _Scan | None) -> pd.DataFrame:
+    """The rows of one person of a contact log, as a frame ``time[, hour], contact`` (the other person's id,
+    or their class when class columns are chosen). ``ctx`` then maps row positions back to the file."""
+    assert plan.pair_cols is not None
+    a, b = plan.pair_cols
+    ida, idb = _id_text(df[a]), _id_text(df[b])
+    counts = _person_counts(ida, idb) if scan is not None or plan.person is None else []
+    person = plan.person
+    if scan is not None:
+        scan.person_counts = counts
+        if person is None and counts:
+            person = counts[0][0]  # the scan follows the person with most rows until one is chosen
+        scan.person = person
+    if person is None:
+        raise ctx.error(_person_problem(plan.pair_cols, counts), option="person")
+    in_a, in_b = ida == person, idb == person
+    both = np.flatnonzero(in_a & in_b)
+    if len(both):
+        raise ctx.error(f"person {person!r} is on both sides of a contact", positions=both, column=a)
+    keep = np.flatnonzero(in_a | in_b)
+    if not len(keep):
+        listed = _most_rows(counts or _person_counts(ida, idb))
+        raise ctx.error(f"person {person!r} is not in column {a} or {b}; ids with most rows: {listed}",
+                        option="person")
+    side_a = in_a[keep]
+    if plan.pair_class_cols is not None:
+        ca, cb = plan.pair_class_cols
+        other = np.where(side_a, _id_text(df[cb])[keep], _id_text(df[ca])[keep])
+        other_col = np.where(side_a, cb, ca)
+    else:
+        other = np.where(side_a, idb[keep], ida[keep])
+        other_col = np.where(side_a, b, a)
+    frame = pd.DataFrame({c: df[c].iloc[keep].reset_index(drop=True)
+                          for c in (plan.time_col, plan.hour_col) if c is not None})
+    frame[CONTACT_COLUMN] = pd.Series(other, dtype=object)
+    ctx.keep(keep)
+    gap = np.flatnonzero(pd.isna(other))
+    if len(gap) and scan is None and not skip:
+        raise ctx.error("missing value (empty field)", positions=gap, column=str(other_col[gap[0]]),
+                        option="skip_missing")
+    return frame
+
+
+def _missing_rows(
+    df: pd.DataFrame, plan: _Plan, ctx: _Context, skip: bool, scan: _Scan | None
+) -> tuple[pd.DataFrame, int]:
+    """Rows with an empty field in a column the series needs: an error, or set aside (``skip``/scan)."""
+    needed = [plan.time_col, *([plan.hour_col] if plan.hour_col else []), *plan.value_cols]
+    masks = {c: df[c].isna().to_numpy() for c in needed}
+    gaps = np.logical_or.reduce(list(masks.values()))
+    if not gaps.any():
+        return df, 0
+    if scan is None and not skip:
+        for c in needed:
+            if masks[c].any():
+                what = "missing timestamp (empty field)" if c == plan.time_col else "missing value (empty field)"
+                raise ctx.error(what, positions=np.flatnonzero(masks[c]), column=c, option="skip_missing")
+    drop = np.flatnonzero(gaps)
+    if scan is not None:
+        scan.missing_lines = ctx.lines(drop)
+        names = {CONTACT_COLUMN: "/".join(plan.pair_class_cols or plan.pair_cols or ())} if plan.pair_cols else {}
+        scan.missing_by_column = {names.get(c, c): int(m.sum()) for c, m in masks.items() if m.any()}
+    keep = np.flatnonzero(~gaps)
+    if not len(keep):
+        raise ctx.error(f"no rows left: all {len(drop):,} rows have a missing value", option="skip_missing")
+    ctx.keep(keep)
+    return df.iloc[keep].reset_index(drop=True), len(drop)
+
+
+# --------------------------------------------------------------------------------- repeated timestamps
+
+
+def _exact_copies(t: np.ndarray, values: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """Rows (sorted order, stable) repeating the time *and* value(s) of an earlier row of the same time."""
+    in_dup = np.concatenate((same, [False])) | np.concatenate(([False], same))
+    idx = np.flatnonzero(in_dup)
+    cols: dict[str, np.ndarray] = {"t": t[idx]}
+    if values.ndim == 2:
+        cols.update(lat=values[idx, 0], lon=values[idx, 1])
+    else:
+        cols["v"] = values[idx]
+    out = np.zeros(len(t), dtype=bool)
+    out[idx[pd.DataFrame(cols).duplicated(keep="first").to_numpy()]] = True
+    return out
+
+
+def _merge_choices(kind: str) -> tuple[str, ...]:
+    return ("first", "last", "mean") if kind == "numeric" else ("first", "last")
+
+
+def _repeat_error(t: np.ndarray, pos: np.ndarray, plan: _Plan, ctx: _Context) -> LoadError:
+    """The message for repeated timestamps with different values (``t`` sorted, ``pos`` file positions)."""
+    same = t[1:] == t[:-1]
+    in_dup = np.concatenate((same, [False])) | np.concatenate(([False], same))
+    dup_idx = np.flatnonzero(in_dup)
+    lines_sorted = ctx.lines(pos[dup_idx])
+    lines = sorted(lines_sorted)
+    # Group the duplicate rows by timestamp for the message (first few groups).
+    group_of = np.cumsum(np.concatenate(([True], ~same)))[dup_idx]
+    groups = np.unique(group_of)
+    details = []
+    for g in groups[:3]:
+        members = sorted(lines_sorted[i] for i in np.flatnonzero(group_of == g))
+        stamp = pd.Timestamp(int(t[dup_idx[np.argmax(group_of == g)]]))
+        details.append(f"{stamp} on {_fmt_rows(members)}")
+    more = f"; {len(groups) - 3} more repeated timestamps" if len(groups) > 3 else ""
+    choices = _merge_choices(plan.kind)
+    words = " / ".join("keep " + c if c != "mean" else c for c in choices)
+    return ctx.error(
+        f"repeated timestamp{'s' if len(groups) > 1 else ''}: " + "; ".join(details) + more + f"; choose {words}",
+        lines=lines,
+        column=plan.time_col,
+        option="duplicates",
+        choices=choices,
+    )
+
+
 def _resolve_duplicates(
     t: np.ndarray,
     values: np.ndarray,
@@ -1038,53 +1352,70 @@ def _resolve_duplicates(
     policy: str,
     plan: _Plan,
     ctx: _Context,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``t`` sorted (stable) ascending; drop/merge repeated timestamps according to ``policy``."""
+    scan: _Scan | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``t`` sorted (stable) ascending; drop/merge repeated timestamps according to ``policy``.
+
+    Returns the times, the values and how many exact copies were dropped."""
     same = t[1:] == t[:-1]
     if not same.any():
-        return t, values
-    starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    if policy == "error":
-        in_dup = np.concatenate((same, [False])) | np.concatenate(([False], same))
-        dup_idx = np.flatnonzero(in_dup)
-        lines_sorted = ctx.lines(dup_idx if positions is None else positions[dup_idx])
-        order = np.argsort(lines_sorted, kind="stable")
-        lines = [lines_sorted[i] for i in order]
-        # Group the duplicate rows by timestamp for the message (first few groups).
-        group_of = np.cumsum(np.concatenate(([True], ~same)))[dup_idx]
-        details = []
-        n_groups = len(np.unique(group_of))
-        for g in np.unique(group_of)[:3]:
-            members = sorted(lines_sorted[i] for i in np.flatnonzero(group_of == g))
-            stamp = pd.Timestamp(int(t[dup_idx[np.argmax(group_of == g)]]))
-            details.append(f"{stamp} on {_fmt_rows(members)}")
-        more = f"; {n_groups - 3} more repeated timestamps" if n_groups > 3 else ""
-        options = "keep first / keep last" + (" / mean" if plan.kind != "categorical" else "")
-        opt_names = "'first', 'last' or 'mean'" if plan.kind != "categorical" else "'first' or 'last'"
+        return t, values, 0
+    pos = np.arange(len(t)) if positions is None else positions
+    exact = _exact_copies(t, values, same)
+    n_exact = int(exact.sum())
+    rest = ~exact
+    t2, v2, pos2 = (t[rest], values[rest], pos[rest]) if n_exact else (t, values, pos)
+    same2 = t2[1:] == t2[:-1]
+    if scan is not None:
+        scan.exact_lines = sorted(ctx.lines(pos[exact]))
+        in_dup = np.concatenate((same2, [False])) | np.concatenate(([False], same2))
+        scan.repeated_lines = sorted(ctx.lines(pos2[in_dup]))
+        scan.repeated_times = int(np.count_nonzero(same2 & ~np.concatenate(([False], same2[:-1]))))
+        return t, values, n_exact
+    if policy == "error" and not same2.any():
+        lines = sorted(ctx.lines(pos[exact]))
         raise ctx.error(
-            f"repeated timestamp{'s' if n_groups > 1 else ''}: "
-            + "; ".join(details)
-            + more
-            + f"; choose {options} (duplicates={opt_names})",
+            f"{n_exact} exact duplicate row{'s' if n_exact > 1 else ''} (same time and value as an earlier "
+            "row): drop them",
             lines=lines,
             column=plan.time_col,
+            option="duplicates",
+            choices=("drop-exact", *_merge_choices(plan.kind)),
         )
+    if policy == "error":
+        raise _repeat_error(t, pos, plan, ctx)
+    t, values = t2, v2
+    if not same2.any():
+        return t, values, n_exact
+    if policy == "drop-exact":
+        raise _repeat_error(t2, pos2, plan, ctx)
+    starts = np.flatnonzero(np.concatenate(([True], ~same2)))
     if policy == "first":
-        return t[starts], values[starts]
+        return t[starts], values[starts], n_exact
     if policy == "last":
         ends = np.concatenate((starts[1:], [len(t)])) - 1
-        return t[ends], values[ends]
-    # mean
-    if plan.kind == "categorical":
-        raise ctx.error(
-            "duplicates='mean' is not possible for categories; choose keep first or keep last "
-            "(duplicates='first' or 'last')",
-            column=plan.time_col,
-        )
+        return t[ends], values[ends], n_exact
     counts = np.diff(np.concatenate((starts, [len(t)])))
     sums = np.add.reduceat(values, starts, axis=0)
-    means = sums / (counts[:, None] if values.ndim == 2 else counts)
-    return t[starts], means
+    return t[starts], sums / counts, n_exact
+
+
+# ---------------------------------------------------------------------------------------- the pipeline
+
+
+@dataclass(frozen=True)
+class _Options:
+    duplicates: str = "error"
+    skip_missing: bool = False
+    categories: Sequence[str] | None = None
+
+
+def _check_mean(duplicates: str, plan: _Plan, ctx: _Context) -> None:
+    if duplicates == "mean" and plan.kind != "numeric":
+        what = "categories" if plan.kind == "categorical" else "locations (a mean of positions is a place " \
+            "nobody was)"
+        raise ctx.error(f"mean is not possible for {what}; keep the first or the last of the repeated times",
+                        column=plan.time_col, option="duplicates", choices=("first", "last", "drop-exact"))
 
 
 def _build(
@@ -1096,20 +1427,34 @@ def _build(
     path: str,
     sha256: str,
     delimiter: str,
-    duplicates: str,
-    categories: Sequence[str] | None,
+    opts: _Options,
     text_of: Callable[[], pd.Series] | None,
     started_ns: int,
-) -> Series:
+    scan: _Scan | None = None,
+) -> Series | None:
+    """Run the loader's steps on a read frame: one person's rows (contact logs), missing values, times,
+    values, sorting, repeated timestamps. With ``scan`` the steps record what they find instead of
+    refusing it (and no series is made)."""
     if len(df) == 0:
         raise ctx.error("no data rows (only a header)")
-    t, time_format = _times(df, plan, ctx, text_of, started_ns)
-    values, cats = _values(df, plan, ctx, categories)
+    if scan is None:
+        _check_mean(opts.duplicates, plan, ctx)
+    if plan.pair_cols is not None:
+        df = _pair_rows(df, plan, ctx, opts.skip_missing, scan)
+    df, n_missing = _missing_rows(df, plan, ctx, opts.skip_missing, scan)
+    times_text = text_of
+    if text_of is not None and ctx._kept is not None:
+        kept = ctx._kept
+        times_text = lambda: text_of().iloc[kept].reset_index(drop=True)  # noqa: E731
+    t, time_format = _times(df, plan, ctx, times_text, started_ns)
+    values, cats = _values(df, plan, ctx, opts.categories)
     positions: np.ndarray | None = None  # file-order position of each sorted row; None = identity
     if len(t) > 1 and not np.all(t[1:] >= t[:-1]):
         order = np.argsort(t, kind="stable")  # stable: equal times keep file order (first/last semantics)
         t, values, positions = t[order], values[order], order
-    t, values = _resolve_duplicates(t, values, positions, duplicates, plan, ctx)
+    t, values, n_exact = _resolve_duplicates(t, values, positions, opts.duplicates, plan, ctx, scan)
+    if scan is not None:
+        return None
     source = SourceInfo(
         path=path,
         sha256=sha256,
@@ -1117,8 +1462,14 @@ def _build(
         value_cols=plan.value_cols,
         time_format=time_format,
         hour_col=plan.hour_col,
-        duplicates=duplicates,
+        duplicates=opts.duplicates,
         delimiter=delimiter,
+        skip_missing=opts.skip_missing,
+        pair_cols=plan.pair_cols,
+        person=plan.person,
+        pair_class_cols=plan.pair_class_cols,
+        exact_duplicates_dropped=n_exact,
+        missing_skipped=n_missing,
     )
     return Series(
         kind=plan.kind,
@@ -1133,9 +1484,10 @@ def _build(
 
 def _check_options(duplicates: str, kind: str | None, ctx: _Context) -> None:
     if duplicates not in DUPLICATE_POLICIES:
-        raise ctx.error(f"unknown duplicates={duplicates!r}; choose one of: " + ", ".join(DUPLICATE_POLICIES))
+        raise ctx.error(f"unknown duplicates={duplicates!r}; choose one of: " + ", ".join(DUPLICATE_POLICIES),
+                        option="duplicates", choices=DUPLICATE_POLICIES[1:])
     if kind is not None and kind not in KINDS:
-        raise ctx.error(f"unknown kind {kind!r}; choose one of: " + ", ".join(KINDS))
+        raise ctx.error(f"unknown kind {kind!r}; choose one of: " + ", ".join(KINDS), option="kind")
 
 
 # ------------------------------------------------------------------------------------------------ public
@@ -1147,6 +1499,8 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
     Never reads more than a sample of rows through pandas (the whole file is only scanned for its encoding).
     A malformed row inside the sample does not fail the preview: it is skipped and mentioned in ``notes``
     (loading will then report it). Raises LoadError for missing, empty, unreadable or undecodable files.
+    A contact log (see :func:`pair_columns`) is ambiguous until a person is chosen: the ids and their row
+    counts need the whole file, which :func:`scan_table` reads.
     """
     raw = _prepare(path)
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
@@ -1174,6 +1528,8 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
     if not raw.parquet and len(sample) == 0:
         notes.append("the file has a header but no data rows")
     guess, more_notes, problems = _detect(sample, ctx)
+    if guess.pair_cols is not None:
+        problems.append(_person_problem(guess.pair_cols, None))
     return TablePreview(
         path=raw.path,
         delimiter=raw.delimiter,
@@ -1182,52 +1538,80 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
         guess=guess,
         ambiguous=bool(problems),
         notes=notes + more_notes + problems,
+        problems=problems,
     )
 
 
-def load_series(
-    path: str | os.PathLike[str],
-    *,
-    time_col: str | None = None,
-    value_col: str | None = None,
-    lat_col: str | None = None,
-    lon_col: str | None = None,
-    hour_col: str | None = None,
-    kind: Kind | None = None,
-    duplicates: str = "error",
-    categories: Sequence[str] | None = None,
-) -> Series:
-    """Read a CSV/TSV (or Parquet, if pyarrow is installed) file into a sorted :class:`Series`.
+#: How many row numbers a :class:`TableScan` keeps per finding (the counts are always complete).
+SCAN_LINES = 20
 
-    Columns not given are detected (see :func:`inspect_table`); if that is ambiguous a LoadError says
-    which option to pass. ``kind`` forces the kind (e.g. numeric-looking ids as ``"categorical"``).
-    ``duplicates`` decides what repeated timestamps become: ``"error"`` (default), ``"first"``/``"last"``
-    (in file order) or ``"mean"`` (numeric; location: mean of lat and of lon, fine away from the
-    antimeridian). ``categories`` is an optional public category list; labels outside it are an error.
-    Without it, the categories are the sorted distinct labels of the whole file (before duplicates are
-    resolved, so the list does not change with the duplicate policy; it may hold labels no kept row uses).
-    ``source.path`` is the path as given.
+
+@dataclass(frozen=True)
+class TableScan:
+    """What loading a whole file with given columns would meet, found by the loader's own steps.
+
+    Row numbers are file lines as in error messages (the first ``SCAN_LINES`` of each finding, ascending).
+    ``error`` is the one-line message of any other problem loading would stop at (``error_option`` names the
+    loader option that resolves it, if one does); it is None when loading with ``skip_missing`` (if there are
+    missing values) and a duplicates policy (if there are repeats) will succeed.
     """
+
+    kind: Kind | None = None
+    person_counts: tuple[tuple[str, int], ...] = ()  # contact logs: every id with its rows, most first
+    person: str | None = None  # the person the scan followed (the chosen one, else the one with most rows)
+    missing_rows: int = 0
+    missing_lines: tuple[int, ...] = ()
+    missing_by_column: tuple[tuple[str, int], ...] = ()
+    repeated_times: int = 0  # distinct timestamps that repeat with different values
+    repeated_rows: int = 0  # the rows holding them
+    repeated_lines: tuple[int, ...] = ()
+    exact_rows: int = 0  # copies of an earlier row's time and value (dropped by every policy but "error")
+    exact_lines: tuple[int, ...] = ()
+    error: str | None = None
+    error_option: str | None = None
+    #: the fields of the rows listed above, as written (file line -> fields in header order), so that the
+    #: dialog can show the rows themselves; empty for Parquet
+    examples: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def duplicate_choices(self) -> tuple[str, ...]:
+        """The policies that can resolve this file's repeats (``mean`` only for numbers)."""
+        return _merge_choices(self.kind or "numeric")
+
+    @property
+    def suggested_duplicates(self) -> str:
+        """``first`` when times repeat with different values, ``drop-exact`` when only exact copies repeat,
+        else ``error`` (nothing to resolve)."""
+        if self.repeated_times:
+            return "first"
+        return "drop-exact" if self.exact_rows else "error"
+
+
+_COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "pair_cols",
+                   "pair_class_cols", "person")
+
+
+def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Options,
+               scan: _Scan | None) -> tuple[Series | None, _Plan]:
     started_ns = _load_started_ns()
     raw = _prepare(path)
+    if scan is not None:
+        scan.raw = raw
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
-    _check_options(duplicates, kind, ctx)
-    opts = dict(
-        time_col=time_col, value_col=value_col, lat_col=lat_col, lon_col=lon_col, hour_col=hour_col, kind=kind
-    )
+    _check_options(opts.duplicates, cols.get("kind"), ctx)
     if raw.parquet:
         df = _read_parquet(raw, ctx)
         df.columns = [str(c) for c in df.columns]
-        guess, _, problems = _detect(df.head(_SAMPLE_ROWS), ctx, **opts)
+        guess, _, problems = _detect(df.head(_SAMPLE_ROWS), ctx, **cols)
         plan = _plan_from(guess, problems, ctx)
     else:
         header = _raw_header(raw)
         sample = _read_csv(raw, ctx, nrows=_SAMPLE_ROWS)
         if len(sample) == 0:
             raise ctx.error("no data rows (only a header)")
-        guess, _, problems = _detect(sample, ctx, **opts)
+        guess, _, problems = _detect(sample, ctx, **cols)
         plan = _plan_from(guess, problems, ctx)
-        needed = [plan.time_col, *([plan.hour_col] if plan.hour_col else []), *plan.value_cols]
+        needed = plan.file_columns()
         for c in needed:
             if header.count(c) > 1:
                 raise ctx.error(
@@ -1236,7 +1620,8 @@ def load_series(
         dtype: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         if plan.kind == "categorical":
-            dtype[plan.value_cols[0]] = str  # labels exactly as written ("007" stays "007")
+            # labels and ids exactly as written ("007" stays "007")
+            dtype.update({c: str for c in needed if c not in (plan.time_col, plan.hour_col)})
         time_sample = sample[plan.time_col]
         if plan.hour_col is None and not _is_numberish(time_sample) and not _is_time_dtype(time_sample):
             present = time_sample.dropna()
@@ -1260,19 +1645,112 @@ def load_series(
             return col
         return _read_csv(raw, ctx, usecols=[plan.time_col], dtype={plan.time_col: object})[plan.time_col]
 
-    return _build(
+    series = _build(
         df,
         plan,
         ctx,
         name=Path(raw.path).stem,
         path=raw.path,
-        sha256=raw.sha.value,
+        sha256="" if scan is not None else raw.sha.value,
         delimiter=raw.delimiter,
-        duplicates=duplicates,
-        categories=categories,
+        opts=opts,
         text_of=text_of,
         started_ns=started_ns,
+        scan=scan,
     )
+    return series, plan
+
+
+def load_series(
+    path: str | os.PathLike[str],
+    *,
+    time_col: str | None = None,
+    value_col: str | None = None,
+    lat_col: str | None = None,
+    lon_col: str | None = None,
+    hour_col: str | None = None,
+    kind: Kind | None = None,
+    duplicates: str = "error",
+    skip_missing: bool = False,
+    pair_cols: Sequence[str] | str | None = None,
+    person: str | int | None = None,
+    pair_class_cols: Sequence[str] | str | None = None,
+    categories: Sequence[str] | None = None,
+) -> Series:
+    """Read a CSV/TSV (or Parquet, if pyarrow is installed) file into a sorted :class:`Series`.
+
+    Columns not given are detected (see :func:`inspect_table`); if that is ambiguous a LoadError says
+    which option to pass. ``kind`` forces the kind (e.g. numeric-looking ids as ``"categorical"``).
+    ``duplicates`` decides what repeated timestamps become (see :data:`DUPLICATE_POLICIES`): ``"error"``
+    (default), ``"drop-exact"`` (drop exact copies, refuse other repeats), ``"first"``/``"last"`` (in file
+    order) or ``"mean"`` (numeric only). ``skip_missing`` sets aside rows with an empty field in a column
+    the series needs (instead of refusing them). A contact log (``pair_cols``: two id columns, detected when
+    unambiguous) is read for one ``person``: the value is the *other* id of each of their rows, or the other
+    person's class with ``pair_class_cols``. ``categories`` is an optional public category list; labels
+    outside it are an error. Without it, the categories are the sorted distinct labels of the rows read
+    (before duplicates are resolved, so the list does not change with the duplicate policy).
+    ``source.path`` is the path as given.
+    """
+    cols = dict(time_col=time_col, value_col=value_col, lat_col=lat_col, lon_col=lon_col, hour_col=hour_col,
+                kind=kind, pair_cols=pair_cols, pair_class_cols=pair_class_cols,
+                person=None if person is None else str(person))
+    series, _ = _load_file(path, cols, _Options(duplicates, bool(skip_missing), categories), None)
+    assert series is not None
+    return series
+
+
+def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
+    """Run the whole-file checks of :func:`load_series` (same options) and report, instead of stopping at,
+    missing values and repeated timestamps; for contact logs also list every id with its row count.
+
+    For the import dialog: it shows these findings and the choices that resolve them before loading.
+    Costs about one load. Never raises LoadError: any other problem is reported in ``error``.
+    """
+    cols = {k: options.get(k) for k in _COLUMN_OPTIONS}
+    if cols["person"] is not None:
+        cols["person"] = str(cols["person"])
+    scan = _Scan()
+    kind: Kind | None = None
+    error: LoadError | None = None
+    try:
+        _, plan = _load_file(path, cols, _Options("first", True, options.get("categories")), scan)
+        kind = plan.kind
+    except LoadError as exc:
+        error = exc
+    return TableScan(
+        kind=kind,
+        person_counts=tuple(scan.person_counts),
+        person=scan.person,
+        missing_rows=len(scan.missing_lines),
+        missing_lines=tuple(scan.missing_lines[:SCAN_LINES]),
+        missing_by_column=tuple(scan.missing_by_column.items()),
+        repeated_times=scan.repeated_times,
+        repeated_rows=len(scan.repeated_lines),
+        repeated_lines=tuple(scan.repeated_lines[:SCAN_LINES]),
+        exact_rows=len(scan.exact_lines),
+        exact_lines=tuple(scan.exact_lines[:SCAN_LINES]),
+        error=None if error is None else str(error),
+        error_option=None if error is None else error.option,
+        examples=_rows_as_written(scan.raw, [*scan.repeated_lines[:SCAN_LINES], *scan.exact_lines[:SCAN_LINES],
+                                             *scan.missing_lines[:SCAN_LINES]]),
+    )
+
+
+def _rows_as_written(raw: _Raw | None, lines: list[int]) -> dict[int, tuple[str, ...]]:
+    """Fields of the given file lines (1-based, as in messages), split like the header."""
+    if raw is None or raw.parquet or not lines:
+        return {}
+    buf = np.frombuffer(raw.data, dtype=np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
+    out = {}
+    for line in sorted(set(lines)):
+        if line - 1 >= len(starts):
+            continue
+        a = int(starts[line - 1])
+        b = int(starts[line]) - 1 if line < len(starts) else len(raw.data)
+        text = raw.data[a:b].decode("utf-8", errors="replace").rstrip("\r")
+        out[line] = tuple(next(csv.reader([text], delimiter=raw.delimiter), []))
+    return out
 
 
 def load_dataframe_series(
@@ -1286,6 +1764,10 @@ def load_dataframe_series(
     hour_col: str | None = None,
     kind: Kind | None = None,
     duplicates: str = "error",
+    skip_missing: bool = False,
+    pair_cols: Sequence[str] | str | None = None,
+    person: str | int | None = None,
+    pair_class_cols: Sequence[str] | str | None = None,
     categories: Sequence[str] | None = None,
 ) -> Series:
     """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet).
@@ -1314,9 +1796,12 @@ def load_dataframe_series(
         lon_col=lon_col,
         hour_col=hour_col,
         kind=kind,
+        pair_cols=pair_cols,
+        pair_class_cols=pair_class_cols,
+        person=None if person is None else str(person),
     )
     plan = _plan_from(guess, problems, ctx)
-    return _build(
+    series = _build(
         frame,
         plan,
         ctx,
@@ -1324,8 +1809,9 @@ def load_dataframe_series(
         path=name,
         sha256="",
         delimiter=",",
-        duplicates=duplicates,
-        categories=categories,
+        opts=_Options(duplicates, bool(skip_missing), categories),
         text_of=None if _is_time_dtype(frame[plan.time_col]) else (lambda: frame[plan.time_col]),
         started_ns=started_ns,
     )
+    assert series is not None
+    return series

@@ -53,7 +53,7 @@ PRIVATE_COMMENT = (
     "PRIVATE: this project file contains the positions of your landmarks (the events you chose to protect) "
     "and the path to your raw data. Keep it to yourself; never publish or share it with a release."
 )
-_DUPLICATES = ("error", "first", "last", "mean")
+_DUPLICATES = ("error", "first", "last", "mean", "drop-exact")
 
 
 class ProjectError(LoadError):
@@ -76,6 +76,11 @@ class ColumnChoice:
     hour_col: str | None = None
     kind: Kind | None = None
     duplicates: str = "error"
+    skip_missing: bool = False
+    #: a contact log read for one person (see load_series); absent in projects of earlier versions
+    pair_cols: tuple[str, str] | None = None
+    person: str | None = None
+    pair_class_cols: tuple[str, str] | None = None
 
     @classmethod
     def from_series(cls, series: Series) -> ColumnChoice:
@@ -85,15 +90,23 @@ class ColumnChoice:
         lat = lon = value = None
         if series.kind == "location" and len(src.value_cols) == 2:
             lat, lon = src.value_cols
-        elif src.value_cols:
+        elif src.value_cols and src.pair_cols is None:  # a contact log's value column is made, not read
             value = src.value_cols[0]
         return cls(time_col=src.time_col, value_col=value, lat_col=lat, lon_col=lon, hour_col=src.hour_col,
-                   kind=series.kind, duplicates=src.duplicates)
+                   kind=series.kind, duplicates=src.duplicates, skip_missing=src.skip_missing,
+                   pair_cols=src.pair_cols, person=src.person, pair_class_cols=src.pair_class_cols)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"time_col": self.time_col, "value_col": self.value_col, "lat_col": self.lat_col,
-                "lon_col": self.lon_col, "hour_col": self.hour_col, "kind": self.kind,
-                "duplicates": self.duplicates}
+        d: dict[str, Any] = {"time_col": self.time_col, "value_col": self.value_col, "lat_col": self.lat_col,
+                             "lon_col": self.lon_col, "hour_col": self.hour_col, "kind": self.kind,
+                             "duplicates": self.duplicates}
+        # Written only when used, so that projects without them read the same in earlier versions.
+        if self.skip_missing:
+            d["skip_missing"] = True
+        if self.pair_cols is not None:
+            d.update(pair_cols=list(self.pair_cols), person=self.person,
+                     pair_class_cols=None if self.pair_class_cols is None else list(self.pair_class_cols))
+        return d
 
 
 @dataclass(eq=False)
@@ -315,7 +328,15 @@ def load_project(path: str | os.PathLike) -> Project:
                 what="a duplicate policy")
     if dup not in _DUPLICATES:
         raise r.error("columns.duplicates", f"expected one of {', '.join(_DUPLICATES)}, got {dup!r}")
-    columns = ColumnChoice(kind=kind, duplicates=dup, **col_args)
+    skip = r.get(cols, "skip_missing", "columns.", (bool,), required=False, default=False, what="true or false")
+    pairs: dict[str, Any] = {}
+    for key in ("pair_cols", "pair_class_cols"):
+        v = r.get(cols, key, "columns.", (list, type(None)), required=False, what="two column names or null")
+        if v is not None and (len(v) != 2 or not all(isinstance(c, str) for c in v)):
+            raise r.error(f"columns.{key}", f"expected two column names, got {json.dumps(v)}")
+        pairs[key] = None if v is None else (v[0], v[1])
+    person = r.get(cols, "person", "columns.", (str, type(None)), required=False, what="a person id or null")
+    columns = ColumnChoice(kind=kind, duplicates=dup, skip_missing=skip, person=person, **pairs, **col_args)
 
     lmk = r.get(doc, "landmarks", "", (dict,), what="an object")
     rows_list = r.get(lmk, "rows", "landmarks.", (list,), what="a list of row numbers")
@@ -428,7 +449,8 @@ def check_data(project: Project, series: Series) -> list[str]:
     if src is not None:
         now = ColumnChoice.from_series(series)
         diffs = [f"{k} {getattr(now, k)!r} (was {getattr(cc, k)!r})"
-                 for k in ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "duplicates")
+                 for k in ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "duplicates", "pair_cols",
+                           "person", "pair_class_cols")
                  if getattr(cc, k) is not None and getattr(now, k) != getattr(cc, k)]
         if diffs:
             out.append("The data was read with different column choices: " + ", ".join(diffs) + ".")

@@ -28,7 +28,10 @@ class LoadError(ValueError):
     """Bad input. The message names the file, the row(s) and the column, and what was expected.
 
     ``rows`` are 1-based line numbers of the data rows in the file (the header is line 1, so the first data
-    row is line 2), ``column`` is the column's name as written in the file.
+    row is line 2), ``column`` is the column's name as written in the file. ``option`` names the loader
+    option that resolves the problem (e.g. ``"duplicates"``, ``"skip_missing"``, ``"person"``) and
+    ``choices`` its values that would work, so that each surface can word the remedy itself (the command's
+    flag, the dialog's chooser) instead of the message carrying API words.
     """
 
     def __init__(
@@ -38,11 +41,15 @@ class LoadError(ValueError):
         path: str | None = None,
         rows: list[int] | None = None,
         column: str | None = None,
+        option: str | None = None,
+        choices: tuple[str, ...] = (),
     ) -> None:
         super().__init__(message)
         self.path = path
         self.rows = list(rows) if rows else []
         self.column = column
+        self.option = option
+        self.choices = tuple(choices)
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,15 @@ class SourceInfo:
     hour_col: str | None = None
     duplicates: str = "error"
     delimiter: str = ","
+    skip_missing: bool = False
+    #: contact logs read as "the contacts of one person": the two id columns, the person followed and the
+    #: optional class columns (then the value is the other person's class instead of their id)
+    pair_cols: tuple[str, str] | None = None
+    person: str | None = None
+    pair_class_cols: tuple[str, str] | None = None
+    #: what loading dropped: exact duplicate rows (same time and value) and rows skipped for missing values
+    exact_duplicates_dropped: int = 0
+    missing_skipped: int = 0
 
 
 @dataclass(frozen=True, eq=False)

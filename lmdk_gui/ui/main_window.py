@@ -100,6 +100,8 @@ class MainWindow(QMainWindow):
         #: True to go on (e.g. "save unsaved changes?"). Scripted ``open_series`` does not ask.
         self.close_guards: list[Callable[[], bool]] = []
         self.replace_guards: list[Callable[[], bool]] = []
+        #: Runs the import dialog; True when it opened the file. Replaceable (tests, scripts) like the ask_* hooks.
+        self.ask_import: Callable[[ImportDialog], bool] = self._ask_import
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self._build_views()
@@ -335,18 +337,48 @@ class MainWindow(QMainWindow):
         if path:
             self.import_with_dialog(path, ask=False)
 
-    def import_with_dialog(self, path: str, *, ask: bool = True) -> None:
-        """Show the import dialog for ``path`` and load it with the chosen columns."""
+    def import_with_dialog(self, path: str, *, ask: bool = True) -> bool:
+        """Show the import dialog for ``path``; it loads the file itself (a failure keeps it open with the
+        message), and the series it loaded becomes the session's. Returns whether a file was opened (or, for a
+        dialog accepted without loading, e.g. by a script, is being loaded in the background)."""
         if ask and not self._guards_allow(self.replace_guards):
-            return
+            return False
         try:
             preview = inspect_table(path)
         except LoadError as e:
             self.show_error("Cannot open the file", str(e))
-            return
+            return False
         dlg = ImportDialog(preview, self)
-        if dlg.exec() == ImportDialog.DialogCode.Accepted:
+        if not self.ask_import(dlg):
+            return False
+        if dlg.series is not None:
+            self._apply_loaded(dlg.series, path, dlg.options())
+        else:
             self.open_series_async(path, dlg.options())
+        return True
+
+    def _ask_import(self, dialog: ImportDialog) -> bool:
+        """Default ``ask_import``: run the dialog modally; True when the user opened the file."""
+        return dialog.exec() == ImportDialog.DialogCode.Accepted
+
+    def open_path(self, path: str | os.PathLike) -> bool:
+        """``lmdk-gui FILE``: open FILE directly when the defaults read it; when they cannot (columns to choose,
+        repeated times, missing values, a contact log's person) show the import dialog instead of failing.
+        A file that cannot be read at all is reported as by :meth:`open_series`."""
+        try:
+            series = load_series(path)
+        except LoadError as e:
+            try:  # a file that is unreadable as such (missing, not text) has no choice to offer
+                inspect_table(path)
+            except LoadError as bad:
+                self.last_error = str(bad)
+                return False
+            opened = self.import_with_dialog(str(path), ask=False)
+            if not opened:
+                self.last_error = str(e)
+            return opened
+        self._apply_loaded(series, str(path), {})
+        return True
 
     def _remember(self, path: str, options: dict) -> None:
         p = str(Path(path).resolve())

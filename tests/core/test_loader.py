@@ -98,9 +98,11 @@ def test_gps_sample_location_autodetected() -> None:
     assert load_series(GPS_RAW).values.tolist() == s.values.tolist()
 
 
-def test_contacts_first_sample_numeric_ids_need_kind_categorical() -> None:
+def test_contacts_first_sample_ids_are_read_as_labels() -> None:
+    # issue 13: whole numbers in a column named like an id ('contact') are labels by default; numeric on request
     auto = load_series(CONTACTS_FIRST)
-    assert auto.kind == "numeric"  # ids look like numbers: detection cannot know they are labels
+    assert auto.kind == "categorical"
+    assert load_series(CONTACTS_FIRST, kind="numeric").kind == "numeric"
     s = load_series(CONTACTS_FIRST, kind="categorical")
     check_invariants(s)
     assert s.kind == "categorical" and s.n == 2271
@@ -327,12 +329,15 @@ def test_unsorted_input_is_sorted_stably(tmp_path: Path) -> None:
     assert np.all(np.diff(first.times.view(np.int64)) > 0)
 
 
-def test_location_duplicates_mean(tmp_path: Path) -> None:
+def test_location_duplicates_mean_refused(tmp_path: Path) -> None:
     path = write(
         tmp_path, "loc.csv", "time,latitude,lng\n2019-01-01 00:00:00,10,20\n2019-01-01 00:00:00,12,22\n"
     )
-    s = load_series(path, duplicates="mean")
-    assert s.kind == "location" and s.values.tolist() == [[11.0, 21.0]]
+    # issue 13: a mean of positions is a place nobody was; refused with the choices that work
+    with pytest.raises(LoadError, match="mean is not possible for locations") as info:
+        load_series(path, duplicates="mean")
+    assert info.value.option == "duplicates" and info.value.choices == ("first", "last", "drop-exact")
+    assert load_series(path, duplicates="first").values.tolist() == [[10.0, 20.0]]
 
 
 def test_tsv_and_semicolon(tmp_path: Path) -> None:
@@ -359,7 +364,9 @@ def test_utf8_bom_and_utf16_bom(tmp_path: Path) -> None:
 
 def test_kind_categorical_keeps_labels_as_written(tmp_path: Path) -> None:
     path = write(tmp_path, "ids.csv", "timestamp,device\n1,007\n2,10\n3,9\n4,007\n")
-    assert load_series(path).kind == "numeric"
+    assert load_series(path, kind="numeric").kind == "numeric"
+    # issue 13: a column named like an id ('device') holding whole numbers is read as labels by default
+    assert load_series(path).categories == ("007", "10", "9")
     s = load_series(path, kind="categorical")
     assert s.categories == ("007", "10", "9")  # sorted as text, spelled as in the file
     assert s.values.tolist() == [0, 1, 2, 0]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from lmdk_gui.core.loader import inspect_table
+import pytest
+from PySide6.QtCore import Qt
+
+from lmdk_gui.core.loader import inspect_table, scan_table
 from lmdk_gui.ui.import_dialog import ImportDialog
+from lmdk_gui.ui.main_window import MainWindow
 from tests.conftest import DATA, SAMPLES
 
 
@@ -40,3 +44,164 @@ def test_open_through_the_dialog_loads_in_the_background(qtbot, window, monkeypa
         window.import_with_dialog(str(DATA / "energy_hue_residential1_2013.csv"))
     assert window.session.n == 8759
     assert str(DATA / "energy_hue_residential1_2013.csv") in window.recent_files()
+
+
+# ---------------------------------------------------------------- issue 13: real data in one pass
+
+PAIRS = DATA / "contact_pairs_synthetic.csv"
+
+
+def scanned_dialog(qtbot, path) -> ImportDialog:
+    dlg = ImportDialog(inspect_table(path))
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitUntil(lambda: dlg.scan is not None, timeout=30_000)
+    return dlg
+
+
+def press_open(qtbot, dlg: ImportDialog):
+    with qtbot.waitSignal(dlg.loaded, timeout=30_000):
+        qtbot.mouseClick(dlg.open_button, Qt.MouseButton.LeftButton)
+    assert not dlg.isVisible() and dlg.result() == ImportDialog.DialogCode.Accepted
+    return dlg.series
+
+
+def mean_enabled(dlg: ImportDialog) -> bool:
+    return dlg.duplicates.model().item(dlg.duplicates.findData("mean")).isEnabled()
+
+
+def test_repeated_hours_numeric_in_one_pass(qtbot):
+    dlg = scanned_dialog(qtbot, DATA / "energy_hue_residential1_2013.csv")
+    assert dlg.repeated.isVisible()
+    assert dlg.repeated.text() == "Repeated times: 1 (rows 7347, 7348) — choose what to keep"
+    assert dlg.exact.isVisible() and "Exact duplicate rows: 1 (row 2163)" in dlg.exact.text()
+    assert dlg.duplicates.currentData() == "first" and mean_enabled(dlg)
+    # the rows themselves are shown under the first rows, coloured, with their file row numbers
+    labels = [dlg.table.verticalHeaderItem(r).text() for r in range(dlg.table.rowCount())]
+    assert labels[-4:] == ["⋮", "2163", "7347", "7348"]
+    assert dlg.table.item(len(labels) - 1, 1).text() == "0.576"
+    assert dlg.table.item(len(labels) - 1, 1).toolTip() == "repeated time"
+    dlg.duplicates.setCurrentIndex(dlg.duplicates.findData("mean"))
+    s = press_open(qtbot, dlg)
+    assert s.n == 8759 and s.source.duplicates == "mean"
+
+
+def test_repeated_fix_location_mean_refused(qtbot, tmp_path):
+    lines = (SAMPLES / "gps_bus_limerick.csv").read_text().splitlines()
+    t = lines[5].split(",")[0]
+    lines.insert(6, f"{t},52.6300000,-8.6600000")  # one repeated GPS fix at another position
+    path = tmp_path / "track.csv"
+    path.write_text("\n".join(lines) + "\n")
+    dlg = scanned_dialog(qtbot, path)
+    assert dlg.repeated.text() == "Repeated times: 1 (rows 6, 7) — choose what to keep"
+    assert not mean_enabled(dlg) and "not possible" in dlg.duplicates.model().item(
+        dlg.duplicates.findData("mean")).toolTip()
+    assert dlg.table.item(4, 0).background().color().name() != dlg.table.item(3, 0).background().color().name()
+    s = press_open(qtbot, dlg)
+    kept = [float(v) for v in lines[5].split(",")[1:]]  # keep the first (file row 6), not the new fix
+    assert s.kind == "location" and s.n == 2144 and s.values[4].tolist() == kept
+
+
+def test_several_contacts_per_instant_categorical(qtbot):
+    dlg = scanned_dialog(qtbot, SAMPLES / "contacts_person1672.csv")
+    assert dlg.kind.currentText() == "categorical" and not mean_enabled(dlg)
+    assert dlg.repeated.text().startswith("Repeated times: 462 (rows 7, 8, 31, …)")
+    dlg.duplicates.setCurrentIndex(dlg.duplicates.findData("last"))
+    dlg._policy_activated(0)
+    s = press_open(qtbot, dlg)
+    assert s.n == 2271 and s.source.duplicates == "last"
+
+
+def test_exact_duplicate_rows_dropped_with_a_note(qtbot, tmp_path):
+    path = tmp_path / "e.csv"
+    path.write_text("timestamp,kwh\n2013-01-01 00:00:00,1\n2013-01-01 01:00:00,2\n2013-01-01 01:00:00,2\n"
+                    "2013-01-01 02:00:00,3\n")
+    dlg = scanned_dialog(qtbot, path)
+    assert not dlg.repeated.isVisible() and dlg.exact.isVisible()
+    assert dlg.exact.text().startswith("Exact duplicate rows: 1 (row 4)") and "dropped" in dlg.exact.text()
+    assert dlg.duplicates.currentData() == "drop-exact"
+    s = press_open(qtbot, dlg)
+    assert s.values.tolist() == [1, 2, 3] and s.source.exact_duplicates_dropped == 1
+
+
+def test_missing_values_skipped_on_request(qtbot, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("timestamp,kwh\n2013-01-01 00:00:00,1\n2013-01-01 01:00:00,\n2013-01-01 02:00:00,3\n"
+                    "2013-01-01 03:00:00,\n2013-01-01 04:00:00,5\n")
+    dlg = scanned_dialog(qtbot, path)
+    assert dlg.missing.text() == "Missing values: 2 rows (rows 3, 5; kwh: 2)"
+    assert dlg.skip_missing.isVisible() and not dlg.skip_missing.isChecked()
+    assert dlg.skip_missing.text() == "Skip rows with missing values (2 rows)"
+    assert dlg.table.item(1, 1).toolTip() == "missing value"
+    dlg.skip_missing.setChecked(True)
+    s = press_open(qtbot, dlg)
+    assert s.values.tolist() == [1, 3, 5] and s.source.missing_skipped == 2
+
+
+def test_pair_style_contact_log(qtbot):
+    dlg = scanned_dialog(qtbot, PAIRS)
+    assert dlg.contacts.isChecked() and (dlg.pair_a.currentText(), dlg.pair_b.currentText()) == ("i", "j")
+    qtbot.waitUntil(lambda: dlg.person.count() == 14)
+    assert dlg.person.itemText(0) == "1005 — 179 rows" and dlg.person.current_id() == "1005"
+    assert dlg.repeated.text().startswith("Repeated times: 45 (")
+    dlg.person.select("1006")
+    qtbot.waitUntil(lambda: dlg.scan.person == "1006", timeout=30_000)
+    expected = scan_table(PAIRS, person="1006")
+    assert dlg.scan.repeated_times == expected.repeated_times
+    dlg.pair_value.setCurrentIndex(1)  # the other person's class
+    assert dlg.options()["pair_class_cols"] == ("class_i", "class_j")
+    dlg.pair_value.setCurrentIndex(0)
+    s = press_open(qtbot, dlg)
+    assert s.kind == "categorical" and s.source.person == "1006" and "1006" not in s.categories
+
+
+def test_error_keeps_the_dialog_open_with_the_choices(qtbot, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("timestamp,kwh,other\n2013-01-01 00:00:00,1,2\n2013-01-01 01:00:00,2,x\n")
+    dlg = scanned_dialog(qtbot, path)
+    dlg.value_col.setCurrentText("other")
+    qtbot.waitUntil(lambda: dlg.error.isVisible(), timeout=30_000)  # said before Open
+    before = dlg.options()
+    with qtbot.waitSignal(dlg.loadFailed, timeout=30_000) as sig:
+        qtbot.mouseClick(dlg.open_button, Qt.MouseButton.LeftButton)
+    assert sig.args[0] == "bad.csv, row 3, column 'other': expected a number, got 'x'"
+    assert dlg.isVisible() and dlg.error.text() == sig.args[0] and dlg.series is None
+    assert dlg.options() == before and dlg.open_button.isEnabled()
+    dlg.value_col.setCurrentText("kwh")  # fix the choice in place, Open again
+    assert press_open(qtbot, dlg).values.tolist() == [1, 2]
+
+
+def test_lmdk_gui_file_opens_the_dialog_for_an_ambiguous_file(qtbot, monkeypatch):
+    from PySide6.QtWidgets import QApplication
+
+    from lmdk_gui import app
+
+    shown: list[ImportDialog] = []
+
+    def answer(self, dlg: ImportDialog) -> bool:  # the user: look at the checks, press Open
+        shown.append(dlg)
+        dlg.show()
+        qtbot.waitUntil(lambda: dlg.scan is not None and dlg.person.count() > 0, timeout=30_000)
+        press_open(qtbot, dlg)
+        return True
+
+    monkeypatch.setattr(MainWindow, "_ask_import", answer)
+    monkeypatch.setattr(QApplication, "exec", lambda *_a: 0)
+    assert app.main([str(PAIRS), "--epsilon", "0.5"]) == 0
+    assert len(shown) == 1
+    window = shown[0].parent()
+    qtbot.addWidget(window)
+    s = window.session.series
+    assert s is not None and s.source.person == "1005" and window.session.settings.epsilon == 0.5
+    window.close()
+
+
+def test_lmdk_gui_file_opens_a_clean_file_without_asking(qtbot):
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.ask_import = lambda dlg: pytest.fail("no dialog for a file the defaults read")
+    assert w.open_path(SAMPLES / "gps_bus_limerick.csv") and w.session.n == 2144
+    asked = []
+    w.ask_import = lambda dlg: asked.append(dlg) or False  # the user cancels
+    assert not w.open_path(DATA / "energy_hue_residential1_2013.csv") and len(asked) == 1
+    assert w.session.n == 2144 and "repeated timestamps" in w.last_error
