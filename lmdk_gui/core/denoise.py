@@ -45,7 +45,7 @@ SEARCH_BLOCKS = 4
 _GRID = 9
 _TOL_LOG_Q = 0.1  # golden-section stops when the bracket on ln q is this narrow (≈ 10 % in q)
 _SKIP_OBS = 2  # likelihood conditional on the first two observations (fair between the two location models)
-EM_MAX_ITER = 60
+EM_MAX_ITER = 400
 EM_TOL = 1e-6  # stop when the log-likelihood gains less than this share of its size
 _PRIOR_PER_ROW = 1.0  # Dirichlet pseudo-transitions per row of the transition matrix
 
@@ -150,6 +150,23 @@ def _exp_g(u):  # pragma: no cover - compiled
     return e, 1.0 - (1.0 + u) * e
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _clipped_laplace(x, b, inv_b, lo, hi):  # pragma: no cover - compiled
+    """For z = clip(x + Lap(b), lo, hi) with lo ≤ x ≤ hi: (slope dE[z]/dx, E[z] − x, Var z).
+
+    With ua = (x − lo)/b, uc = (hi − x)/b: E[z] − x = (b/2)(e^{−ua} − e^{−uc}), slope 1 − ½e^{−ua} − ½e^{−uc},
+    E[(z − x)²] = b²(g(ua) + g(uc)). The variance is kept within (0, (hi − lo)²/4], its exact range.
+    """
+    ua = (x - lo) * inv_b
+    uc = (hi - x) * inv_b
+    ea, ga = _exp_g(ua)
+    ec, gc = _exp_g(uc)
+    shift = 0.5 * b * (ea - ec)
+    r = b * b * (ga + gc) - shift * shift
+    width2 = 0.25 * (hi - lo) * (hi - lo)
+    return 1.0 - 0.5 * (ea + ec), shift, min(max(r, 1e-12 * width2), width2)
+
+
 @numba.njit(cache=True, nogil=True)
 def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, stop, out_m, out_gain,
                   want_ll):  # pragma: no cover - compiled
@@ -157,18 +174,15 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
 
     Stores the filtered means and the smoother gains P_t/(P_t + q). The Laplace scale is b = Δ/ε_t.
     With finite bounds the observation is
-    z = clip(x + Lap(b)), whose mean x + (b/2)(e^{−(x−lo)/b} − e^{−(hi−x)/b}), slope
-    1 − ½e^{−(x−lo)/b} − ½e^{−(hi−x)/b} and variance b²(g(ua) + g(uc)) − (mean − x)², g(u) = 1 − (1+u)e^{−u},
-    are exact for a level x in the bounds; the filter linearises them at the clipped prediction. Without
-    bounds they reduce to x, 1 and 2b². One division per step: the filter is latency-bound.
+    the clipped release, whose exact mean, slope and variance (:func:`_clipped_laplace`) the filter
+    linearises at the clipped prediction. Without bounds they are x, 1 and 2b². One division per step on
+    the dependency chain: the filter is latency-bound.
     """
     bounded = lo > -np.inf
     m = m0
     p = p0
     ll = 0.0
     seen = 0
-    width2 = (hi - lo) * (hi - lo) / 4.0 if bounded else 0.0
-    tiny = 1e-12 * width2
     for t in range(start, stop):
         if t > start:
             p += q
@@ -177,14 +191,7 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
             bt = 1.0 / ib  # off the m/p dependency chain
             if bounded:
                 x = min(max(m, lo), hi)
-                ua = (x - lo) * ib
-                uc = (hi - x) * ib
-                ea, ga = _exp_g(ua)
-                ec, gc = _exp_g(uc)
-                h = 1.0 - 0.5 * (ea + ec)
-                shift = 0.5 * bt * (ea - ec)
-                r = bt * bt * (ga + gc) - shift * shift
-                r = min(max(r, tiny), width2)
+                h, shift, r = _clipped_laplace(x, bt, ib, lo, hi)
                 pred = x + shift + h * (m - x)
             else:
                 h = 1.0
@@ -538,6 +545,10 @@ def _categorical(codes: np.ndarray, budgets: np.ndarray, approximated: np.ndarra
         keep = np.where(fresh, 1.0 / (1.0 + (k - 1) * np.exp(-np.where(fresh, budgets, 0.0))), 1.0 / k)
     trans = np.full((k, k), 0.1 / max(k - 1, 1))
     np.fill_diagonal(trans, 0.9)  # a sticky start: consecutive events mostly share their category
+    blocks = search_blocks(n)  # EM on spread blocks (joined end to end) for long series
+    e_obs = np.concatenate([obs[a:b] for a, b in blocks])
+    e_keep = np.concatenate([keep[a:b] for a, b in blocks])
+    m = e_obs.shape[0]
     alpha, scale = np.empty((n, k)), np.empty(n)
     counts, post = np.empty((k, k)), np.empty((n, k))
     prior = _PRIOR_PER_ROW / k
@@ -546,19 +557,21 @@ def _categorical(codes: np.ndarray, budgets: np.ndarray, approximated: np.ndarra
     used = trans
     for iters in range(1, EM_MAX_ITER + 1):  # noqa: B007 - the count is reported
         used = trans
-        ll = _hmm_pass(obs, keep, k, used, alpha, scale, counts, post)
+        ll = _hmm_pass(e_obs, e_keep, k, used, alpha[:m], scale[:m], counts, post[:m])
         if ll - ll_prev <= EM_TOL * abs(ll):
             converged = True
             break
         ll_prev = ll
         trans = counts + prior
         trans /= trans.sum(axis=1, keepdims=True)
-    # ``post`` is the last E-step's, computed with ``used``
+    if m < n:  # the E-step's posterior is the blocks'; one full pass with the fitted transitions
+        ll = _hmm_pass(obs, keep, k, used, alpha, scale, counts, post)
     out = np.argmax(post, axis=1).astype(np.int64)
     return Denoised(out, "hmm-forward-backward", {
         "emissions": "k-ary randomized response, keep = 1/(1 + (k-1)e^{-ε_t}); approximated: none",
         "transitions": "Baum-Welch (emissions fixed), Dirichlet prior of one pseudo-transition per row",
         "output": "per-event posterior argmax",
+        "em_events": int(m),
         "em_iterations": iters,
         "em_converged": converged,
         "log_likelihood": float(ll),
