@@ -22,8 +22,9 @@ estimates them from their neighbours.
   app reports — where Viterbi would maximise the probability of the whole path instead.
 
 Process variance q: maximum likelihood of the Kalman innovations (prediction-error decomposition), over
-log q by a 9-point grid and then golden-section search in the best grid cell. Long series search on four
-evenly spaced blocks of 4,096 events and then run one full filter and smoother pass.
+ln q by a 9-point grid, then golden-section search around the best grid point. Long series fit q (and the
+HMM's transitions) on four evenly spaced blocks of 4,096 events, then run one full pass. One time step is
+one event: the timestamps are not used.
 """
 
 from __future__ import annotations
@@ -172,11 +173,10 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
                   want_ll):  # pragma: no cover - compiled
     """Local-level (extended) Kalman filter over events start..stop-1; returns the innovations log-lik.
 
-    Stores the filtered means and the smoother gains P_t/(P_t + q). The Laplace scale is b = Δ/ε_t.
-    With finite bounds the observation is
-    the clipped release, whose exact mean, slope and variance (:func:`_clipped_laplace`) the filter
-    linearises at the clipped prediction. Without bounds they are x, 1 and 2b². One division per step on
-    the dependency chain: the filter is latency-bound.
+    Stores the filtered means and the smoother gains P_t/(P_t + q). The Laplace scale is b = Δ/ε_t. With
+    finite bounds the observation is the clipped release, whose exact mean, slope and variance
+    (:func:`_clipped_laplace`) the filter linearises at the clipped prediction. Without bounds they are x,
+    1 and 2b². One division per step on the dependency chain: the filter is latency-bound.
     """
     bounded = lo > -np.inf
     m = m0

@@ -3,8 +3,7 @@
 Run: ``python tests/benchmarks/measure_denoise_real.py [runs]`` — prints a Markdown table. Releases are the
 preview's (``compute_release`` on ``UnitNoise(n, seed)``, seeds 1..runs), landmarks ≈ 20 % from a suggestion
 rule (energy: lowest values, ``threshold``; GPS: ``stay`` points of ≥ 2 min; contacts: ``category``,
-which reaches only 2 %). The denoiser sees
-only what :func:`lmdk_gui.core.denoise.denoise` takes. For numeric series two ablations are printed as well:
+which reaches only 2 %). The denoiser sees only what :func:`lmdk_gui.core.denoise.denoise` takes. For numeric series two ablations are printed as well:
 ``naive`` clips, smooths with the unclipped Laplace variance and clips again; ``raw-rts`` smooths the
 unclipped values and clips the result.
 """
