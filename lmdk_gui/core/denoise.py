@@ -45,6 +45,7 @@ SEARCH_BLOCK = 4096  # events per block of the q search on long series
 SEARCH_BLOCKS = 4
 _GRID = 9
 _TOL_LOG_Q = 0.1  # golden-section stops when the bracket on ln q is this narrow (≈ 10 % in q)
+_LAG = 4  # see _level_filter
 _SKIP_OBS = 2  # likelihood conditional on the first two observations (fair between the two location models)
 EM_MAX_ITER = 400
 EM_TOL = 1e-6  # stop when the log-likelihood gains less than this share of its size
@@ -139,31 +140,31 @@ def search_blocks(n: int) -> list[tuple[int, int]]:
 
 # --------------------------------------------------------------------------------------------- numeric
 @numba.njit(cache=True, nogil=True, inline="always")
-def _exp_g(u):  # pragma: no cover - compiled
-    """(e^{−u}, g(u) = 1 − (1 + u)e^{−u}) for u ≥ 0; a series where g would cancel (math.expm1 costs 5×
-    math.exp here: it is not inlined, and it sits on the filter's dependency chain)."""
+def _g(u, e):  # pragma: no cover - compiled
+    """g(u) = 1 − (1 + u)e^{−u} given e = e^{−u}; a series where the closed form would cancel."""
     if u < 1e-3:
         u2 = u * u
-        return 1.0 - u + 0.5 * u2 - u2 * u / 6.0, u2 * (0.5 - u / 3.0 + u2 / 8.0 - u2 * u / 30.0)
-    if u > 40.0:
-        return 0.0, 1.0
-    e = math.exp(-u)
-    return e, 1.0 - (1.0 + u) * e
+        return u2 * (0.5 - u / 3.0 + u2 / 8.0 - u2 * u / 30.0)
+    return 1.0 - (1.0 + u) * e
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _clipped_laplace(x, b, inv_b, lo, hi):  # pragma: no cover - compiled
+def _clipped_laplace(x, b, inv_b, lo, hi, w):  # pragma: no cover - compiled
     """For z = clip(x + Lap(b), lo, hi) with lo ≤ x ≤ hi: (slope dE[z]/dx, E[z] − x, Var z).
 
     With ua = (x − lo)/b, uc = (hi − x)/b: E[z] − x = (b/2)(e^{−ua} − e^{−uc}), slope 1 − ½e^{−ua} − ½e^{−uc},
     E[(z − x)²] = b²(g(ua) + g(uc)). The variance is kept within (0, (hi − lo)²/4], its exact range.
+    ``w`` = e^{−(hi − lo)/b}, so the far side's exponential is w divided by the near side's: one
+    ``math.exp`` per event (the filter's main cost) instead of two.
     """
     ua = (x - lo) * inv_b
     uc = (hi - x) * inv_b
-    ea, ga = _exp_g(ua)
-    ec, gc = _exp_g(uc)
+    near = min(ua, uc)
+    en = 0.0 if near > 700.0 else math.exp(-near)
+    ef = w / en if en > 0.0 else 0.0
+    ea, ec = (en, ef) if ua <= uc else (ef, en)
     shift = 0.5 * b * (ea - ec)
-    r = b * b * (ga + gc) - shift * shift
+    r = b * b * (_g(ua, ea) + _g(uc, ec)) - shift * shift
     width2 = 0.25 * (hi - lo) * (hi - lo)
     return 1.0 - 0.5 * (ea + ec), shift, min(max(r, 1e-12 * width2), width2)
 
@@ -183,6 +184,12 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
     p = p0
     ll = 0.0
     seen = 0
+    # The moments are linearised at the mean of _LAG updates ago (a first-order expansion around it, as
+    # the EKF does around the prediction): the level moves far less in a few events than the noise, and
+    # it takes the two exponentials off the step-to-step dependency chain (about 2× faster).
+    hist = np.full(_LAG, m0)
+    last_ib = -1.0
+    w = 0.0
     for t in range(start, stop):
         if t > start:
             p += q
@@ -190,8 +197,12 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
             ib = budgets[t] * inv_sens
             bt = 1.0 / ib  # off the m/p dependency chain
             if bounded:
-                x = min(max(m, lo), hi)
-                h, shift, r = _clipped_laplace(x, bt, ib, lo, hi)
+                x = min(max(hist[seen % _LAG], lo), hi)
+                hist[seen % _LAG] = m
+                if ib != last_ib:  # budgets repeat (one value per scheme but Adaptive's few)
+                    w = math.exp(-(hi - lo) * ib)
+                    last_ib = ib
+                h, shift, r = _clipped_laplace(x, bt, ib, lo, hi, w)
                 pred = x + shift + h * (m - x)
             else:
                 h = 1.0
@@ -203,10 +214,9 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
             inv_s = 1.0 / s
             m += ph * inv_s * nu
             p = p * r * inv_s
-            if want_ll:
-                if seen >= skip:
-                    ll -= 0.5 * (_LOG_2PI + math.log(s) + nu * nu * inv_s)
-                seen += 1
+            if want_ll and seen >= skip:
+                ll -= 0.5 * (_LOG_2PI + math.log(s) + nu * nu * inv_s)
+            seen += 1
         out_m[t - start] = m
         out_gain[t - start] = p / (p + q)
     return ll
