@@ -170,11 +170,12 @@ def _clipped_laplace(x, b, inv_b, lo, hi, w):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, stop, out_m, out_gain,
+def _level_filter(y, budgets, inv_sens, fresh, q, p_max, m0, p0, lo, hi, skip, start, stop, out_m, out_gain,
                   want_ll):  # pragma: no cover - compiled
     """Local-level (extended) Kalman filter over events start..stop-1; returns the innovations log-lik.
 
-    Stores the filtered means and the smoother gains P_t/(P_t + q). The Laplace scale is b = Δ/ε_t. With
+    The predicted variance P_t + q is capped at ``p_max`` (see :func:`_numeric`). Stores the filtered means
+    and the smoother gains P_t/min(P_t + q, p_max). The Laplace scale is b = Δ/ε_t. With
     finite bounds the observation is the clipped release, whose exact mean, slope and variance
     (:func:`_clipped_laplace`) the filter linearises at the clipped prediction. Without bounds they are x,
     1 and 2b². One division per step on the dependency chain: the filter is latency-bound.
@@ -192,7 +193,7 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
     w = 0.0
     for t in range(start, stop):
         if t > start:
-            p += q
+            p = min(p + q, p_max)
         if fresh[t]:
             ib = budgets[t] * inv_sens
             bt = 1.0 / ib  # off the m/p dependency chain
@@ -218,13 +219,13 @@ def _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, skip, start, s
                 ll -= 0.5 * (_LOG_2PI + math.log(s) + nu * nu * inv_s)
             seen += 1
         out_m[t - start] = m
-        out_gain[t - start] = p / (p + q)
+        out_gain[t - start] = p / min(p + q, p_max)
     return ll
 
 
 @numba.njit(cache=True, nogil=True)
 def _level_smooth(m, gain, lo, hi, out):  # pragma: no cover - compiled
-    """RTS backward pass of the local level, x̂_t = m_t + P_t/(P_t + q)·(x̂_{t+1} − m_t), then clipped to
+    """RTS backward pass of the local level, x̂_t = m_t + gain_t·(x̂_{t+1} − m_t), then clipped to
     [lo, hi] (infinite without bounds)."""
     n = m.shape[0]
     if n == 0:
@@ -245,10 +246,16 @@ def _numeric(y: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, sens:
         out = np.clip(y, lo, hi) if bounds is not None else y.copy()
         return Denoised(out, "none", {"reason": "no event was released fresh"})
     inv_sens = 1.0 / sens
-    if bounds is not None:  # the level lies in the bounds (the mechanism clamps its input)
+    if bounds is not None:
+        # The level lies in the bounds (the mechanism clamps its input), so its uncertainty never exceeds
+        # (hi − lo)²/4, the largest variance of a value confined to them: the predicted variance is capped
+        # there. Without the cap a noise-swamped release (tiny ε_t) lets it grow until the clipped
+        # observation's slope (≈ 0) makes the gain explode and the level jump from bound to bound.
         m0, p0 = 0.5 * (lo + hi), (hi - lo) ** 2 / 12.0
         scale2 = (hi - lo) ** 2
-    else:  # diffuse start at the first observation; its variance dwarfs any plausible level
+        p_max = 0.25 * scale2
+    else:
+        p_max = np.inf  # diffuse start at the first observation; its variance dwarfs any plausible level
         first = int(np.argmax(fresh))
         m0 = float(y[first])
         scale2 = float(np.var(y[fresh])) + 1e-300
@@ -259,14 +266,14 @@ def _numeric(y: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, sens:
 
     def loglik(log_q: float) -> float:
         q = math.exp(log_q)
-        return sum(_level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, _SKIP_OBS, s, e, buf_m, buf_g,
-                                 True) for s, e in blocks)
+        return sum(_level_filter(y, budgets, inv_sens, fresh, q, p_max, m0, p0, lo, hi, _SKIP_OBS, s, e, buf_m,
+                                 buf_g, True) for s, e in blocks)
 
     log_q, ll, evals = ml_search(loglik, math.log(scale2) - 25.0, math.log(scale2) + 1.0)
     q = math.exp(log_q)
     fm = np.empty(n)
     gain = np.empty(n)
-    _level_filter(y, budgets, inv_sens, fresh, q, m0, p0, lo, hi, _SKIP_OBS, 0, n, fm, gain, False)
+    _level_filter(y, budgets, inv_sens, fresh, q, p_max, m0, p0, lo, hi, _SKIP_OBS, 0, n, fm, gain, False)
     out = fm  # the smoother reads m_t before it writes x̂_t
     _level_smooth(fm, gain, lo, hi, out)
     return Denoised(out, "clip+rts-local-level" if bounds is not None else "rts-local-level", {

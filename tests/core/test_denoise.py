@@ -228,6 +228,17 @@ def test_categorical_smoother_beats_raw(eps, scheme):
     assert d.method == "hmm-forward-backward" and d.params["stay_probability_mean"] > 0.8
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_noise_swamped_release_stays_in_the_middle_of_the_bounds(seed):
+    """Noise ~10^4 × the bounds' width (Uniform with many landmarks): the release says next to nothing, so
+    the level must stay near its prior, the middle — not jump to a bound (an uncapped extended filter did)."""
+    n = 3000
+    rng = np.random.default_rng(seed)
+    y = 1.0 + rng.laplace(0.0, 5e4, n)
+    d = denoise("numeric", y, np.full(n, 1e-4), np.zeros(n, bool), sensitivity=5.0, bounds=(0.0, 5.0))
+    assert np.all(np.abs(d.values - 2.5) < 0.5)
+
+
 def test_smoother_fills_approximated_runs_better_than_republishing():
     """Long runs of ε_t = 0 (Skip over consecutive landmarks): the smoother interpolates, the raw release
     repeats the last value before the run."""
