@@ -76,6 +76,9 @@ def denoise(kind: str, released: np.ndarray, budgets: np.ndarray, approximated: 
     if kind == "numeric":
         if sensitivity is None or not sensitivity > 0:
             raise ValueError("denoise: numeric releases need the public sensitivity Δ > 0")
+        if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1])
+                                       and bounds[0] < bounds[1]):
+            raise ValueError(f"denoise: bounds must be two finite numbers lo < hi, got {tuple(bounds)}")
         return _numeric(released.astype(np.float64, copy=False), budgets, approximated, float(sensitivity), bounds)
     if kind == "location":
         if radius_m is None or not radius_m > 0:

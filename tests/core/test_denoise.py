@@ -364,7 +364,42 @@ def test_bad_input_is_a_one_line_error():
         denoise("numeric", np.zeros(2), np.ones(3), np.zeros(3, bool), sensitivity=1.0)
     with pytest.raises(ValueError, match="sensitivity"):
         denoise("numeric", np.zeros(2), np.ones(2), np.zeros(2, bool))
+    with pytest.raises(ValueError, match="bounds"):
+        denoise("numeric", np.zeros(2), np.ones(2), np.zeros(2, bool), sensitivity=1.0, bounds=(1.0, 1.0))
     with pytest.raises(ValueError, match="radius"):
         denoise("location", np.zeros((2, 2)), np.ones(2), np.zeros(2, bool))
     with pytest.raises(ValueError, match=r"\[0, 2\)"):
         denoise("categorical", np.array([0, 2]), np.ones(2), np.zeros(2, bool), n_categories=2)
+
+
+CACHE_SCRIPT = r"""
+import numpy as np
+from lmdk_gui.core.denoise import denoise
+rng = np.random.default_rng(0)
+n, ok = 300, np.zeros(300, bool)
+denoise("numeric", rng.normal(size=n), np.ones(n), ok, sensitivity=1.0, bounds=(-1.0, 1.0))
+denoise("numeric", rng.normal(size=n), np.ones(n), ok, sensitivity=1.0)
+denoise("location", np.column_stack([rng.uniform(50, 50.01, n), rng.uniform(8, 8.01, n)]), np.ones(n), ok,
+        radius_m=100.0)
+denoise("categorical", rng.integers(0, 3, n), np.ones(n), ok, n_categories=3)
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_a_second_process_hits_the_numba_cache(tmp_path):
+    """The kernels take no function arguments, so numba's on-disk cache serves a fresh process."""
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "numba_cache"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    seen = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", CACHE_SCRIPT], capture_output=True, text=True, env=env,
+                              timeout=600)
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+        seen.append(sorted(str(p.relative_to(cache)) for p in cache.rglob("*") if p.suffix in (".nbi", ".nbc")))
+    assert any("denoise" in f for f in seen[0])
+    assert seen[1] == seen[0]
