@@ -10,7 +10,8 @@ estimates them from their neighbours.
   (variance 2(Δ/ε_t)²). With public bounds the released value is first clipped to them; the clipped value's
   exact conditional mean, slope and variance given the level (closed forms for a clipped Laplace) are used
   in an extended Kalman filter, so clipping removes the wild values without biasing the level towards the
-  middle of the bounds. Rauch–Tung–Striebel smoother, result clipped again.
+  middle of the bounds; the level's predicted variance is capped at (hi − lo)²/4, the most a value inside
+  the bounds can have. Rauch–Tung–Striebel smoother, result clipped again.
 * location — the same on local east/north metres around the mean released point (planar Laplace radius
   ~ Gamma(2, r/ε_t), so each axis has variance 3(r/ε_t)²). Two models, local level and constant velocity
   (white-noise acceleration), each fitted by maximum likelihood; the higher likelihood wins.
@@ -284,6 +285,7 @@ def _numeric(y: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, sens:
         "observation": "clipped Laplace, exact moments (extended Kalman)" if bounds is not None else
         "Laplace variance 2(Δ/ε_t)²",
         "process_variance": q,
+        "level_variance_cap": float(p_max) if bounds is not None else None,
         "q_search": "max likelihood over ln q: grid + golden section",
         "search_events": int(sum(e - s for s, e in blocks)),
         "likelihood_evaluations": evals,
