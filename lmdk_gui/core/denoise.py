@@ -18,7 +18,9 @@ estimates them from their neighbours.
 * categorical — hidden Markov chain over the k categories; emissions are exactly the k-ary randomized
   response of :mod:`.mechanisms` (keep ``p_t = 1/(1 + (k−1)e^{−ε_t})``, else uniform over the others; an
   approximated event has ``p = 1/k``, i.e. no information). Transitions by Baum–Welch with the emissions
-  fixed and a Dirichlet prior of one pseudo-transition per row; the output is each event's posterior
+  fixed and a Dirichlet prior of one pseudo-transition per row: a full k×k matrix for k ≤ 8, else a
+  "stay or jump" chain (stay in i with probability s_i, else land on j with probability π_j; 2k − 1
+  parameters, O(k) per event instead of O(k²)). The output is each event's posterior
   argmax (forward–backward), which minimises the expected number of mismatched events — the error the
   app reports — where Viterbi would maximise the probability of the whole path instead.
 
@@ -51,6 +53,7 @@ _SKIP_OBS = 2  # likelihood conditional on the first two observations (fair betw
 EM_MAX_ITER = 400
 EM_TOL = 1e-6  # stop when the log-likelihood gains less than this share of its size
 _PRIOR_PER_ROW = 1.0  # Dirichlet pseudo-transitions per row of the transition matrix
+FULL_MATRIX_MAX_K = 8  # above, the stay-or-jump chain: O(k) per event instead of O(k²)
 
 
 @dataclass(frozen=True)
@@ -556,6 +559,66 @@ def _hmm_pass(codes, keep, k, trans, alpha, scale, counts, post):  # pragma: no 
     return ll
 
 
+@numba.njit(cache=True, nogil=True)
+def _hmm_pass_jump(codes, keep, k, stay, jump, alpha, scale, counts, post):  # pragma: no cover - compiled
+    """:func:`_hmm_pass` for the stay-or-jump chain A_ij = s_i·[i = j] + (1 − s_i)·π_j in O(k) per event.
+
+    ``counts`` rows: expected stays per state, expected jumps from each state, expected jumps to each
+    state (a jump may land on its own state)."""
+    n = codes.shape[0]
+    ll = 0.0
+    tmp = np.empty(k)
+    beta = np.empty(k)
+    for t in range(n):
+        if t == 0:
+            for j in range(k):
+                tmp[j] = 1.0 / k
+        else:
+            mass = 0.0
+            for i in range(k):
+                mass += alpha[t - 1, i] * (1.0 - stay[i])
+            for j in range(k):
+                tmp[j] = alpha[t - 1, j] * stay[j] + jump[j] * mass
+        o = codes[t]
+        off = (1.0 - keep[t]) / (k - 1)
+        tot = 0.0
+        for j in range(k):
+            e = 1.0 if o < 0 else (keep[t] if j == o else off)
+            tmp[j] *= e
+            tot += tmp[j]
+        scale[t] = tot
+        ll += math.log(tot)
+        for j in range(k):
+            alpha[t, j] = tmp[j] / tot
+    for i in range(k):
+        counts[0, i] = 0.0
+        counts[1, i] = 0.0
+        counts[2, i] = 0.0
+        beta[i] = 1.0
+    for j in range(k):
+        post[n - 1, j] = alpha[n - 1, j]
+    for t in range(n - 1, 0, -1):
+        o = codes[t]
+        off = (1.0 - keep[t]) / (k - 1)
+        landing = 0.0  # Σ_j π_j e_t(j) β_t(j) / c_t
+        for j in range(k):
+            e = 1.0 if o < 0 else (keep[t] if j == o else off)
+            tmp[j] = e * beta[j] / scale[t]
+            landing += jump[j] * tmp[j]
+        mass = 0.0
+        for i in range(k):
+            mass += alpha[t - 1, i] * (1.0 - stay[i])
+        for i in range(k):
+            a = alpha[t - 1, i]
+            counts[0, i] += a * stay[i] * tmp[i]
+            counts[1, i] += a * (1.0 - stay[i]) * landing
+            counts[2, i] += jump[i] * tmp[i] * mass
+            beta[i] = stay[i] * tmp[i] + (1.0 - stay[i]) * landing
+        for i in range(k):
+            post[t - 1, i] = alpha[t - 1, i] * beta[i]
+    return ll
+
+
 def _categorical(codes: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, k: int) -> Denoised:
     n = codes.shape[0]
     fresh = _fresh(codes, budgets, approximated)
@@ -565,38 +628,58 @@ def _categorical(codes: np.ndarray, budgets: np.ndarray, approximated: np.ndarra
     obs = np.where(fresh, codes, -1).astype(np.int64)
     with np.errstate(over="ignore"):  # same form as mechanisms.rr_keep_probability
         keep = np.where(fresh, 1.0 / (1.0 + (k - 1) * np.exp(-np.where(fresh, budgets, 0.0))), 1.0 / k)
-    trans = np.full((k, k), 0.1 / max(k - 1, 1))
-    np.fill_diagonal(trans, 0.9)  # a sticky start: consecutive events mostly share their category
     blocks = search_blocks(n)  # EM on spread blocks (joined end to end) for long series
     e_obs = np.concatenate([obs[a:b] for a, b in blocks])
     e_keep = np.concatenate([keep[a:b] for a, b in blocks])
     m = e_obs.shape[0]
-    alpha, scale = np.empty((n, k)), np.empty(n)
-    counts, post = np.empty((k, k)), np.empty((n, k))
-    prior = _PRIOR_PER_ROW / k
+    alpha, scale, post = np.empty((n, k)), np.empty(n), np.empty((n, k))
+    full = k <= FULL_MATRIX_MAX_K
+    if full:
+        counts = np.empty((k, k))
+        trans = np.full((k, k), 0.1 / (k - 1))
+        np.fill_diagonal(trans, 0.9)  # a sticky start: consecutive events mostly share their category
+        params: tuple[np.ndarray, ...] = (trans,)
+    else:
+        counts = np.empty((3, k))
+        params = (np.full(k, 0.9), np.full(k, 1.0 / k))  # stay probabilities, where jumps land
+
+    def e_step(p: tuple[np.ndarray, ...], o, kp, a, sc, po) -> float:
+        if full:
+            return _hmm_pass(o, kp, k, p[0], a, sc, counts, po)
+        return _hmm_pass_jump(o, kp, k, p[0], p[1], a, sc, counts, po)
+
+    def m_step() -> tuple[np.ndarray, ...]:  # MAP with one pseudo-count per row (and per jump vector)
+        if full:
+            t = counts + _PRIOR_PER_ROW / k
+            return (t / t.sum(axis=1, keepdims=True),)
+        stay = (counts[0] + 0.5 * _PRIOR_PER_ROW) / (counts[0] + counts[1] + _PRIOR_PER_ROW)
+        land = counts[2] + _PRIOR_PER_ROW / k
+        return stay, land / land.sum()
+
     ll_prev = -np.inf
     iters, converged = 0, False
-    used = trans
+    used = params
     for iters in range(1, EM_MAX_ITER + 1):  # noqa: B007 - the count is reported
-        used = trans
-        ll = _hmm_pass(e_obs, e_keep, k, used, alpha[:m], scale[:m], counts, post[:m])
+        used = params
+        ll = e_step(used, e_obs, e_keep, alpha[:m], scale[:m], post[:m])
         if ll - ll_prev <= EM_TOL * abs(ll):
             converged = True
             break
         ll_prev = ll
-        trans = counts + prior
-        trans /= trans.sum(axis=1, keepdims=True)
+        params = m_step()
     if m < n:  # the E-step's posterior is the blocks'; one full pass with the fitted transitions
-        ll = _hmm_pass(obs, keep, k, used, alpha, scale, counts, post)
+        ll = e_step(used, obs, keep, alpha, scale, post)
     out = np.argmax(post, axis=1).astype(np.int64)
+    stay_p = np.diag(used[0]) if full else used[0] + (1.0 - used[0]) * used[1]
     return Denoised(out, "hmm-forward-backward", {
         "emissions": "k-ary randomized response, keep = 1/(1 + (k-1)e^{-ε_t}); approximated: none",
-        "transitions": "Baum-Welch (emissions fixed), Dirichlet prior of one pseudo-transition per row",
+        "transitions": ("full k×k matrix" if full else "stay-or-jump: A_ij = s_i[i=j] + (1-s_i)π_j") +
+                       ", Baum-Welch (emissions fixed), one Dirichlet pseudo-count per row",
         "output": "per-event posterior argmax",
         "em_events": int(m),
         "em_iterations": iters,
         "em_converged": converged,
         "log_likelihood": float(ll),
-        "stay_probability_mean": float(np.mean(np.diag(used))),
+        "stay_probability_mean": float(np.mean(stay_p)),
         "fresh_events": int(fresh.sum()),
     })

@@ -239,6 +239,39 @@ def test_noise_swamped_release_stays_in_the_middle_of_the_bounds(seed):
     assert np.all(np.abs(d.values - 2.5) < 0.5)
 
 
+@pytest.mark.parametrize("eps", [1.0, 2.0])
+def test_many_categories_use_the_stay_or_jump_chain_and_beat_raw(eps):
+    k = dn.FULL_MATRIX_MAX_K + 4
+    series = categorical_series(3000, k, 5)
+    s = PrivacySettings(epsilon=eps)
+    rel = compute_release(series, every_tenth(series.n), s, "skip", UnitNoise(series.n, 8))
+    d = run(rel, s)
+    assert d.params["transitions"].startswith("stay-or-jump")
+    assert mae(series, replace(rel, values=d.values), s) < 0.7 * mae(series, rel, s)
+
+
+def test_stay_or_jump_pass_equals_the_full_matrix_pass():
+    """The O(k) forward–backward is the O(k²) one on the matrix A_ij = s_i[i = j] + (1 − s_i)π_j."""
+    rng = np.random.default_rng(21)
+    k, n = 6, 400
+    stay, land = rng.uniform(0.5, 0.99, k), rng.dirichlet(np.ones(k))
+    full = np.diag(stay) + (1 - stay)[:, None] * land[None, :]
+    codes = np.where(rng.random(n) < 0.2, -1, rng.integers(0, k, n))
+    keep = np.where(codes < 0, 1.0 / k, rng.uniform(0.3, 0.9, n))
+    out = []
+    for fn, args, counts in ((dn._hmm_pass, (full,), np.empty((k, k))),
+                             (dn._hmm_pass_jump, (stay, land), np.empty((3, k)))):
+        post = np.empty((n, k))
+        ll = fn(codes, keep, k, *args, np.empty((n, k)), np.empty(n), counts, post)
+        out.append((ll, post, counts))
+    (ll_f, post_f, xi), (ll_j, post_j, c3) = out
+    assert ll_j == pytest.approx(ll_f, rel=1e-12)
+    np.testing.assert_allclose(post_j, post_f, rtol=1e-9, atol=1e-15)
+    # the expected transitions i → j of the full pass, split into stays and jumps
+    np.testing.assert_allclose(c3[0] + c3[1], xi.sum(axis=1), rtol=1e-9)
+    np.testing.assert_allclose(c3[2] + c3[0], xi.sum(axis=0), rtol=1e-9)
+
+
 def test_smoother_fills_approximated_runs_better_than_republishing():
     """Long runs of ε_t = 0 (Skip over consecutive landmarks): the smoother interpolates, the raw release
     repeats the last value before the run."""
