@@ -206,6 +206,18 @@ def test_location_smoother_beats_raw(eps):
     assert d.params["model"] == "constant-velocity"  # a vehicle moving at steady speed
 
 
+def test_location_across_the_antimeridian():
+    n = 600
+    x = track(n, 6)
+    x[:, 1] += 180.0 - x[:, 1].mean()  # centre the track on 180°
+    x[:, 1] = (x[:, 1] + 180.0) % 360.0 - 180.0
+    assert (x[:, 1] > 0).any() and (x[:, 1] < 0).any()
+    series = Series.from_arrays(x, kind="location")
+    s = PrivacySettings(epsilon=1.0, radius_m=100.0)
+    rel = compute_release(series, [], s, "event", UnitNoise(n, 2))
+    assert mae(series, denoised_release(rel, s)) < 0.5 * mae(series, rel)
+
+
 def test_location_model_choice_follows_the_data():
     """A wandering point (random walk of positions) is a local level; a vehicle is constant velocity."""
     rng = np.random.default_rng(8)
