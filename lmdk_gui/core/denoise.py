@@ -181,11 +181,11 @@ def _level_filter(y, budgets, inv_sens, fresh, q, p_max, m0, p0, lo, hi, skip, s
                   want_ll):  # pragma: no cover - compiled
     """Local-level (extended) Kalman filter over events start..stop-1; returns the innovations log-lik.
 
-    The predicted variance P_t + q is capped at ``p_max`` (see :func:`_numeric`). Stores the filtered means
-    and the smoother gains P_t/min(P_t + q, p_max). The Laplace scale is b = Δ/ε_t. With
-    finite bounds the observation is the clipped release, whose exact mean, slope and variance
-    (:func:`_clipped_laplace`) the filter linearises at the clipped prediction. Without bounds they are x,
-    1 and 2b². One division per step on the dependency chain: the filter is latency-bound.
+    The predicted variance P_t + q is capped at ``p_max`` (see :func:`_numeric`); stores the filtered means
+    and the smoother gains P_t/min(P_t + q, p_max). The Laplace scale is b = Δ/ε_t. With finite bounds the
+    observation is the clipped release, whose exact mean, slope and variance (:func:`_clipped_laplace`) the
+    filter linearises near the prediction. Without bounds they are x, 1 and 2b². One division per step on
+    the dependency chain: the filter is latency-bound.
     """
     bounded = lo > -np.inf
     m = m0
@@ -194,7 +194,7 @@ def _level_filter(y, budgets, inv_sens, fresh, q, p_max, m0, p0, lo, hi, skip, s
     seen = 0
     # The moments are linearised at the mean of _LAG updates ago (a first-order expansion around it, as
     # the EKF does around the prediction): the level moves far less in a few events than the noise, and
-    # it takes the two exponentials off the step-to-step dependency chain (about 2× faster).
+    # it takes the exponential off the step-to-step dependency chain.
     hist = np.full(_LAG, m0)
     last_ib = -1.0
     w = 0.0
