@@ -90,6 +90,7 @@ def main() -> None:
         "numeric_1e6_no_bounds": lambda: numeric(10**6, None),
         "location_1e5": lambda: location(10**5),
         "categorical_1e5_k4": lambda: categorical(10**5),
+        "categorical_1e5_k34": lambda: categorical(10**5, 34),  # the stay-or-jump chain
     }
     for name, fn in figures.items():
         print(json.dumps({"figure": name, **{k: round(v, 4) for k, v in fn().items()}}))
