@@ -30,7 +30,8 @@ class EmptyState(QWidget):
         panel = QFrame()
         panel.setObjectName("emptyStatePanel")
         panel.setFrameShape(QFrame.Shape.StyledPanel)
-        panel.setFixedWidth(600)
+        panel.setMinimumWidth(380)
+        panel.setMaximumWidth(600)
         lay = QVBoxLayout(panel)
         lay.setContentsMargins(28, 24, 28, 24)
         lay.setSpacing(12)
@@ -88,7 +89,7 @@ class EmptyState(QWidget):
         # the height its wrapped labels need at the panel's width.
         centred = QHBoxLayout()
         centred.addStretch(1)
-        centred.addWidget(panel)
+        centred.addWidget(panel, 4)
         centred.addStretch(1)
         outer = QVBoxLayout(self)
         outer.addStretch(1)

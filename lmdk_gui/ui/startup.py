@@ -75,6 +75,9 @@ def read_setting(settings: QSettings, key: str, default: Any, kind: type) -> Any
         log.warning("settings: ignoring %s in %s (%s); using the default", key, settings.fileName(), e)
         return default
     if raw is None:
+        if settings.contains(key):  # present but Qt could not decode it (an unknown or damaged variant)
+            log.warning("settings: ignoring %s in %s (cannot be decoded); using the default", key,
+                        settings.fileName())
         return default
     try:
         return _COERCE[kind](raw)
@@ -212,7 +215,7 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
             s = window.session
             what = f"preview of {s.n:,} events" if s.series is not None else "empty state"
             return finish(0, f"smoke test: window {window.width()}×{window.height()} shown with its {what} "
-                             f"after {elapsed:.1f} s")
+                             f"on {QGuiApplication.platformName()} after {elapsed:.1f} s")
         QTimer.singleShot(50, poll)
 
     QTimer.singleShot(0, poll)
