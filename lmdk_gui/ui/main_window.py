@@ -3,7 +3,10 @@
 Automation contract (tests and scripting rely on it):
 ``MainWindow(path=None)``; ``window.open_series(path, **columns)``; ``window.session``; object names
 ``seriesPlot``, ``budgetPlot``, ``previewPlot``, ``settingsDock``, ``metricsTable``; actions ``openAction``,
-``exportAction``, ``undoAction``, ``redoAction``.
+``exportAction``, ``undoAction``, ``redoAction``. Until a series opens the plots and docks give way to
+``emptyState`` (ui/empty_state.py); ``window.open_sample(name)`` opens a bundled sample; Help › Guide (F1,
+``helpAction``) and About (``aboutAction``) open the ``helpGuide`` dialog (ui/help.py). Preferences are read
+through ``ui.startup.read_setting`` (never a crash on a broken value).
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, QSize, QTimer
 from PySide6.QtGui import QGuiApplication
 
+from ..core.loader import load_series
+
 log = logging.getLogger("lmdk_gui.settings")
 
 #: Bumped when the dock layout changes so much that an old saved state should not be applied.
@@ -94,8 +96,6 @@ def write_options(settings: QSettings, key: str, options: dict) -> None:
 
 def clean_load_options(options: dict, key: str = "lastOptions") -> dict:
     """Keep only options :func:`load_series` accepts, with plain values (text, numbers, lists of text)."""
-    from ..core.loader import load_series
-
     accepted = set(inspect.signature(load_series).parameters) - {"path"}
     out = {}
     for k, v in options.items():
