@@ -25,11 +25,13 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -260,7 +262,14 @@ class MainWindow(QMainWindow):
         self.central_stack = QStackedWidget()
         self.central_stack.setObjectName("centralStack")
         self.central_stack.addWidget(self.empty_state)
-        self.central_stack.addWidget(self.takeCentralWidget())
+        # Scrollable, so the tabs' minimum sizes never make the window taller or wider than a small screen;
+        # on an ordinary screen the tabs fill the area and no scroll bar shows.
+        scroll = QScrollArea()
+        scroll.setObjectName("centralScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.takeCentralWidget())
+        self.central_stack.addWidget(scroll)
         self.setCentralWidget(self.central_stack)
         self.help_dialog = install_help_menu(self, self.help_menu)
         restore_window(self, self._settings)

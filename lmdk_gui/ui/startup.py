@@ -20,6 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, QSize, QTimer
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QScrollArea
 
 from ..core.loader import load_series
 
@@ -160,6 +161,15 @@ class _PaintCounter(QObject):
         return False
 
 
+def _scroll_into_view(widget) -> None:
+    """On a screen smaller than the window's content the central area scrolls: bring ``widget`` into view."""
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QScrollArea):
+            parent.ensureWidgetVisible(widget)
+        parent = parent.parentWidget()
+
+
 def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
     """Show ``window``; once it is exposed and has painted its preview (or, with no file, its empty state)
     close it and return 0. Returns 1 on a timeout or an uncaught exception (printed to stderr)."""
@@ -210,6 +220,7 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
             target, counter = wanted, _PaintCounter(wanted)
         if outcome["baseline"] is None:  # the content is ready: the next paint draws it
             outcome["baseline"] = counter.count
+            _scroll_into_view(target)
             target.update()
         if counter.count > outcome["baseline"]:
             s = window.session

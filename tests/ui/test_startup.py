@@ -135,6 +135,17 @@ def test_window_size_fits_the_available_screen(avail, size):
     assert g.center() == avail.center()
 
 
+@pytest.mark.parametrize("name", ["energy_hue_2013_jan.csv", "gps_bus_limerick.csv"])
+def test_window_can_shrink_to_a_small_screen(qtbot, name):
+    """A 1024×600 netbook minus a panel: the tabs scroll rather than push the window off the screen."""
+    w = _new_window(qtbot, load_default=False)
+    assert w.open_series(SAMPLES / name)
+    w.show()
+    qtbot.waitExposed(w)
+    small = QSize(1024, 560)
+    assert w.minimumSizeHint().width() <= small.width() and w.minimumSizeHint().height() <= small.height()
+
+
 def test_geometry_is_restored(qtbot):
     w = _new_window(qtbot, load_default=False)
     w.show()
