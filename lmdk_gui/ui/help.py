@@ -80,12 +80,12 @@ SCHEME_HELP: dict[str, tuple[str, str]] = {
              "744 hourly readings with ε = 1: each is released with ε_t ≈ 0.0013."),
 }
 
-#: Mouse gestures on the series plot (not QActions, so listed by hand).
+#: Mouse gestures on the series plot (not QActions, so listed by hand): (what it does, how).
 GESTURES = (
-    ("Click an event", "mark or unmark it as a landmark"),
-    ("Shift-drag", "mark every event in the dragged time range"),
-    ("Ctrl-drag (or Alt-drag)", "unmark every event in the dragged time range"),
-    ("Wheel / right-drag", "zoom the time axis"),
+    ("Series plot › mark or unmark an event", "Click the event"),
+    ("Series plot › mark every event in a time range", "Shift-drag"),
+    ("Series plot › unmark every event in a time range", "Ctrl-drag or Alt-drag"),
+    ("Series plot › pan / zoom the time axis", "Drag / mouse wheel"),
 )
 
 #: Components and their licences, shown in About (package name for the installed version, licence).
@@ -193,7 +193,7 @@ class HelpDialog(QDialog):
         self.guide.setHtml(guide_html())
         self.shortcuts = QTableWidget(0, 2)
         self.shortcuts.setObjectName("shortcutTable")
-        self.shortcuts.setHorizontalHeaderLabels(["Action", "Keys"])
+        self.shortcuts.setHorizontalHeaderLabels(["Action", "Keys or mouse"])
         self.shortcuts.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.shortcuts.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.shortcuts.verticalHeader().hide()
@@ -211,7 +211,7 @@ class HelpDialog(QDialog):
         lay.addWidget(buttons)
 
     def refresh_shortcuts(self) -> None:
-        rows = shortcut_rows(self.window_) + [(g, k) for g, k in GESTURES]
+        rows = shortcut_rows(self.window_) + list(GESTURES)
         self.shortcuts.setRowCount(len(rows))
         for i, (where, keys) in enumerate(rows):
             self.shortcuts.setItem(i, 0, QTableWidgetItem(where))

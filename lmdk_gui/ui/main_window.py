@@ -403,7 +403,8 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> None:
         if not self._guards_allow(self.replace_guards):
             return
-        start = str(Path(read_setting(self._settings, "lastFile", "", str) or SAMPLES / "x").parent)
+        last = read_setting(self._settings, "lastFile", "", str)
+        start = str(Path(last).parent) if last else str(SAMPLES)
         path, _ = QFileDialog.getOpenFileName(self, "Open time series", start,
                                               "Time series (*.csv *.tsv *.txt *.parquet);;All files (*)")
         if path:

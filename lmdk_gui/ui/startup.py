@@ -92,7 +92,7 @@ def read_setting(settings: QSettings, key: str, default: Any, kind: type) -> Any
 
 def write_options(settings: QSettings, key: str, options: dict) -> None:
     """Store load options as JSON text: readable in the .ini and independent of Qt's variant format."""
-    settings.setValue(key, json.dumps(options, sort_keys=True))
+    settings.setValue(key, json.dumps(options, sort_keys=True, default=str))  # never fail to remember
 
 
 def clean_load_options(options: dict, key: str = "lastOptions") -> dict:
