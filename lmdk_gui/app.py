@@ -1,7 +1,9 @@
 """``lmdk-gui`` / ``python -m lmdk_gui``: start the desktop app.
 
-``lmdk-gui`` opens the last file (or the bundled energy sample on first start); ``lmdk-gui FILE`` opens FILE.
-``--screenshot OUT.png`` renders the window offscreen once the preview is ready, saves it and exits.
+``lmdk-gui`` reopens the last file (on first start: an "Open a file / Try a sample" panel); ``lmdk-gui FILE``
+opens FILE. ``--screenshot OUT.png`` renders the window offscreen once the preview is ready, saves it and
+exits. ``--smoke-test`` shows the window on the real display, waits until its preview (or the empty panel)
+is drawn, closes it and exits 0 (1 on a timeout or an error): the install check CI runs under Xvfb.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ import sys
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lmdk-gui", description="Landmark privacy for personal time series.")
     p.add_argument("file", nargs="?", help="time series (CSV/TSV) or project (.lmdk.json) to open "
-                   "(default: the last file, or a bundled sample)")
+                   "(default: the last file, if it still exists)")
     p.add_argument("--sample", choices=("energy", "gps", "contacts"),
                    help="open one of the bundled sample series")
     p.add_argument("--landmark-rows", metavar="ROWS", help="mark these 0-based rows, e.g. 3,7,10-20")
     p.add_argument("--epsilon", type=float, help="total privacy budget ε")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG and exit")
     p.add_argument("--size", default="1400x900", metavar="WxH", help="window size for --screenshot")
+    p.add_argument("--smoke-test", action="store_true",
+                   help="show the window, wait until it is drawn with its preview, close it and exit "
+                        "(0 = the app works on this display)")
     return p
 
 
@@ -57,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             ok = window.open_series(args.file) if args.screenshot else window.open_path(args.file)
         if not ok:
             print(f"lmdk-gui: {window.last_error}", file=sys.stderr)
-            if args.screenshot:
+            if args.screenshot or args.smoke_test:
                 return 2
     session = window.session
     if args.epsilon is not None:
@@ -77,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             app.quit()
 
         def when_ready() -> None:
-            if session.is_preview_current() and session.average is not None:
+            if (session.is_preview_current() and session.average is not None) or \
+                    (session.series is None and not window.is_loading()):  # the empty state
                 QTimer.singleShot(200, shoot)
             else:
                 QTimer.singleShot(50, when_ready)
@@ -86,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         QTimer.singleShot(60_000, app.quit)  # never hang a script
         app.exec()
         return 0
+    if args.smoke_test:
+        from .ui.startup import run_smoke_test
+
+        return run_smoke_test(app, window)
     window.show()
     return app.exec()
 

@@ -3,12 +3,16 @@
 Automation contract (tests and scripting rely on it):
 ``MainWindow(path=None)``; ``window.open_series(path, **columns)``; ``window.session``; object names
 ``seriesPlot``, ``budgetPlot``, ``previewPlot``, ``settingsDock``, ``metricsTable``; actions ``openAction``,
-``exportAction``, ``undoAction``, ``redoAction``.
+``exportAction``, ``undoAction``, ``redoAction``. Until a series opens the plots and docks give way to
+``emptyState`` (ui/empty_state.py); ``window.open_sample(name)`` opens a bundled sample; Help › Guide (F1,
+``helpAction``) and About (``aboutAction``) open the ``helpGuide`` dialog (ui/help.py). Preferences are read
+through ``ui.startup.read_setting`` (never a crash on a broken value).
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import math
 import os
 from collections.abc import Callable
@@ -21,35 +25,40 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from .. import __version__
 from ..core.export import ExportOptions
 from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
+from .empty_state import EmptyState
 from .export import ExportDialog, ExportJob
+from .help import install_help_menu
 from .import_dialog import ImportDialog
 from .metrics_panel import MetricsTable
 from .plots import BudgetPlot, PreviewPlot, SeriesPlot, TrackPlot, display_values
 from .runner import LatestOnlyRunner
 from .session import Session
 from .settings_panel import SettingsPanel
+from .startup import clean_load_options, read_setting, restore_window, save_window, write_options
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
 EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui")
-DEFAULT_SAMPLE = SAMPLES / "energy_hue_2013_jan.csv"
 MAX_RECENT = 8
+log = logging.getLogger(__name__)
 
 
 _GC = None
@@ -65,6 +74,13 @@ def ensure_gui_thread_gc() -> None:
         from pyqtgraph.util.garbage_collector import GarbageCollector
 
         _GC = GarbageCollector(interval=1.0)
+
+
+def sample_files() -> dict[str, tuple[str, dict]]:
+    """The bundled samples (file name, load options), the same table ``lmdk-gui --sample`` uses."""
+    from ..app import SAMPLE_FILES
+
+    return SAMPLE_FILES
 
 
 def app_settings() -> QSettings:
@@ -103,23 +119,18 @@ class MainWindow(QMainWindow):
         #: Runs the import dialog; True when it opened the file. Replaceable (tests, scripts) like the ask_* hooks.
         self.ask_import: Callable[[ImportDialog], bool] = self._ask_import
         self.setAcceptDrops(True)
-        self.resize(1400, 900)
         self._build_views()
         self._build_docks()
         self._build_actions()
         self._build_status()
         self._connect_session()
         self._install_extensions()
+        self._install_startup()
         self._update_title()
         if path is not None:
             self.open_series(path)
         elif load_default:
-            last = self._settings.value("lastFile", "", type=str)
-            opts = self._settings.value("lastOptions", {}, type=dict) or {}
-            if last and Path(last).is_file() and self.open_series(last, report=False, **opts):
-                pass
-            elif DEFAULT_SAMPLE.is_file():
-                self.open_series(DEFAULT_SAMPLE)
+            self._reopen_last_file()
 
     # ----------------------------------------------------------------------------------- layout
     def _build_views(self) -> None:
@@ -231,9 +242,7 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(self.settings_dock.toggleViewAction())
         self.view_menu.addAction(self.metrics_dock.toggleViewAction())
 
-        help_menu = mb.addMenu("&Help")
-        about = self._action("&About lmdk_gui", "aboutAction", self._about)
-        help_menu.addAction(about)
+        self.help_menu = mb.addMenu("&Help")  # filled by _install_startup (ui/help.py)
 
     def _install_extensions(self) -> None:
         self.extensions = {}
@@ -245,6 +254,71 @@ class MainWindow(QMainWindow):
                     continue
                 raise
             self.extensions[name] = mod.install(self)
+
+    # ------------------------------------------------------------- startup, empty state, help (issue 13)
+    def _install_startup(self) -> None:
+        """The empty state in front of the plots, the Help menu, and the saved (or screen-fitted) geometry."""
+        self.empty_state = EmptyState({k: SAMPLES / f for k, (f, _o) in sample_files().items()})
+        self.empty_state.openRequested.connect(self.open_action.trigger)
+        self.empty_state.sampleRequested.connect(self.open_sample)
+        self.central_stack = QStackedWidget()
+        self.central_stack.setObjectName("centralStack")
+        self.central_stack.addWidget(self.empty_state)
+        # Scrollable, so the tabs' minimum sizes never make the window taller or wider than a small screen;
+        # on an ordinary screen the tabs fill the area and no scroll bar shows.
+        scroll = QScrollArea()
+        scroll.setObjectName("centralScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.takeCentralWidget())
+        self.central_stack.addWidget(scroll)
+        self.setCentralWidget(self.central_stack)
+        self.help_dialog = install_help_menu(self, self.help_menu)
+        restore_window(self, self._settings)
+        self._docks_hidden_while_empty: list[QDockWidget] = []
+        self.session.seriesChanged.connect(self._show_plots_or_empty)
+        self._show_plots_or_empty()
+
+    def _show_plots_or_empty(self) -> None:
+        """With no series only the empty state shows (no empty axes, no empty settings or metrics docks);
+        the docks that were open come back with the first series."""
+        empty = self.session.series is None
+        self.central_stack.setCurrentIndex(0 if empty else 1)
+        if empty:
+            docks = [d for d in self.findChildren(QDockWidget) if d.parent() is self and not d.isHidden()]
+            self._docks_hidden_while_empty += docks
+            for d in docks:
+                d.hide()
+        else:
+            for d in self._docks_hidden_while_empty:
+                d.show()
+            if self.settings_dock in self._docks_hidden_while_empty:
+                self.settings_dock.raise_()  # showing tabbed docks raises the last one shown
+            self._docks_hidden_while_empty = []
+
+    def _reopen_last_file(self) -> None:
+        """``lmdk-gui`` with no argument: the last file with its options if it still opens, else the empty
+        state. A previous version's options that no longer apply are dropped with a log line."""
+        last = read_setting(self._settings, "lastFile", "", str)
+        if not last or not Path(last).is_file():
+            return
+        opts = clean_load_options(read_setting(self._settings, "lastOptions", {}, dict))
+        try:
+            if not self.open_series(last, report=False, **opts):
+                self.statusBar().showMessage(f"Could not reopen {last}: {self.last_error}", 15000)
+        except Exception as e:  # noqa: BLE001 - a stale preference must never stop the app from starting
+            log.warning("could not reopen %s with %s: %s: %s", last, opts, type(e).__name__, e)
+
+    def is_loading(self) -> bool:
+        """Whether a file is being loaded in the background."""
+        return self._pending_load is not None
+
+    def open_sample(self, name: str) -> None:
+        """Open a bundled sample (as ``lmdk-gui --sample NAME`` does) in the background."""
+        if not self._guards_allow(self.replace_guards):
+            return
+        file, options = sample_files()[name]
+        self.open_series_async(str(SAMPLES / file), dict(options))
 
     def _guards_allow(self, guards: list[Callable[[], bool]]) -> bool:
         return all(g() for g in list(guards))
@@ -331,7 +405,8 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> None:
         if not self._guards_allow(self.replace_guards):
             return
-        start = str(Path(self._settings.value("lastFile", str(SAMPLES), type=str)).parent)
+        last = read_setting(self._settings, "lastFile", "", str)
+        start = str(Path(last).parent) if last else str(SAMPLES)
         path, _ = QFileDialog.getOpenFileName(self, "Open time series", start,
                                               "Time series (*.csv *.tsv *.txt *.parquet);;All files (*)")
         if path:
@@ -382,24 +457,35 @@ class MainWindow(QMainWindow):
 
     def _remember(self, path: str, options: dict) -> None:
         p = str(Path(path).resolve())
-        recent = [r for r in (self._settings.value("recentFiles", [], type=list) or []) if r != p]
+        recent = [r for r in self.recent_files() if r != p]
         self._settings.setValue("recentFiles", [p, *recent][:MAX_RECENT])
         self._settings.setValue("lastFile", p)
-        self._settings.setValue("lastOptions", options)
+        write_options(self._settings, "lastOptions", options)
 
     def recent_files(self) -> list[str]:
-        return list(self._settings.value("recentFiles", [], type=list) or [])
+        return read_setting(self._settings, "recentFiles", [], list)
+
+    def clear_recent(self) -> None:
+        self._settings.setValue("recentFiles", [])
 
     def _fill_recent(self) -> None:
+        """Rebuilt each time the menu opens: files that no longer exist are dropped from the list."""
         self.recent_menu.clear()
         files = self.recent_files()
-        if not files:
+        existing = [f for f in files if Path(f).is_file()]
+        if existing != files:
+            self._settings.setValue("recentFiles", existing)
+        if not existing:
             a = self.recent_menu.addAction("(no recent files)")
             a.setEnabled(False)
-            return
-        for f in files:
+        for f in existing:
             a = self.recent_menu.addAction(f)
             a.triggered.connect(lambda _=False, f=f: self.import_with_dialog(f))
+        self.recent_menu.addSeparator()
+        clear = self.recent_menu.addAction("Clear list")
+        clear.setObjectName("clearRecentAction")
+        clear.setEnabled(bool(existing))
+        clear.triggered.connect(self.clear_recent)
 
     def dragEnterEvent(self, ev):  # noqa: N802 - Qt naming
         if ev.mimeData().hasUrls() and any(u.isLocalFile() for u in ev.mimeData().urls()):
@@ -532,7 +618,7 @@ class MainWindow(QMainWindow):
             self.show_error("Export", "An export is already running; wait for it or cancel it.")
             return
         focus = self.metrics_table.selected_scheme() or "adaptive"
-        start = self._settings.value("lastExportDir", "", type=str) or str(Path.home())
+        start = read_setting(self._settings, "lastExportDir", "", str) or str(Path.home())
         dlg = ExportDialog(self.session.snapshot(), focus, start, self)
         if dlg.exec() != ExportDialog.DialogCode.Accepted:
             return
@@ -620,11 +706,6 @@ class MainWindow(QMainWindow):
         self._error_box = box
         box.open()
 
-    def _about(self) -> None:
-        QMessageBox.about(self, "About lmdk_gui",
-                          f"<b>lmdk_gui {__version__}</b><br>Landmark privacy for personal time series "
-                          "(Katsomallos, Tzompanaki, Kotzinos, CODASPY 2022).")
-
     # ------------------------------------------------------------------------------------- close
     def confirm_cancel_export(self) -> bool:
         """Asked when the window closes during an export (tests replace it)."""
@@ -645,6 +726,8 @@ class MainWindow(QMainWindow):
                 return
             job.cancel()
             job.wait(30)  # the writer stops between chunks and removes its temporary file
+        # With no series the docks may be hidden by nothing but the empty state: keep the last real layout.
+        save_window(self, self._settings, with_state=self.session.series is not None)
         self.session.shutdown()
         self._loader.shutdown()
         super().closeEvent(ev)

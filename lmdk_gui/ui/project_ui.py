@@ -44,6 +44,7 @@ from ..core.series import LoadError, Series
 from ..core.settings import ALL_SCHEMES
 from .main_window import app_settings
 from .runner import LatestOnlyRunner
+from .startup import read_setting
 
 MAX_RECENT_PROJECTS = 8
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")
@@ -288,8 +289,8 @@ class ProjectUI(QObject):
         return all(g() for g in list(self.window.replace_guards))
 
     def _ask_open_path(self) -> str | None:
-        start = str(self.path.parent) if self.path is not None else self._settings.value(
-            "lastProjectDir", str(Path.home()), type=str)
+        start = str(self.path.parent) if self.path is not None else (
+            read_setting(self._settings, "lastProjectDir", "", str) or str(Path.home()))
         path, _ = QFileDialog.getOpenFileName(self.window, "Open project", start,
                                               f"lmdk projects (*{PROJECT_SUFFIX});;JSON (*.json);;All files (*)")
         return path or None
@@ -458,7 +459,7 @@ class ProjectUI(QObject):
 
     # ------------------------------------------------------------------------------------ recent
     def recent_projects(self) -> list[str]:
-        return list(self._settings.value("recentProjects", [], type=list) or [])
+        return read_setting(self._settings, "recentProjects", [], list)
 
     def _remember(self, path: Path) -> None:
         p = str(path)
