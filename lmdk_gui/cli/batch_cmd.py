@@ -70,8 +70,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_dummy_options(p)
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("csv", "parquet"), default="csv",
-                   help="csv: <id>.csv + <id>.csv.json per person (default); parquet: a dataset partitioned "
-                   "as id=<id>/ (part-0.parquet + _release.json)")
+                   help="csv: <id>.csv + <id>.csv.json per person (default); parquet: a dataset in "
+                   "OUTDIR/release partitioned as id=<id>/ (part-0.parquet + _release.json)")
     o.add_argument("--include-budget", action="store_true",
                    help="add an 'epsilon' column (ε_t); reveals landmark positions")
     o.add_argument("--include-flags", action="store_true",
@@ -190,8 +190,9 @@ def run(args: argparse.Namespace) -> int:
     if options.key is not None:
         print("lmdk: warning: these releases are seeded: anyone who holds the key can reproduce their noise",
               file=sys.stderr)
-    for pid, err in summary.errors[:5]:
-        print(f"lmdk: id {pid}: {err}", file=sys.stderr)
+    for pid, err in summary.errors[:5]:  # loader messages already start with "id <pid>, row …"
+        print(f"lmdk: failed: {err}" if err.startswith(f"id {pid}") else f"lmdk: failed: id {pid}: {err}",
+              file=sys.stderr)
     if len(summary.errors) > 5:
         print(f"lmdk: … and {len(summary.errors) - 5} more failed persons (see {summary.manifest})",
               file=sys.stderr)

@@ -13,8 +13,9 @@ How the table is split without ever holding it in one process:
    persons that straddle partitions (all of them in an unsorted table) are shuffled: assigned to balanced
    buckets, ``set_index`` on the bucket with known divisions, one task per bucket. A task thus holds one
    partition or one bucket (≈ a partition's rows, or one person when a person is larger) at a time.
-3. Per person: ``OUTDIR/<safe-id>.csv`` + ``.csv.json`` (``--format csv``), or ``OUTDIR/id=<safe-id>/``
-   with ``part-0.parquet`` + ``_release.json`` (a Hive-partitioned dataset), then a marker
+3. Per person: ``OUTDIR/<safe-id>.csv`` + ``.csv.json`` (``--format csv``), or
+   ``OUTDIR/release/id=<safe-id>/`` with ``part-0.parquet`` + ``_release.json`` (a Hive-partitioned dataset
+   rooted at ``release/``, which readers skip ``_`` files in), then a marker
    ``.lmdk-batch/done/<safe-id>.json`` (the run's fingerprint, counts, verdict or error). ``--resume`` skips
    persons whose marker has the run's fingerprint; a kill at any point leaves complete files only.
 4. ``manifest.json``, written last and atomically from the markers: the steward's private record (input
@@ -63,6 +64,7 @@ __all__ = ["BatchError", "BatchOptions", "BatchProgress", "BatchSummary", "Cance
 
 MANIFEST = "manifest.json"
 STATE_DIR = ".lmdk-batch"
+PARQUET_DIR = "release"  # the dataset's root: OUTDIR itself also holds manifest.json, which is no Parquet
 MANIFEST_FORMAT = "lmdk-batch-manifest/1"
 FORMATS = ("csv", "parquet")
 MIN_KEY_BYTES = 16
@@ -294,7 +296,7 @@ class _Ctx:
     def files(self, safe: str) -> tuple[str, str]:
         """(release, sidecar) paths relative to OUTDIR."""
         if self.options.format == "parquet":
-            return f"id={safe}/part-0.parquet", f"id={safe}/_release.json"
+            return f"{PARQUET_DIR}/id={safe}/part-0.parquet", f"{PARQUET_DIR}/id={safe}/_release.json"
         return f"{safe}.csv", f"{safe}.csv.json"
 
 
@@ -354,10 +356,10 @@ def _done_before(ctx: _Ctx, safe: str) -> dict[str, Any] | None:
 
 
 def _to_parquet(csv_path: Path, target: Path, series) -> None:
-    """The release CSV as one typed Parquet file (floats read back exactly: round_trip)."""
+    """The release CSV as one typed Parquet file (pandas 3 reads floats back exactly)."""
     src = series.source
     dtype = {src.value_cols[0]: str} if series.kind == "categorical" else None
-    df = pd.read_csv(csv_path, dtype=dtype, keep_default_na=False, na_values=[""], float_precision="round_trip")
+    df = pd.read_csv(csv_path, dtype=dtype, keep_default_na=False, na_values=[""])
     tcol = df.columns[0]
     if src.time_format != "epoch":
         df[tcol] = pd.to_datetime(df[tcol], format="ISO8601")
@@ -395,7 +397,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         else:
             stage = ctx.state / "tmp" / f"{safe}.csv"
             res = export_release(series, lm, o.settings, stage, opts)
-            (out / file).parent.mkdir(exist_ok=True)
+            (out / file).parent.mkdir(parents=True, exist_ok=True)
             _to_parquet(stage, out / file, series)
             os.replace(res.sidecar, out / sidecar)
             stage.unlink()
@@ -423,7 +425,8 @@ def _report(ctx: _Ctx, rec: dict[str, Any]) -> None:
 
 
 def _cancelled(ctx: _Ctx) -> bool:
-    return (ctx.state / "cancel").exists()
+    """This run was cancelled (a file per run: a later --resume must not revive a cancelled run's tasks)."""
+    return (ctx.state / f"cancel-{ctx.topic}").exists()
 
 
 def _release_group_frame(df: pd.DataFrame, ctx: _Ctx, keep: Callable[[str], bool], ordered: bool) -> int:
@@ -502,8 +505,8 @@ def _fingerprint(settings: dict[str, Any], inputs: list[dict[str, str]]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _prepare_outdir(outdir: Path, options: BatchOptions, fingerprint: str, files: list[Path]) -> None:
-    """Refuse to mix runs: a non-empty OUTDIR needs --resume (same fingerprint) or --force (start over)."""
+def _precheck_outdir(outdir: Path, options: BatchOptions, files: list[Path]) -> None:
+    """Refuse to mix runs: a non-empty OUTDIR needs --resume or --force (checked before any cluster starts)."""
     if any(outdir.resolve() == f.resolve().parent for f in files):
         raise BatchError(f"the output folder {outdir} is the input's folder; choose another (the releases "
                          "would mix with the input files)")
@@ -519,6 +522,13 @@ def _prepare_outdir(outdir: Path, options: BatchOptions, fingerprint: str, files
         if not options.resume:
             raise BatchError(f"the output folder {outdir} holds a batch run; pass --resume to finish it or "
                              "--force to start over")
+
+
+def _claim_outdir(outdir: Path, options: BatchOptions, fingerprint: str) -> None:
+    """--resume needs the same fingerprint; --force removes the earlier run; then the run's state is set up."""
+    state = outdir / STATE_DIR
+    run_file = state / "run.json"
+    if options.resume and run_file.exists():
         try:
             before = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
         except (OSError, ValueError):
@@ -533,8 +543,6 @@ def _prepare_outdir(outdir: Path, options: BatchOptions, fingerprint: str, files
         (state / "tmp").mkdir(exist_ok=True)
     except OSError as e:
         raise BatchError(f"cannot create the output folder {outdir}: {e.strerror or e}") from None
-    with contextlib.suppress(FileNotFoundError):
-        (state / "cancel").unlink()
     _write_json(run_file, {"format": MANIFEST_FORMAT, "fingerprint": fingerprint})
 
 
@@ -681,6 +689,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
     if options.landmarks_file and not Path(options.landmarks_file).is_file():
         raise BatchError(f"the landmark file {options.landmarks_file} does not exist")
     lm_tables = _read_landmark_table(options.landmarks_file, options.id_col) if options.landmarks_file else None
+    _precheck_outdir(out, options, files)
     report(BatchProgress("starting"))
     cl = _Client(client, options)
     dash = cl.dashboard
@@ -706,13 +715,16 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
 
     try:
         report(BatchProgress("checksums", elapsed_s=time.monotonic() - t0, dashboard=dash))
-        sums = _wait(cl.client, [cl.client.submit(file_sha256, str(f), pure=False) for f in files], cancelled,
-                     lambda: None)
+        try:
+            sums = _wait(cl.client, [cl.client.submit(file_sha256, str(f), pure=False) for f in files],
+                         cancelled, lambda: None)
+        except OSError as e:
+            raise BatchError(f"cannot read the input {e.filename}: {e.strerror or e}") from None
         inputs = [{"name": f.name, "sha256": s} for f, s in zip(files, sums, strict=True)]
         lm_sha = file_sha256(options.landmarks_file) if options.landmarks_file else None
         settings = _settings_doc(options, files, lm_sha)
         fingerprint = _fingerprint(settings, inputs + ([{"landmarks": lm_sha}] if lm_sha else []))
-        _prepare_outdir(out, options, fingerprint, files)
+        _claim_outdir(out, options, fingerprint)
 
         report(BatchProgress("counting", elapsed_s=time.monotonic() - t0, dashboard=dash))
         try:
@@ -759,7 +771,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
             final = stage1.map_partitions(len, meta=(None, np.int64))
         def stop_tasks() -> None:
             with contextlib.suppress(OSError):
-                (out / STATE_DIR / "cancel").touch()
+                (out / STATE_DIR / f"cancel-{topic}").touch()
 
         _wait(cl.client, cl.client.compute(final.to_delayed()), cancelled, tick, stop_tasks)
         time.sleep(0.05)  # let the last progress events arrive (the markers are the record anyway)
@@ -844,5 +856,7 @@ def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: 
     }
     _write_json(out / MANIFEST, doc)
     shutil.rmtree(out / STATE_DIR / "tmp", ignore_errors=True)
+    for f in (out / STATE_DIR).glob("cancel-*"):  # earlier cancelled runs' tasks are long gone
+        f.unlink(missing_ok=True)
     return BatchSummary(out, out / MANIFEST, len(persons), released, len(errors), resumed, rows, seconds,
                         missing_rows, n_parts, max_task, dash, tuple(errors))
