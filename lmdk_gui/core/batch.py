@@ -444,7 +444,7 @@ def _release_group_frame(df: pd.DataFrame, ctx: _Ctx, keep: Callable[[str], bool
     return len(df)
 
 
-def _local_stage(df: pd.DataFrame, ctx: _Ctx, buckets: pd.Series | None, partition_info=None) -> pd.DataFrame:
+def _local_stage(df: pd.DataFrame, ctx: _Ctx, buckets: pd.Series | None, part: int) -> pd.DataFrame:
     """Release the persons wholly inside this input partition; return the rows of the others (tagged with
     their file order and bucket) for the shuffle."""
     idc = ctx.options.id_col
@@ -452,7 +452,6 @@ def _local_stage(df: pd.DataFrame, ctx: _Ctx, buckets: pd.Series | None, partiti
     ids = df[idc].astype(str)
     split = ids.isin(ctx.split).to_numpy() if ctx.split else np.zeros(len(df), dtype=bool)
     _release_group_frame(df[~split], ctx, lambda pid: True, ordered=False)
-    part = int(partition_info["number"]) if partition_info else 0
     rest = df[split].copy()
     rest[_ORDER] = (np.int64(part) << np.int64(32)) + np.flatnonzero(split).astype(np.int64)
     rest[_BUCKET] = ids[split].map(buckets).astype(np.int64) if buckets is not None else np.int64(0)
@@ -464,8 +463,7 @@ def _bucket_stage(df: pd.DataFrame, ctx: _Ctx) -> pd.DataFrame:
     return pd.DataFrame({"rows": [n]})
 
 
-def _count_partition(df: pd.DataFrame, id_col: str, partition_info=None) -> pd.DataFrame:
-    part = int(partition_info["number"]) if partition_info else 0
+def _count_partition(df: pd.DataFrame, id_col: str, part: int) -> pd.DataFrame:
     ids = df[id_col]
     missing = int((ids.isna() | (ids.astype(str) == "")).sum())
     text = ids[ids.notna()].astype(str)
@@ -734,17 +732,22 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         if options.id_col not in ddf.columns:
             raise BatchError(f"no column {options.id_col!r} (the id column) in {files[0].name}; it has "
                              f"{', '.join(map(str, ddf.columns))}")
-        counts_d = ddf[[options.id_col]].map_partitions(
-            _count_partition, options.id_col, meta={"id": object, "rows": np.int64, "part": np.int64})
+        import dask
+        import dask.dataframe as dd
+
+        # Both passes run on these same partitions, numbered here: a projected read (the id column only)
+        # may be partitioned differently (dask combines small Parquet files), so nothing is projected.
+        parts = ddf.to_delayed()
+        count = dask.delayed(_count_partition, pure=True)
         try:
-            per_part = pd.concat(_wait(cl.client, cl.client.compute(counts_d.to_delayed()), cancelled,
-                                       lambda: None))
+            per_part = pd.concat(_wait(cl.client, cl.client.compute(
+                [count(p, options.id_col, i) for i, p in enumerate(parts)]), cancelled, lambda: None))
         except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
             raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
         missing_rows = int(per_part.loc[per_part["id"].isna(), "rows"].sum())
         per_part = per_part[per_part["id"].notna()]
         per_id = per_part.groupby("id", sort=False)["rows"].sum()
-        n_parts = int(ddf.npartitions)
+        n_parts = len(parts)
         parts_of = per_part.groupby("id", sort=False)["part"].nunique()
         split_ids = frozenset(parts_of.index[parts_of > 1].astype(str))
         total = len(per_id)
@@ -752,28 +755,28 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
 
         ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
                    Path(options.landmarks_file).name if options.landmarks_file else "")
-        import dask
-
-        ctx_d = dask.delayed(ctx, pure=True)
+        ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         if split_ids:
             counts = per_id[per_id.index.isin(split_ids)]
             per_part_rows = int(per_part.groupby("part")["rows"].sum().max())
             buckets = _balanced_buckets(counts, max(int(counts.max()), per_part_rows), 2 * cl.n_workers)
-        buckets_d = dask.delayed(buckets, pure=True)
-        stage1 = ddf.map_partitions(_local_stage, ctx_d, buckets_d, meta=_stage1_meta(ddf))
+        buckets_d = dask.delayed(buckets, pure=False)
+        local = dask.delayed(_local_stage, pure=True)
+        stage1 = [local(p, ctx_d, buckets_d, i) for i, p in enumerate(parts)]
         cl.client.subscribe_topic(topic, on_event)
         if buckets is not None:
             k = int(buckets.max()) + 1
-            shuffled = stage1.set_index(_BUCKET, divisions=list(range(k)) + [k - 1], sort=True)
-            final = shuffled.map_partitions(_bucket_stage, ctx_d, meta={"rows": np.int64})
+            rest = dd.from_delayed(stage1, meta=_stage1_meta(ddf), verify_meta=False)
+            shuffled = rest.set_index(_BUCKET, divisions=list(range(k)) + [k - 1], sort=True)
+            final = shuffled.map_partitions(_bucket_stage, ctx_d, meta={"rows": np.int64}).to_delayed()
         else:
-            final = stage1.map_partitions(len, meta=(None, np.int64))
+            final = stage1
         def stop_tasks() -> None:
             with contextlib.suppress(OSError):
                 (out / STATE_DIR / f"cancel-{topic}").touch()
 
-        _wait(cl.client, cl.client.compute(final.to_delayed()), cancelled, tick, stop_tasks)
+        _wait(cl.client, cl.client.compute(final), cancelled, tick, stop_tasks)
         time.sleep(0.05)  # let the last progress events arrive (the markers are the record anyway)
         tick()
     finally:

@@ -204,9 +204,9 @@ def test_parquet_dataset_matches_the_csv_release(data, released, client, tmp_pat
 
 
 def test_resume_after_sigkill_finishes_without_duplicates(tmp_path, client, capsys):
-    ids = [f"k{i:02d}" for i in range(40)]
+    ids = [f"k{i:02d}" for i in range(30)]
     rng = np.random.default_rng(7)
-    n = 15_000
+    n = 8_000
     t = pd.date_range("2013-01-01", periods=n, freq="h").strftime("%Y-%m-%d %H:%M:%S")
     with open(tmp_path / "big.csv", "w") as f:
         f.write("household,timestamp,kwh\n")
@@ -292,3 +292,18 @@ def test_usage_errors_are_one_line(tmp_path, capsys, data):
     assert code == 2 and "--rule threshold" in err
     code, _, err = run(capsys, *base[:-4], "--scheme", "event", "--epsilon", "1", "-o", str(tmp_path / "o"))
     assert code == 2 and "invalid choice" in err
+
+
+def test_a_folder_of_parquet_files_keeps_each_person_whole(client, tmp_path):
+    t = pd.date_range("2013-01-01", periods=300, freq="h")
+    df = pd.concat([pd.DataFrame({"id": "A", "timestamp": t[:50], "v": 1.5}),
+                    pd.DataFrame({"id": "B", "timestamp": t, "v": 2.5})], ignore_index=True)
+    (tmp_path / "in").mkdir()
+    df.iloc[:150].to_parquet(tmp_path / "in" / "a.parquet")  # B straddles the two files
+    df.iloc[150:].to_parquet(tmp_path / "in" / "b.parquet")
+    s = run_batch(tmp_path / "in", tmp_path / "out", BatchOptions(id_col="id", scheme="uniform",
+                                                                 settings=PrivacySettings()), client=client)
+    assert (s.released, s.failed) == (2, 0)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert {p["id"]: p["rows"] for p in manifest["persons"]} == {"A": 50, "B": 300}
+    assert len(pd.read_csv(tmp_path / "out" / "B.csv")) == 300
