@@ -37,6 +37,7 @@ import json
 import math
 import os
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -342,6 +343,20 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
         af.commit()
 
 
+def _write_marker(path: Path, doc: dict[str, Any]) -> None:
+    """Atomic (rename) but not fsync'ed: a marker lost in a power cut only makes --resume redo that person,
+    and its fsync would cost as much as the release's own."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _done_before(ctx: _Ctx, safe: str) -> dict[str, Any] | None:
     m = ctx.marker(safe)
     try:
@@ -408,7 +423,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         rec["error"] = " ".join(str(e).split()) or type(e).__name__
     except Exception as e:  # noqa: BLE001 - an unforeseen failure still fails only this person, named
         rec["error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
-    _write_json(ctx.marker(safe), rec)
+    _write_marker(ctx.marker(safe), rec)
     return rec
 
 
@@ -451,7 +466,7 @@ def _local_stage(df: pd.DataFrame, ctx: _Ctx, buckets: pd.Series | None, part: i
     df = df[df[idc].notna() & (df[idc].astype(str) != "")]
     ids = df[idc].astype(str)
     split = ids.isin(ctx.split).to_numpy() if ctx.split else np.zeros(len(df), dtype=bool)
-    _release_group_frame(df[~split], ctx, lambda pid: True, ordered=False)
+    _release_group_frame(df, ctx, lambda pid: pid not in ctx.split, ordered=False)
     rest = df[split].copy()
     rest[_ORDER] = (np.int64(part) << np.int64(32)) + np.flatnonzero(split).astype(np.int64)
     rest[_BUCKET] = ids[split].map(buckets).astype(np.int64) if buckets is not None else np.int64(0)
