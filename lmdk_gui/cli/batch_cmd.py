@@ -143,6 +143,8 @@ class _Line:
         if p.dashboard and not self.dashboard_shown:
             self.dashboard_shown = True
             self._print(f"lmdk: Dask dashboard: {p.dashboard}", final=True)
+        if p.phase == "done":
+            return
         if p.phase != "releasing":
             self._print(f"lmdk: {p.phase}…", final=not self.tty)
             return
@@ -169,8 +171,12 @@ class _Line:
 
 
 def run(args: argparse.Namespace) -> int:
+    import logging
+
     from ..core.batch import BatchError, run_batch
 
+    # The in-process scheduler logs each shuffle's start and end as warnings: noise on a steward's terminal.
+    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     options = options_from_args(args)
     line = _Line()
     try:

@@ -145,8 +145,9 @@ class BatchOptions:
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """One progress report. ``phase``: "starting", "checksums", "counting", "releasing", "manifest".
-    Person counts include persons skipped by ``resume``; ``rows_done`` counts rows released in this run."""
+    """One progress report. ``phase``: "starting", "checksums", "counting", "releasing", "manifest", "done"
+    (the last one, with the summary's exact figures). Person counts include persons skipped by ``resume``
+    and failed ones; ``rows_done`` counts rows released in this run."""
 
     phase: str
     persons_done: int = 0
@@ -801,8 +802,12 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
 
     report(BatchProgress("manifest", len(state["done"]), total, state["failed"], state["rows"],
                          time.monotonic() - t0, dash))
-    return _finish(out, options, settings, inputs, fingerprint, topic, per_id, missing_rows, n_parts, t0, dash,
-                   lm_tables)
+    summary = _finish(out, options, settings, inputs, fingerprint, topic, per_id, missing_rows, n_parts, t0,
+                      dash, lm_tables)
+    # The final figures come from the markers (progress events can lag or, on a busy cluster, be dropped).
+    report(BatchProgress("done", summary.persons, summary.persons, summary.failed, summary.rows,
+                         summary.seconds, dash))
+    return summary
 
 
 def _stage1_meta(ddf) -> pd.DataFrame:
