@@ -773,10 +773,16 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
                    Path(options.landmarks_file).name if options.landmarks_file else "")
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
+        shuffle_method = "tasks"
         if split_ids:
             counts = per_id[per_id.index.isin(split_ids)]
             per_part_rows = int(per_part.groupby("part")["rows"].sum().max())
             buckets = _balanced_buckets(counts, max(int(counts.max()), per_part_rows), 2 * cl.n_workers)
+            # A grouped table only shuffles the few persons cut by partition edges: the task-based shuffle
+            # starts faster (seconds less per run, measured). A scattered table shuffles everything: p2p,
+            # which streams through disk with bounded memory.
+            if int(counts.sum()) > 4 * per_part_rows:
+                shuffle_method = "p2p"
         buckets_d = dask.delayed(buckets, pure=False)
         local = dask.delayed(_local_stage, pure=True)
         stage1 = [local(p, ctx_d, buckets_d, i) for i, p in enumerate(parts)]
@@ -784,7 +790,8 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         if buckets is not None:
             k = int(buckets.max()) + 1
             rest = dd.from_delayed(stage1, meta=_stage1_meta(ddf), verify_meta=False)
-            shuffled = rest.set_index(_BUCKET, divisions=list(range(k)) + [k - 1], sort=True)
+            shuffled = rest.set_index(_BUCKET, divisions=list(range(k)) + [k - 1], sort=True,
+                                      shuffle_method=shuffle_method)
             final = shuffled.map_partitions(_bucket_stage, ctx_d, meta={"rows": np.int64}).to_delayed()
         else:
             final = stage1
