@@ -18,7 +18,7 @@ The three are run in interleaved rounds (``--rounds``, default 2) and each keeps
 
 Targets (issue 16): 2 workers ≥ 1.7× one; 1 worker ≥ 0.8× the loop; peak memory per worker ≤ 4× the largest
 person's data + a constant. On a shared machine the ratios are only as good as the CPU we are given: the
-script prints ``cpus`` and the load average next to the figures.
+script prints ``cpus``, the load average and the CPU seconds each worker got next to the figures.
 """
 
 from __future__ import annotations
@@ -70,6 +70,13 @@ def warm_up() -> int:
     return psutil.Process().memory_info().rss
 
 
+def cpu_seconds() -> float:
+    import psutil
+
+    t = psutil.Process().cpu_times()
+    return t.user + t.system
+
+
 def peak_rss() -> int:
     import resource
 
@@ -105,9 +112,14 @@ class Cluster:
         self.startup = time.perf_counter() - t0
 
     def run(self, path: Path, out: Path, opts: BatchOptions) -> tuple[float, object]:
+        cpu0 = self.client.run(cpu_seconds)
         start = time.perf_counter()
         s = run_batch(path, out, opts, client=self.client)
         seconds = time.perf_counter() - start
+        cpu1 = self.client.run(cpu_seconds)
+        # CPU seconds each worker got during the run: with W workers each should get ≈ 1/W of one worker's
+        # total; if the wall time does not shrink as much, the machine did not give us W cores.
+        self.cpu = sorted(round(cpu1[k] - cpu0[k], 1) for k in cpu1)
         assert s.failed == 0 and s.released == s.persons, s.errors[:3]
         shutil.rmtree(out)
         return seconds, s
@@ -116,7 +128,7 @@ class Cluster:
         peaks = self.client.run(peak_rss)
         self.client.close()
         self.cluster.close()
-        return {"startup_s": round(self.startup, 1),
+        return {"startup_s": round(self.startup, 1), "worker_cpu_s_last_round": self.cpu,
                 "rss_after_warmup_mb": sorted(round(v / 2**20) for v in self.base.values()),
                 "peak_rss_mb": sorted(round(v / 2**20) for v in peaks.values())}
 
