@@ -113,9 +113,10 @@ class Cluster:
 
     def run(self, path: Path, out: Path, opts: BatchOptions) -> tuple[float, object]:
         cpu0 = self.client.run(cpu_seconds)
-        start = time.perf_counter()
+        start, driver0 = time.perf_counter(), time.process_time()
         s = run_batch(path, out, opts, client=self.client)
         seconds = time.perf_counter() - start
+        self.driver_cpu = round(time.process_time() - driver0, 1)  # client + in-process scheduler
         cpu1 = self.client.run(cpu_seconds)
         # CPU seconds each worker got during the run: with W workers each should get ≈ 1/W of one worker's
         # total; if the wall time does not shrink as much, the machine did not give us W cores.
@@ -129,6 +130,7 @@ class Cluster:
         self.client.close()
         self.cluster.close()
         return {"startup_s": round(self.startup, 1), "worker_cpu_s_last_round": self.cpu,
+                "driver_cpu_s_last_round": self.driver_cpu,
                 "rss_after_warmup_mb": sorted(round(v / 2**20) for v in self.base.values()),
                 "peak_rss_mb": sorted(round(v / 2**20) for v in peaks.values())}
 
@@ -164,15 +166,17 @@ def main() -> None:
         # Interleaved rounds: the machine's other load shifts over minutes; each figure keeps its best round.
         for _ in range(a.rounds):
             (d / "loop").mkdir()
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), time.process_time()
             assert loop(path, d / "loop", a.scheme, key) == rows
             best["loop"] = min(best["loop"], time.perf_counter() - start)
+            loop_cpu = time.process_time() - cpu0
             shutil.rmtree(d / "loop")
             for w, c in clusters.items():
                 seconds, summary[w] = c.run(path, d / f"b{w}", opts)
                 best[w] = min(best[w], seconds)
         print(json.dumps({"figure": "loop", "seconds": round(best["loop"], 2),
-                          "rows_per_s": round(rows / best["loop"])}), flush=True)
+                          "rows_per_s": round(rows / best["loop"]), "cpu_s_last_round": round(loop_cpu, 1)}),
+              flush=True)
         for w, c in clusters.items():
             s = summary[w]
             print(json.dumps({"figure": f"batch_{w}w", "seconds": round(best[w], 2),
