@@ -634,9 +634,14 @@ class _Client:
         else:
             import importlib.util
 
-            dash = ":0" if importlib.util.find_spec("bokeh") is not None else None
-            self.cluster = LocalCluster(n_workers=options.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, host="127.0.0.1", dashboard_address=dash)
+            # Loopback only, any free port; no dashboard without bokeh (distributed would warn).
+            dash = "127.0.0.1:0" if importlib.util.find_spec("bokeh") is not None else None
+            try:
+                self.cluster = LocalCluster(n_workers=options.workers or os.cpu_count() or 1,
+                                            threads_per_worker=1, processes=True, host="127.0.0.1",
+                                            dashboard_address=dash)
+            except Exception as e:  # noqa: BLE001 - whatever stops the workers, say so in one line
+                raise BatchError(f"cannot start local Dask workers: {' '.join(str(e).split())}") from None
             self.client = Client(self.cluster)
 
     @property
