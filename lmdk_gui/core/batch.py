@@ -313,13 +313,26 @@ def _typed(frame: pd.DataFrame, o: BatchOptions) -> pd.DataFrame:
         s = frame[c]
         if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object:
             s = pd.Series(s.to_numpy(dtype=object, na_value=np.nan), name=c)
-            if not (o.kind == "categorical" and c == o.value_col):
+            if not (o.kind == "categorical" and c == o.value_col) and _first_is_number(s):
                 num = pd.to_numeric(s, errors="coerce")
                 present = s.notna().to_numpy()
                 if present.any() and not num.isna().to_numpy()[present].any():
                     s = num
         out[c] = s.reset_index(drop=True)
     return pd.DataFrame(out)
+
+
+def _first_is_number(s: pd.Series) -> bool:
+    """Cheap pre-test: a column whose first present value is no number is text (ISO times, labels), and
+    ``to_numeric`` would try every row to find that out."""
+    i = s.first_valid_index()
+    if i is None:
+        return False
+    try:
+        float(s[i])
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _landmarks_for(pid: str, series, ctx: _Ctx) -> np.ndarray:
