@@ -16,7 +16,7 @@ from ..core.guarantee import GuaranteeError
 from ..core.series import LoadError
 
 #: module names under lmdk_gui.cli, in the order shown by --help
-COMMANDS = ("export_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd")
+COMMANDS = ("export_cmd", "batch_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd")
 
 EXIT_USAGE = 2
 EXIT_GUARANTEE = 3

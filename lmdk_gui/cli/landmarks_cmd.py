@@ -52,13 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_selection_options(p)
     g = p.add_argument_group("rule")
     g.add_argument("--rule", required=True, choices=tuple(RULES), help="suggestion rule")
-    g.add_argument("--below", type=_number, metavar="X", help="threshold: landmark when value < X")
-    g.add_argument("--above", type=_number, metavar="X", help="threshold: landmark when value > X")
-    g.add_argument("--distance", type=_number, metavar="M", help="stay: distance Δl in metres (default 200)")
-    g.add_argument("--duration", type=_number, metavar="MIN", help="stay: duration Δt in minutes (default 30)")
-    g.add_argument("--values", metavar="a,b", help="category: comma-separated category labels")
-    g.add_argument("--penalty", type=_number, metavar="P",
-                   help="changepoints: penalty per change, × noise variance (default 2·ln n)")
+    add_rule_options(g)
     g.add_argument("--target", type=_number, metavar="PERCENT",
                    help="find the rule's main parameter (threshold: --below, or --above if given; stay: "
                    "--distance; category: --values; changepoints: --penalty) that comes closest to this "
@@ -70,7 +64,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
+def add_rule_options(g) -> None:
+    """The parameters of the suggestion rules (shared with ``lmdk batch --rule``)."""
+    g.add_argument("--below", type=_number, metavar="X", help="threshold: landmark when value < X")
+    g.add_argument("--above", type=_number, metavar="X", help="threshold: landmark when value > X")
+    g.add_argument("--distance", type=_number, metavar="M", help="stay: distance Δl in metres (default 200)")
+    g.add_argument("--duration", type=_number, metavar="MIN", help="stay: duration Δt in minutes (default 30)")
+    g.add_argument("--values", metavar="a,b", help="category: comma-separated category labels")
+    g.add_argument("--penalty", type=_number, metavar="P",
+                   help="changepoints: penalty per change, × noise variance (default 2·ln n)")
+
+
+def rule_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The parameters given for ``args.rule`` (an option of another rule is a UsageError)."""
     params: dict[str, Any] = {}
     for opt, (rule, name) in _OPTIONS.items():
         v = getattr(args, opt)
@@ -81,7 +87,7 @@ def _rule_params(args: argparse.Namespace) -> dict[str, Any]:
         if opt == "values":
             v = [s.strip() for s in v.split(",") if s.strip()]
         params[name] = v
-    if args.target is None:
+    if getattr(args, "target", None) is None:
         if args.rule == "threshold" and not params:
             raise UsageError("--rule threshold needs --below X and/or --above X (or --target PERCENT)")
         if args.rule == "category" and "values" not in params:
@@ -99,7 +105,7 @@ def _fmt_params(params: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    params = _rule_params(args)
+    params = rule_params(args)
     out = Path(args.output) if args.output else None
     if out is not None and out.exists() and not args.force:
         raise UsageError(f"{out} exists; pass --force to overwrite it")

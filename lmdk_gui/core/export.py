@@ -162,7 +162,7 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
         for p in (out, sidecar_path(out)):
             if p.exists():
                 raise ExportError(f"{p} already exists; choose another name or allow overwriting (--force)")
-    if src is not None:
+    if src is not None and src.sha256:  # "" = built from an in-memory frame (batch): no file to re-hash
         try:
             now = file_sha256(src.path)
         except OSError as e:

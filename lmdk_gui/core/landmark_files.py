@@ -69,6 +69,13 @@ def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
         df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=sep, engine="python")
     except Exception as e:  # noqa: BLE001 - pandas raises many types for malformed text
         raise LoadError(f"{name}: not a readable CSV ({e})", path=str(p)) from None
+    return landmark_rows(df, series, name, str(p))
+
+
+def landmark_rows(df: pd.DataFrame, series: Series, name: str, path: str | None = None) -> np.ndarray:
+    """Rows of the series named by a landmark table of text columns (``row`` or ``timestamp``; other columns
+    are ignored): the one matching rule for a landmark file and for one person's part of a batch's file."""
+    p = path
     cols = {c.strip().lower(): c for c in df.columns}
     if "row" in cols:
         col = cols["row"]
@@ -77,12 +84,12 @@ def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
         if bad.any():
             lines = (np.flatnonzero(bad.to_numpy()) + 2).tolist()
             raise LoadError(f"{name}, row {lines[0]}, column '{col}': expected a 0-based row number, got "
-                            f"{vals[bad].iloc[0]!r}", path=str(p), rows=lines, column=col)
+                            f"{vals[bad].iloc[0]!r}", path=p, rows=lines, column=col)
         rows = vals.astype(np.int64).to_numpy()
         outside = rows[(rows < 0) | (rows >= series.n)]
         if outside.size:
             raise LoadError(f"{name}: {outside.size} row number(s) are outside the series (0–{series.n - 1}): "
-                            f"{_examples(outside.tolist())}; no landmarks were added", path=str(p), column=col)
+                            f"{_examples(outside.tolist())}; no landmarks were added", path=p, column=col)
         return np.unique(rows)
     if "timestamp" in cols:
         col = cols["timestamp"]
@@ -90,7 +97,7 @@ def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
         times = _parse_times(vals, series)
         if times is None:
             raise LoadError(f"{name}, column '{col}': cannot read the timestamps (expected the same format as "
-                            "the series, e.g. 2013-01-01 00:00:00 or epoch seconds)", path=str(p), column=col)
+                            "the series, e.g. 2013-01-01 00:00:00 or epoch seconds)", path=p, column=col)
         pos = np.searchsorted(series.times, times)
         pos_c = np.minimum(pos, max(series.n - 1, 0))
         found = (series.n > 0) & (pos < series.n) & (series.times[pos_c] == times) if series.n else \
@@ -98,10 +105,10 @@ def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
         if not np.all(found):
             missing = vals[~found].tolist()
             raise LoadError(f"{name}: {len(missing)} timestamp(s) are not in the series: {_examples(missing)}; "
-                            "no landmarks were added", path=str(p), column=col)
+                            "no landmarks were added", path=p, column=col)
         return np.unique(pos)
     raise LoadError(f"{name}: a landmark file needs a 'timestamp' or a 'row' column; found "
-                    f"{', '.join(map(str, df.columns))}", path=str(p))
+                    f"{', '.join(map(str, df.columns))}", path=p)
 
 
 def _parse_times(vals: pd.Series, series: Series) -> np.ndarray | None:
