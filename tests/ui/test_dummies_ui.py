@@ -113,7 +113,7 @@ def test_toggle_on_draws_dummies_and_previews_on_lprime(qtbot, window):
     bars = bars_per_event(window.budget_plot.rows["adaptive"]["dummy"], s.n)
     assert np.any(bars > 0)
     assert np.all(bars[np.isin(np.arange(s.n), sel.dummies, invert=True)] == 0)
-    assert "dummies pink" in window.budget_plot.rows["uniform"]["plot"].titleLabel.text
+    assert "dummies violet" in window.budget_plot.header.text
     status = window.findChild(QLabel, "dummyStatus")
     assert status.isVisible() and f"+{sel.dummies.size:,} dummies" in status.text()
     text = panel(window).readout.text()
@@ -281,4 +281,4 @@ def test_gps_track_shows_the_dummies(qtbot, window):
     ext = window.extensions["dummies_ui"]
     x, _ = ext.track_dummies.getData()
     assert len(x) == s.dummy_selection.dummies.size
-    assert "dummies pink" in window.track_plot.getPlotItem().titleLabel.text
+    assert "dummies violet" in window.track_plot.getPlotItem().titleLabel.text

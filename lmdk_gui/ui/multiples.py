@@ -1,0 +1,597 @@
+"""Small multiples under the series plot: one budget row and one preview row per shown scheme.
+
+Both widgets share one column grid — [scheme name | plot | notes] — with fixed widths, so every row lines
+up with the series plot above (pyqtgraph's x link aligns views by their on-screen position).
+
+What is drawn is reduced to the pixel columns in view, never the whole series: when more events are in
+view than there are columns, each column gets the *envelope* of its events (bars: the column's highest
+budget, drawn as a flat step, so a step never turns into a ramp; values: the min–max of the values inside
+the chart). Redrawn on every x-range change; a few ``reduceat`` passes over the rows in view.
+
+Preview rows share one y range that fits the *original* data — the public bounds when set, else the
+0.5–99.5 percentile range of the original, padded — so a very noisy release runs off the chart instead of
+flattening every row; values beyond it are marked at the edge (▲/▼ per column) and counted in the row's
+note. Republished (approximated) events are rings (or a darker envelope when dense). A denoised line per
+scheme can be drawn over faint raw points with :meth:`PreviewPlot.set_denoised`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from ..core.metrics import unit_label
+from ..core.series import Series
+from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from .plots import (
+    AXIS_W,
+    LABEL_W,
+    NOTE_W,
+    CategoryAxis,
+    PassiveScatter,
+    TimeAxis,
+    display_values,
+    step_runs,
+    y_label,
+)
+from .theme import (
+    DUMMY_COLOR,
+    EPSILON_LINE_COLOR,
+    LANDMARK_COLOR,
+    OFFCHART_COLOR,
+    ORIGINAL_PREVIEW_COLOR,
+    SCHEME_COLORS,
+    css,
+    darker,
+    rgba,
+)
+
+#: pixel columns per reduced bin (1 = one envelope per screen column)
+PX_PER_BIN = 1.0
+
+
+# ------------------------------------------------------------------------------------- reduction
+def column_bins(a: int, b: int, width_px: float) -> np.ndarray | None:
+    """Start rows of equal bins covering rows ``a..b`` with about one bin per pixel column, or None when
+    there are no more rows than columns (then every row is drawn itself)."""
+    count = b - a + 1
+    ncols = max(1, int(width_px / PX_PER_BIN))
+    if count <= ncols:
+        return None
+    k = math.ceil(count / ncols)
+    return np.arange(a, b + 1, k, dtype=np.int64)
+
+
+def bin_edges(starts: np.ndarray, b: int) -> np.ndarray:
+    """x of the bins' left edges plus the last right edge (rows sit at integers, bars span ±0.5)."""
+    return np.append(starts, b + 1).astype(np.float64) - 0.5
+
+
+def bar_steps(values: np.ndarray, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Step outline of ``values[a..b]``; with bins, each bin's highest value as one flat top."""
+    seg = values[a:b + 1]
+    if starts is None:
+        x, y = step_runs(seg)
+        return x + a, y
+    top = np.maximum.reduceat(seg, starts - a)
+    return step_runs(top, bin_edges(starts, b))
+
+
+def mark_positions(rows: np.ndarray, a: int, b: int, starts: np.ndarray | None) -> np.ndarray:
+    """x of one mark per row in ``a..b`` among sorted ``rows``, or per bin holding at least one of them."""
+    i0, i1 = np.searchsorted(rows, [a, b + 1])
+    vis = rows[i0:i1]
+    if starts is None or vis.size == 0:
+        return vis.astype(np.float64)
+    k = int(starts[1] - starts[0]) if starts.size > 1 else b - a + 1
+    cols = np.unique((vis - a) // k)
+    return starts[cols] + (k - 1) / 2.0
+
+
+def envelope(seg: np.ndarray, a: int, b: int, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bin centres, min, max) per bin of ``seg`` = the values of rows ``a..b``; NaN where a bin holds no
+    finite value."""
+    idx = starts - a
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin.reduceat(seg, idx)
+        hi = np.fmax.reduceat(seg, idx)
+    k = int(starts[1] - starts[0]) if starts.size > 1 else b - a + 1
+    centres = starts + np.minimum(k, b + 1 - starts) / 2.0 - 0.5
+    return centres, lo, hi
+
+
+def segments(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, min_len: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vertical segments lo→hi at x (for ``connect='pairs'``), at least ``min_len`` tall so single values
+    still show; bins without values are dropped."""
+    ok = np.isfinite(lo)
+    x, lo, hi = x[ok], lo[ok], hi[ok]
+    mid = (lo + hi) / 2
+    half = np.maximum((hi - lo) / 2, min_len / 2)
+    xs = np.repeat(x, 2)
+    ys = np.empty(xs.size)
+    ys[0::2] = mid - half
+    ys[1::2] = mid + half
+    return xs, ys
+
+
+def peak_line(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A connected line through each bin's min and max (what pyqtgraph's 'peak' downsampling draws)."""
+    xs = np.repeat(x, 2)
+    ys = np.empty(xs.size)
+    ys[0::2] = lo
+    ys[1::2] = hi
+    return xs, ys
+
+
+def robust_range(values: np.ndarray, bounds: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The preview rows' y range: the public bounds when set, else the 0.5–99.5 percentiles of the
+    original; padded by 8 % so the off-chart marks sit outside the data."""
+    if bounds is not None:
+        lo, hi = float(bounds[0]), float(bounds[1])
+    else:
+        v = values[np.isfinite(values)]
+        if v.size == 0:
+            return 0.0, 1.0
+        step = max(1, v.size // 200_000)  # a regular subsample is plenty for two percentiles
+        lo, hi = (float(q) for q in np.percentile(v[::step], [0.5, 99.5]))
+        if v.size <= 200:  # few events: the whole original
+            lo, hi = float(v.min()), float(v.max())
+    span = hi - lo
+    if not span > 0:
+        span = abs(hi) or 1.0
+    pad = 0.08 * span
+    return lo - pad, hi + pad
+
+
+def _fmt_scale(top: float, epsilon: float) -> str:
+    if top >= epsilon * 0.999:
+        return "= ε"
+    ratio = epsilon / top
+    return f"= ε/{ratio:.0f}" if ratio >= 10 else f"= {top / epsilon:.2g}·ε"
+
+
+class _NameLabel(pg.LabelItem):
+    """A rotated scheme name that never forces its row taller than the row's own minimum."""
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph naming
+        super().updateMin()
+        self.setMinimumHeight(0)
+
+
+class _Rows(pg.GraphicsLayoutWidget):
+    """A header line and rows of [label | plot | note]; rows are laid out again when the shown set changes
+    (hidden items would still take their space in a QGraphicsGridLayout)."""
+
+    #: minimum height of one row and of the header + time axis (px)
+    ROW_MIN, EXTRA_MIN = 30, 22
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.ci.setSpacing(0)
+        self.ci.setContentsMargins(0, 2, 4, 2)
+        self.header = pg.LabelItem("", size="8pt", justify="left")
+        self.rows: dict[str, dict] = {}
+        self._shown: list[str] | None = None
+        self._master: pg.ViewBox | None = None
+        #: whether the last row shows the time axis
+        self.time_labels = True
+
+    def _make_row(self, scheme: str, plot: pg.PlotItem, named: bool = True) -> dict:
+        color = SCHEME_COLORS[scheme]
+        label = _NameLabel(f"<b>{SCHEME_LABELS[scheme]}</b>" if named else "", angle=-90, color=color, size="8pt")
+        label.setFixedWidth(LABEL_W)
+        note = pg.LabelItem("", size="8pt", justify="left")
+        note.setFixedWidth(NOTE_W)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=True, y=False)
+        plot.getAxis("left").setWidth(AXIS_W)
+        plot.getViewBox().setDefaultPadding(0.0)
+        plot.setMinimumHeight(24)
+        plot.getAxis("left").setMinimumHeight(10)
+        return {"plot": plot, "label": label, "note": note}
+
+    def _layout(self, shown: list[str]) -> None:
+        if shown == self._shown:
+            return
+        self._shown = shown
+        self.ci.clear()
+        self.ci.addItem(self.header, row=0, col=0, colspan=3)
+        for i, scheme in enumerate(shown):
+            r = self.rows[scheme]
+            self.ci.addItem(r["label"], row=i + 1, col=0)
+            self.ci.addItem(r["plot"], row=i + 1, col=1)
+            self.ci.addItem(r["note"], row=i + 1, col=2)
+            last = i == len(shown) - 1
+            r["plot"].showAxis("bottom", last and self.time_labels)  # time labels once, under the last row
+        axis_h = 24 if self.time_labels and shown else 0
+        self.setMinimumHeight(self.EXTRA_MIN + axis_h + self.ROW_MIN * max(len(shown), 1))
+        for scheme, r in self.rows.items():
+            vis = scheme in shown
+            for key in ("plot", "label", "note"):
+                r[key].setVisible(vis)
+
+    def shown(self) -> list[str]:
+        return list(self._shown or [])
+
+    def plots(self) -> list[pg.PlotItem]:
+        return [r["plot"] for r in self.rows.values()]
+
+    def link_x(self, view: pg.ViewBox) -> None:
+        self._master = view
+        for r in self.rows.values():
+            r["plot"].setXLink(view)
+        view.sigXRangeChanged.connect(self._on_xrange)
+        view.sigResized.connect(self._on_xrange)
+
+    def _view_rows(self, n: int) -> tuple[int, int, float]:
+        """First and last row in view and the plot width in pixels."""
+        if self._master is not None:
+            (x0, x1), _ = self._master.viewRange()
+        else:
+            x0, x1 = 0.0, float(n - 1)
+        a = max(0, int(math.floor(x0)))
+        b = min(n - 1, int(math.ceil(x1)))
+        width = 800.0
+        for scheme in self._shown or []:
+            w = self.rows[scheme]["plot"].getViewBox().width()
+            if w > 0:
+                width = w
+                break
+        return a, b, width
+
+    def _on_xrange(self, *_args) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+# ------------------------------------------------------------------------------------------ budgets
+class BudgetPlot(_Rows):
+    """ε_t as bars, one row per landmark scheme, each on its own scale (stated on its axis and in its note);
+    landmark events as marks under the zero line at any zoom; a dashed line at the total ε when in scale."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("budgetPlot")
+        self.time_labels = False  # the preview rows below carry them
+        self.ROW_MIN = 36  # two lines of note
+        for scheme in LANDMARK_SCHEMES:
+            color = SCHEME_COLORS[scheme]
+            axis = TimeAxis(orientation="bottom")
+            axis.setLabel("")
+            plot = pg.PlotItem(axisItems={"bottom": axis})
+            row = self._make_row(scheme, plot, named=False)  # a thin row: the name goes in the note
+            plot.showGrid(x=False, y=True, alpha=0.15)
+            regular = pg.PlotDataItem(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
+                                      skipFiniteCheck=True)
+            landmark = pg.PlotDataItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
+                                       brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)), skipFiniteCheck=True)
+            dummy = pg.PlotDataItem(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
+                                    brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)), skipFiniteCheck=True)
+            lm_marks = PassiveScatter(size=9, symbol="|", pen=pg.mkPen(LANDMARK_COLOR, width=2), brush=None)
+            dm_marks = PassiveScatter(size=9, symbol="|", pen=pg.mkPen(DUMMY_COLOR, width=2), brush=None)
+            eps_line = pg.InfiniteLine(angle=0, movable=False,
+                                       pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
+            for item in (regular, landmark, dummy, lm_marks, dm_marks):
+                plot.addItem(item)
+            plot.addItem(eps_line, ignoreBounds=True)
+            row.update({"axis": axis, "regular": regular, "landmark": landmark, "dummy": dummy,
+                        "lm_marks": lm_marks, "dm_marks": dm_marks, "eps": eps_line})
+            self.rows[scheme] = row
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._budgets: dict[str, np.ndarray] = {}
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        self._epsilon = 1.0
+        self._tops: dict[str, float] = {}
+        self._split: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+        self._set_header()
+        self._layout(list(LANDMARK_SCHEMES))
+
+    def _set_header(self) -> None:
+        dm = (f" · <span style='color:{css(DUMMY_COLOR)}'>■ dummy landmarks (dummies violet)</span>"
+              if self._dummies.size else "")
+        self.header.setText(
+            "<b>Budget ε<sub>t</sub> per event</b>, each row on its own scale (right) · "
+            f"<span style='color:{css(LANDMARK_COLOR)}'>■ | landmark events</span>{dm} · "
+            "dashed = total ε")
+
+    def set_series(self, series: Series) -> None:
+        for r in self.rows.values():
+            r["axis"].set_times(series.times)
+            for key in ("regular", "landmark", "dummy", "lm_marks", "dm_marks"):
+                r[key].setData([], [])
+        self._budgets = {}
+        self._split = {}
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._set_header()
+
+    def set_dummies(self, rows: np.ndarray) -> None:
+        """Dummy landmarks (issue 6): remembered for the next :meth:`set_budgets` (which the preview that
+        carries them triggers); not redrawn here, so one preview draws the bars once."""
+        self._dummies = np.asarray(rows, dtype=np.int64)
+        self._set_header()
+
+    def set_budgets(self, budgets: dict[str, np.ndarray], landmarks: np.ndarray, epsilon: float,
+                    visible: set[str]) -> None:
+        self._budgets = {s: b for s, b in budgets.items() if b is not None}
+        self._landmarks = np.asarray(landmarks, dtype=np.int64)
+        self._epsilon = float(epsilon)
+        shown = [s for s in LANDMARK_SCHEMES if s in visible and s in self._budgets]
+        self._layout(shown)
+        self._split = {}
+        for scheme in shown:
+            b = np.asarray(self._budgets[scheme], dtype=np.float64)
+            reg = b.copy()
+            reg[self._landmarks] = 0.0
+            lmk = np.zeros_like(b)
+            lmk[self._landmarks] = b[self._landmarks]
+            dmy = None
+            dm = self._dummies
+            if dm.size and dm[-1] < b.size:
+                reg[dm] = 0.0
+                dmy = np.zeros_like(b)
+                dmy[dm] = b[dm]
+            self._split[scheme] = (reg, lmk, dmy)
+            top = float(b.max()) if b.size else 0.0
+            self._scale_row(scheme, top if top > 0 else self._epsilon)
+        self.redraw()
+
+    def _scale_row(self, scheme: str, top: float) -> None:
+        r = self.rows[scheme]
+        eps = self._epsilon
+        self._tops[scheme] = top
+        plot = r["plot"]
+        plot.setYRange(-0.22 * top, 1.12 * top, padding=0)
+        plot.getAxis("left").setTicks([[(0.0, "0"), (top, f"{top:.3g}")]])
+        r["eps"].setPos(eps)
+        r["eps"].setVisible(eps <= 1.12 * top)
+        name = f"<b style='color:{css(SCHEME_COLORS[scheme])}'>{SCHEME_LABELS[scheme]}</b>"
+        r["note"].setText(f"{name}: bars 0 – {top:.3g}<br>({_fmt_scale(top, eps)})")
+        r["note"].setToolTip("This row's bars are drawn on their own scale so that small budgets stay visible")
+
+    def redraw(self) -> None:
+        if not self._split:
+            return
+        n = next(iter(self._split.values()))[0].size
+        if n == 0:
+            return
+        a, b, width = self._view_rows(n)
+        if a > b:
+            return
+        starts = column_bins(a, b, width)
+        for scheme, (reg, lmk, dmy) in self._split.items():
+            r = self.rows[scheme]
+            top = self._tops[scheme]
+            r["regular"].setData(*bar_steps(reg, a, b, starts))
+            r["landmark"].setData(*bar_steps(lmk, a, b, starts))
+            if dmy is not None:
+                r["dummy"].setData(*bar_steps(dmy, a, b, starts))
+                x = mark_positions(self._dummies, a, b, starts)
+                r["dm_marks"].setData(x, np.full(x.size, -0.11 * top))
+            else:
+                r["dummy"].setData([], [])
+                r["dm_marks"].setData([], [])
+            x = mark_positions(self._landmarks, a, b, starts)
+            r["lm_marks"].setData(x, np.full(x.size, -0.11 * top))
+
+
+# ------------------------------------------------------------------------------------------ preview
+class PreviewRowAxis(CategoryAxis):
+    """Left axis of a preview row (category names for categorical series)."""
+
+
+class PreviewPlot(_Rows):
+    """One row per shown scheme: the original in grey and the scheme's noisy release on a y range fitted
+    to the original (off-chart values marked and counted); republished events as rings."""
+
+    ROW_MIN = 62
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("previewPlot")
+        for scheme in ALL_SCHEMES:
+            color = SCHEME_COLORS[scheme]
+            axis = TimeAxis(orientation="bottom")
+            axis.setLabel("")
+            left = PreviewRowAxis(orientation="left")
+            plot = pg.PlotItem(axisItems={"bottom": axis, "left": left})
+            row = self._make_row(scheme, plot)
+            plot.showGrid(x=True, y=True, alpha=0.12)
+            original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)
+            dots = PassiveScatter(size=4, pen=None, brush=pg.mkBrush(color))
+            rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
+            dense = pg.PlotDataItem(pen=pg.mkPen(rgba(color, 170), width=1), connect="pairs")
+            dense_approx = pg.PlotDataItem(pen=pg.mkPen(darker(color, 0.6), width=2), connect="pairs")
+            denoised = pg.PlotDataItem(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
+            above = PassiveScatter(size=6, symbol="t1", pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
+            below = PassiveScatter(size=6, symbol="t", pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
+            for z, item in enumerate((dense, original, dots, dense_approx, rings, denoised, above, below)):
+                plot.addItem(item)
+                item.setZValue(z)
+            row.update({"axis": axis, "left": left, "original": original, "dots": dots, "rings": rings,
+                        "dense": dense, "dense_approx": dense_approx, "denoised": denoised, "above": above,
+                        "below": below, "offchart": (0, 0)})
+            self.rows[scheme] = row
+        self.series: Series | None = None
+        self._y_original = np.zeros(0)
+        self._yrange = (0.0, 1.0)
+        self._bounds: tuple[float, float] | None = None
+        self._preview: dict = {}
+        self._values: dict[str, np.ndarray] = {}
+        self._approx: dict[str, np.ndarray] = {}
+        self._denoised: dict[str, np.ndarray] = {}
+        self._set_header("")
+        self._layout([])
+
+    def _set_header(self, unit: str) -> None:
+        self.header.setText(
+            f"<b>Noisy preview</b>{unit}, same random luck for all · "
+            f"<span style='color:{css(ORIGINAL_PREVIEW_COLOR)}'>━ original</span> · ● released · "
+            "○ republished · ▲▼ beyond the chart")
+
+    # ------------------------------------------------------------------------------------ data
+    def set_series(self, series: Series) -> None:
+        self.series = series
+        self._preview = {}
+        self._values = {}
+        self._approx = {}
+        self._denoised = {}
+        self._y_original = display_values(series, series.values)
+        unit = y_label(series)
+        self._set_header(f" ({unit})")
+        cats = series.categories if series.kind == "categorical" else None
+        for r in self.rows.values():
+            r["axis"].set_times(series.times)
+            r["left"].set_labels(cats)
+            for key in ("original", "dots", "rings", "dense", "dense_approx", "denoised", "above", "below"):
+                r[key].setData([], [])
+            r["note"].setText("")
+            r["offchart"] = (0, 0)
+        self._bounds = None
+        self._fit_y()
+        self._layout([])
+
+    def _fit_y(self) -> None:
+        s = self.series
+        if s is None:
+            return
+        if s.kind == "categorical":
+            k = len(s.categories or ()) or int(np.nanmax(self._y_original, initial=0)) + 1
+            self._yrange = (-0.6, k - 0.4)
+        else:
+            bounds = self._bounds if s.kind == "numeric" else None
+            self._yrange = robust_range(self._y_original, bounds)
+        lo, hi = self._yrange
+        for r in self.rows.values():
+            r["plot"].setYRange(lo, hi, padding=0)
+
+    def set_preview(self, preview: dict, visible: set[str], bounds: tuple[float, float] | None = None) -> None:
+        """Draw ``preview[scheme]`` (``.values``, ``.approximated``) for the visible schemes; ``bounds`` are
+        the public bounds (the y range) when set."""
+        if self.series is None:
+            return
+        if bounds != self._bounds:
+            self._bounds = tuple(bounds) if bounds is not None else None  # type: ignore[assignment]
+            self._fit_y()
+        self._preview = preview
+        shown = [s for s in ALL_SCHEMES if s in visible and preview.get(s) is not None]
+        self._values = {s: display_values(self.series, preview[s].values) for s in shown}
+        self._approx = {s: np.asarray(preview[s].approximated, dtype=bool) for s in shown}
+        self._layout(shown)
+        self.redraw()
+
+    def set_denoised(self, denoised: dict[str, np.ndarray | None]) -> None:
+        """A denoised release per scheme (post-processing of the released values): drawn as the row's line,
+        with the raw noisy points faint behind it. ``None`` or a missing scheme removes its line."""
+        self._denoised = {s: np.asarray(v, dtype=np.float64) for s, v in denoised.items() if v is not None}
+        self.redraw()
+
+    # ------------------------------------------------------------------------------------ drawing
+    def redraw(self) -> None:
+        s = self.series
+        if s is None or not self._values or s.n == 0:
+            return
+        a, b, width = self._view_rows(s.n)
+        if a > b:
+            return
+        starts = column_bins(a, b, width)
+        orig = self._original_xy(a, b, starts)
+        for scheme in self._values:
+            self._draw_row(scheme, a, b, starts, orig)
+
+    def _original_xy(self, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        y = self._y_original
+        if starts is None:
+            return np.arange(a, b + 1, dtype=np.float64), y[a:b + 1]
+        return peak_line(*envelope(y[a:b + 1], a, b, starts))
+
+    def _draw_row(self, scheme: str, a: int, b: int, starts: np.ndarray | None,
+                  orig: tuple[np.ndarray, np.ndarray]) -> None:
+        r = self.rows[scheme]
+        lo, hi = self._yrange
+        v = self._values[scheme][a:b + 1]
+        approx = self._approx[scheme][a:b + 1]
+        line = self._denoised.get(scheme)
+        faint = line is not None
+        r["original"].setData(*orig, connect="finite")
+        with np.errstate(invalid="ignore"):
+            above = v > hi
+            below = v < lo
+        inside = ~(above | below) & np.isfinite(v)
+        n_above, n_below = int(np.count_nonzero(above)), int(np.count_nonzero(below))
+        r["offchart"] = (n_above, n_below)
+        color = SCHEME_COLORS[scheme]
+        r["dots"].setBrush(pg.mkBrush(rgba(color, 70 if faint else 230)))
+        edge_hi, edge_lo = hi - 0.02 * (hi - lo), lo + 0.02 * (hi - lo)
+        if starts is None:
+            x = np.arange(a, b + 1, dtype=np.float64)
+            fresh = inside & ~approx
+            rep = inside & approx
+            r["dots"].setData(x[fresh], v[fresh])
+            r["rings"].setData(x[rep], v[rep])
+            r["dense"].setData([], [])
+            r["dense_approx"].setData([], [])
+            xa, xb = x[above], x[below]
+        else:
+            r["dots"].setData([], [])
+            r["rings"].setData([], [])
+            min_len = 0.012 * (hi - lo)
+            xc, flo, fhi = envelope(np.where(inside & ~approx, v, np.nan), a, b, starts)
+            r["dense"].setData(*segments(xc, flo, fhi, min_len))
+            if approx.any():
+                xc, rlo, rhi = envelope(np.where(inside & approx, v, np.nan), a, b, starts)
+                r["dense_approx"].setData(*segments(xc, rlo, rhi, min_len))
+            else:
+                r["dense_approx"].setData([], [])
+            rows_above = np.flatnonzero(above) + a
+            rows_below = np.flatnonzero(below) + a
+            xa = mark_positions(rows_above, a, b, starts)
+            xb = mark_positions(rows_below, a, b, starts)
+        r["above"].setData(xa, np.full(xa.size, edge_hi))
+        r["below"].setData(xb, np.full(xb.size, edge_lo))
+        if line is not None and line.size == self._values[scheme].size:
+            if starts is None:
+                r["denoised"].setData(np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
+            else:
+                r["denoised"].setData(*peak_line(*envelope(line[a:b + 1], a, b, starts)), connect="finite")
+        else:
+            r["denoised"].setData([], [])
+        self._note(scheme, n_above, n_below, b - a + 1)
+
+    def _note(self, scheme: str, n_above: int, n_below: int, in_view: int) -> None:
+        r = self.rows[scheme]
+        p = self._preview.get(scheme)
+        lines = []
+        mae = getattr(p, "mae", None)
+        if mae is not None and math.isfinite(mae) and self.series is not None:
+            if self.series.kind == "categorical":
+                lines.append(f"wrong category {100 * mae:.0f} %")
+            else:
+                lines.append(f"error {mae:.3g} {unit_label(self.series)} (mean)")
+        off = n_above + n_below
+        if off:
+            arrows = " ".join(t for t in (f"▲{n_above:,}" if n_above else "", f"▼{n_below:,}" if n_below else "")
+                              if t)
+            lines.append(f"<span style='color:#a00000'><b>{off:,}</b> of {in_view:,} value{'s' if in_view != 1 else ''}"
+                         f"<br>beyond the chart</span><br>{arrows}")
+        else:
+            lines.append("all values on the chart")
+        r["note"].setText("<br>".join(lines))
+        r["note"].setToolTip("error: the mean absolute error of this preview (one seed); beyond the chart: "
+                             "released values outside the y range, marked by triangles at the edge")
+
+    def offchart(self, scheme: str) -> tuple[int, int]:
+        """(above, below): released values in view beyond the chart's top and bottom."""
+        return self.rows[scheme]["offchart"]
+
+    def yrange(self) -> tuple[float, float]:
+        return self._yrange
+
+    def note_text(self, scheme: str) -> str:
+        return self.rows[scheme]["note"].text
