@@ -79,10 +79,16 @@ def test_preview_rows_count_values_beyond_the_chart(qtbot, window):
     # Uniform's noise is hundreds of kWh here: most of its values are off the chart, and it says so.
     assert sum(pp.offchart("uniform")) > s.n // 2
     # republished events are drawn apart (rings) from fresh ones (dots)
-    approx = s.preview["skip"].approximated
-    inside = (s.preview["skip"].values >= lo) & (s.preview["skip"].values <= hi)
-    xr, _ = pp.rows["skip"]["rings"].getData()
-    assert len(xr) == int(np.sum(approx & inside)) > 0
+    rings = 0
+    for scheme in ("skip", "adaptive"):
+        p = s.preview[scheme]
+        inside = (p.values >= lo) & (p.values <= hi)
+        xr, _ = pp.rows[scheme]["rings"].getData()
+        xd, _ = pp.rows[scheme]["dots"].getData()
+        assert len(xr) == int(np.sum(p.approximated & inside))
+        assert len(xd) == int(np.sum(~p.approximated & inside))
+        rings += len(xr)
+    assert rings > 0
 
 
 def test_public_bounds_set_the_preview_range(qtbot, window):
