@@ -18,6 +18,7 @@ scheme can be drawn over faint raw points with :meth:`PreviewPlot.set_denoised`.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pyqtgraph as pg
@@ -87,8 +88,33 @@ def mark_positions(rows: np.ndarray, a: int, b: int, starts: np.ndarray | None) 
     if starts is None or vis.size == 0:
         return vis.astype(np.float64)
     k = int(starts[1] - starts[0]) if starts.size > 1 else b - a + 1
-    cols = np.unique((vis - a) // k)
+    cols = (vis - a) // k
+    cols = cols[np.r_[True, cols[1:] != cols[:-1]]]  # rows are sorted: one per column without a sort
     return starts[cols] + (k - 1) / 2.0
+
+
+def last_true_per_bin(mask: np.ndarray, a: int, starts: np.ndarray) -> np.ndarray:
+    """Index (into ``mask`` = rows a..) of the last True of each bin that has one, without an index array
+    the size of the series."""
+    k = int(starts[1] - starts[0]) if starts.size > 1 else mask.size
+    full = mask.size // k
+    blocks = mask[:full * k].reshape(full, k)
+    has = blocks.any(axis=1)
+    last = (k - 1 - np.argmax(blocks[:, ::-1], axis=1)) + np.arange(full) * k
+    out = last[has]
+    rest = np.flatnonzero(mask[full * k:])
+    if rest.size:
+        out = np.append(out, full * k + rest[-1])
+    return out
+
+
+def mask_positions(mask: np.ndarray, a: int, starts: np.ndarray | None) -> np.ndarray:
+    """x of one mark per True in ``mask`` (rows a..), or per bin holding at least one."""
+    if starts is None:
+        return (np.flatnonzero(mask) + a).astype(np.float64)
+    k = int(starts[1] - starts[0]) if starts.size > 1 else mask.size
+    hit = np.logical_or.reduceat(mask, starts - a) if mask.size else np.zeros(0, dtype=bool)
+    return starts[hit] + (k - 1) / 2.0
 
 
 def envelope(seg: np.ndarray, a: int, b: int, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -101,6 +127,35 @@ def envelope(seg: np.ndarray, a: int, b: int, starts: np.ndarray) -> tuple[np.nd
     k = int(starts[1] - starts[0]) if starts.size > 1 else b - a + 1
     centres = starts + np.minimum(k, b + 1 - starts) / 2.0 - 0.5
     return centres, lo, hi
+
+
+#: events per pixel column sampled (evenly spaced) for a column's quantiles
+QUANTILE_SAMPLE = 64
+
+
+def column_quantiles(seg: np.ndarray, a: int, b: int, starts: np.ndarray,
+                     qs: tuple[float, ...] = (10.0, 50.0, 90.0)) -> tuple[np.ndarray, np.ndarray]:
+    """(bin centres, quantiles × bins) of ``seg`` = the values of rows ``a..b``, from at most
+    :data:`QUANTILE_SAMPLE` evenly spaced events per bin: a column's spread at a glance without sorting
+    10^6 values on every pan."""
+    ncols = starts.size
+    k = int(starts[1] - starts[0]) if ncols > 1 else seg.size
+    take = np.unique(np.linspace(0, k - 1, min(k, QUANTILE_SAMPLE)).astype(np.int64))
+    full = seg.size // k  # whole bins: a reshaped view, so only the sample is copied
+    sub = seg[:full * k].reshape(full, k)[:, take]
+    if full < ncols:  # the last, shorter bin: its own values, repeated up to the sample's width
+        rest = seg[full * k:]
+        sub = np.vstack((sub, rest[np.minimum(take, rest.size - 1)]))
+    if np.isnan(sub).any():
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (category gaps) stay NaN
+            q = np.nanpercentile(sub, qs, axis=1)
+    else:  # nearest rank on the sorted sample: a few times faster than np.percentile along an axis
+        srt = np.sort(sub, axis=1)
+        ranks = np.rint(np.asarray(qs) / 100.0 * (srt.shape[1] - 1)).astype(np.int64)
+        q = srt[:, ranks].T
+    centres = starts + np.minimum(k, b + 1 - starts) / 2.0 - 0.5
+    return centres, q
 
 
 def segments(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, min_len: float) -> tuple[np.ndarray, np.ndarray]:
@@ -123,6 +178,20 @@ def peak_line(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray
     ys = np.empty(xs.size)
     ys[0::2] = lo
     ys[1::2] = hi
+    return xs, ys
+
+
+def triangles(x: np.ndarray, base: float, height: float, half_width: float) -> tuple[np.ndarray, np.ndarray]:
+    """One polyline through a triangle per x (apex ``height`` above ``base``; negative: below), joined along
+    the base: filled down to ``base`` it draws them all in one item — far cheaper than a scatter item when
+    there is a mark in every pixel column."""
+    if x.size == 0:
+        return np.zeros(0), np.zeros(0)
+    xs = np.empty(3 * x.size)
+    xs[0::3], xs[1::3], xs[2::3] = x - half_width, x, x + half_width
+    ys = np.empty(3 * x.size)
+    ys[0::3] = ys[2::3] = base
+    ys[1::3] = base + height
     return xs, ys
 
 
@@ -273,8 +342,9 @@ class BudgetPlot(_Rows):
                                        brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)), skipFiniteCheck=True)
             dummy = pg.PlotDataItem(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
                                     brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)), skipFiniteCheck=True)
-            lm_marks = PassiveScatter(size=9, symbol="|", pen=pg.mkPen(LANDMARK_COLOR, width=2), brush=None)
-            dm_marks = PassiveScatter(size=9, symbol="|", pen=pg.mkPen(DUMMY_COLOR, width=2), brush=None)
+            # marks as vertical segments (one item, cheap with a mark in every pixel column)
+            lm_marks = pg.PlotDataItem(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
+            dm_marks = pg.PlotDataItem(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
             eps_line = pg.InfiniteLine(angle=0, movable=False,
                                        pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
             for item in (regular, landmark, dummy, lm_marks, dm_marks):
@@ -325,18 +395,21 @@ class BudgetPlot(_Rows):
         shown = [s for s in LANDMARK_SCHEMES if s in visible and s in self._budgets]
         self._layout(shown)
         self._split = {}
+        n = next(iter(self._budgets.values())).size if self._budgets else 0
+        is_lm = np.zeros(n, dtype=bool)  # one mask for every row: fewer series-sized arrays per preview
+        is_lm[self._landmarks[self._landmarks < n]] = True
+        dm = self._dummies
+        is_dm = None
+        if dm.size and dm[-1] < n:
+            is_dm = np.zeros(n, dtype=bool)
+            is_dm[dm] = True
         for scheme in shown:
             b = np.asarray(self._budgets[scheme], dtype=np.float64)
-            reg = b.copy()
-            reg[self._landmarks] = 0.0
-            lmk = np.zeros_like(b)
-            lmk[self._landmarks] = b[self._landmarks]
-            dmy = None
-            dm = self._dummies
-            if dm.size and dm[-1] < b.size:
-                reg[dm] = 0.0
-                dmy = np.zeros_like(b)
-                dmy[dm] = b[dm]
+            lmk = np.where(is_lm, b, 0.0)
+            if is_dm is None:
+                reg, dmy = np.where(is_lm, 0.0, b), None
+            else:
+                reg, dmy = np.where(is_lm | is_dm, 0.0, b), np.where(is_dm, b, 0.0)
             self._split[scheme] = (reg, lmk, dmy)
             top = float(b.max()) if b.size else 0.0
             self._scale_row(scheme, top if top > 0 else self._epsilon)
@@ -352,7 +425,7 @@ class BudgetPlot(_Rows):
         r["eps"].setPos(eps)
         r["eps"].setVisible(eps <= 1.12 * top)
         name = f"<b style='color:{css(SCHEME_COLORS[scheme])}'>{SCHEME_LABELS[scheme]}</b>"
-        r["note"].setText(f"{name}: bars 0 – {top:.3g}<br>({_fmt_scale(top, eps)})")
+        r["note"].setText(f"{name} 0 – {top:.3g}<br>({_fmt_scale(top, eps)})")
         r["note"].setToolTip("This row's bars are drawn on their own scale so that small budgets stay visible")
 
     def redraw(self) -> None:
@@ -373,12 +446,14 @@ class BudgetPlot(_Rows):
             if dmy is not None:
                 r["dummy"].setData(*bar_steps(dmy, a, b, starts))
                 x = mark_positions(self._dummies, a, b, starts)
-                r["dm_marks"].setData(x, np.full(x.size, -0.11 * top))
+                r["dm_marks"].setData(*segments(x, np.full(x.size, -0.11 * top), np.full(x.size, -0.11 * top),
+                                                0.12 * top))
             else:
                 r["dummy"].setData([], [])
                 r["dm_marks"].setData([], [])
             x = mark_positions(self._landmarks, a, b, starts)
-            r["lm_marks"].setData(x, np.full(x.size, -0.11 * top))
+            r["lm_marks"].setData(*segments(x, np.full(x.size, -0.11 * top), np.full(x.size, -0.11 * top),
+                                            0.12 * top))
 
 
 # ------------------------------------------------------------------------------------------ preview
@@ -404,19 +479,23 @@ class PreviewPlot(_Rows):
             row = self._make_row(scheme, plot)
             plot.showGrid(x=True, y=True, alpha=0.12)
             original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)
+            original_band = pg.PlotDataItem(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1),
+                                            connect="pairs")
             dots = PassiveScatter(size=4, pen=None, brush=pg.mkBrush(color))
             rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
-            dense = pg.PlotDataItem(pen=pg.mkPen(rgba(color, 170), width=1), connect="pairs")
-            dense_approx = pg.PlotDataItem(pen=pg.mkPen(darker(color, 0.6), width=2), connect="pairs")
+            dense = pg.PlotDataItem(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
             denoised = pg.PlotDataItem(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
-            above = PassiveScatter(size=6, symbol="t1", pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
-            below = PassiveScatter(size=6, symbol="t", pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
-            for z, item in enumerate((dense, original, dots, dense_approx, rings, denoised, above, below)):
+            above = pg.PlotDataItem(pen=pg.mkPen(OFFCHART_COLOR, width=1), brush=pg.mkBrush(OFFCHART_COLOR),
+                                    skipFiniteCheck=True)
+            below = pg.PlotDataItem(pen=pg.mkPen(OFFCHART_COLOR, width=1), brush=pg.mkBrush(OFFCHART_COLOR),
+                                    skipFiniteCheck=True)
+            for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
                 plot.addItem(item)
                 item.setZValue(z)
-            row.update({"axis": axis, "left": left, "original": original, "dots": dots, "rings": rings,
-                        "dense": dense, "dense_approx": dense_approx, "denoised": denoised, "above": above,
-                        "below": below, "offchart": (0, 0)})
+            row.update({"axis": axis, "left": left, "original": original, "original_band": original_band,
+                        "dots": dots, "rings": rings,
+                        "dense": dense, "denoised": denoised, "above": above,
+                        "below": below, "offchart": (0, 0), "offchart_x": (np.zeros(0), np.zeros(0))})
             self.rows[scheme] = row
         self.series: Series | None = None
         self._y_original = np.zeros(0)
@@ -433,7 +512,7 @@ class PreviewPlot(_Rows):
         self.header.setText(
             f"<b>Noisy preview</b>{unit}, same random luck for all · "
             f"<span style='color:{css(ORIGINAL_PREVIEW_COLOR)}'>━ original</span> · ● released · "
-            "○ republished · ▲▼ beyond the chart")
+            "○ republished · ▲▼ beyond the chart · bands: middle 80 %")
 
     # ------------------------------------------------------------------------------------ data
     def set_series(self, series: Series) -> None:
@@ -449,7 +528,7 @@ class PreviewPlot(_Rows):
         for r in self.rows.values():
             r["axis"].set_times(series.times)
             r["left"].set_labels(cats)
-            for key in ("original", "dots", "rings", "dense", "dense_approx", "denoised", "above", "below"):
+            for key in ("original", "original_band", "dots", "rings", "dense", "denoised", "above", "below"):
                 r[key].setData([], [])
             r["note"].setText("")
             r["offchart"] = (0, 0)
@@ -503,58 +582,67 @@ class PreviewPlot(_Rows):
         starts = column_bins(a, b, width)
         orig = self._original_xy(a, b, starts)
         for scheme in self._values:
-            self._draw_row(scheme, a, b, starts, orig)
+            self._draw_row(scheme, a, b, starts, orig, width)
 
-    def _original_xy(self, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _original_xy(self, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        """The original as drawn: every event, or per column its median line and its 10–90 % band."""
         y = self._y_original
         if starts is None:
             return np.arange(a, b + 1, dtype=np.float64), y[a:b + 1]
-        return peak_line(*envelope(y[a:b + 1], a, b, starts))
+        x, q = column_quantiles(y[a:b + 1], a, b, starts)
+        lo, hi = self._yrange
+        band = segments(x, np.clip(q[0], lo, hi), np.clip(q[2], lo, hi), 0.0)
+        return x, q[1], *band
 
     def _draw_row(self, scheme: str, a: int, b: int, starts: np.ndarray | None,
-                  orig: tuple[np.ndarray, np.ndarray]) -> None:
+                  orig: tuple[np.ndarray, ...], width: float) -> None:
         r = self.rows[scheme]
         lo, hi = self._yrange
         v = self._values[scheme][a:b + 1]
         approx = self._approx[scheme][a:b + 1]
         line = self._denoised.get(scheme)
         faint = line is not None
-        r["original"].setData(*orig, connect="finite")
+        r["original"].setData(orig[0], orig[1], connect="finite")
+        if len(orig) > 2:
+            r["original_band"].setData(orig[2], orig[3])
+        else:
+            r["original_band"].setData([], [])
         with np.errstate(invalid="ignore"):
             above = v > hi
             below = v < lo
-        inside = ~(above | below) & np.isfinite(v)
         n_above, n_below = int(np.count_nonzero(above)), int(np.count_nonzero(below))
         r["offchart"] = (n_above, n_below)
         color = SCHEME_COLORS[scheme]
         r["dots"].setBrush(pg.mkBrush(rgba(color, 70 if faint else 230)))
-        edge_hi, edge_lo = hi - 0.02 * (hi - lo), lo + 0.02 * (hi - lo)
         if starts is None:
+            inside = ~(above | below) & np.isfinite(v)
             x = np.arange(a, b + 1, dtype=np.float64)
             fresh = inside & ~approx
             rep = inside & approx
             r["dots"].setData(x[fresh], v[fresh])
             r["rings"].setData(x[rep], v[rep])
             r["dense"].setData([], [])
-            r["dense_approx"].setData([], [])
             xa, xb = x[above], x[below]
         else:
             r["dots"].setData([], [])
-            r["rings"].setData([], [])
             min_len = 0.012 * (hi - lo)
-            xc, flo, fhi = envelope(np.where(inside & ~approx, v, np.nan), a, b, starts)
-            r["dense"].setData(*segments(xc, flo, fhi, min_len))
-            if approx.any():
-                xc, rlo, rhi = envelope(np.where(inside & approx, v, np.nan), a, b, starts)
-                r["dense_approx"].setData(*segments(xc, rlo, rhi, min_len))
-            else:
-                r["dense_approx"].setData([], [])
-            rows_above = np.flatnonzero(above) + a
-            rows_below = np.flatnonzero(below) + a
-            xa = mark_positions(rows_above, a, b, starts)
-            xb = mark_positions(rows_below, a, b, starts)
-        r["above"].setData(xa, np.full(xa.size, edge_hi))
-        r["below"].setData(xb, np.full(xb.size, edge_lo))
+            # The middle 80 % of the released values per column, clipped to the chart (off-chart values are
+            # counted and marked below); columns whose band lies wholly off the chart draw nothing.
+            xc, q = column_quantiles(v, a, b, starts, (10.0, 90.0))
+            on = (q[1] >= lo) & (q[0] <= hi)
+            r["dense"].setData(*segments(xc[on], np.clip(q[0][on], lo, hi), np.clip(q[1][on], lo, hi), min_len))
+            # Republished events: one ring per column, at its last republished value on the chart (Skip's
+            # flat runs read as a dotted line at the repeated value).
+            last = last_true_per_bin(approx, a, starts)
+            last = last[(v[last] >= lo) & (v[last] <= hi)]
+            r["rings"].setData((last + a).astype(np.float64), v[last])
+            xa = mask_positions(above, a, starts)
+            xb = mask_positions(below, a, starts)
+        r["offchart_x"] = (xa, xb)
+        span = hi - lo
+        half_w = 3.0 * (b - a + 1) / max(width, 1.0)  # about 3 px
+        r["above"].setData(*triangles(xa, hi - 0.06 * span, 0.055 * span, half_w), fillLevel=hi - 0.06 * span)
+        r["below"].setData(*triangles(xb, lo + 0.06 * span, -0.055 * span, half_w), fillLevel=lo + 0.06 * span)
         if line is not None and line.size == self._values[scheme].size:
             if starts is None:
                 r["denoised"].setData(np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
@@ -573,13 +661,13 @@ class PreviewPlot(_Rows):
             if self.series.kind == "categorical":
                 lines.append(f"wrong category {100 * mae:.0f} %")
             else:
-                lines.append(f"error {mae:.3g} {unit_label(self.series)} (mean)")
+                lines.append(f"mean error {mae:.3g} {unit_label(self.series)}")
         off = n_above + n_below
         if off:
             arrows = " ".join(t for t in (f"▲{n_above:,}" if n_above else "", f"▼{n_below:,}" if n_below else "")
                               if t)
-            lines.append(f"<span style='color:#a00000'><b>{off:,}</b> of {in_view:,} value{'s' if in_view != 1 else ''}"
-                         f"<br>beyond the chart</span><br>{arrows}")
+            lines.append(f"<span style='color:#a00000'><b>{off:,}</b> value{'s' if off != 1 else ''} beyond<br>"
+                         f"the chart, of {in_view:,}</span><br>{arrows}")
         else:
             lines.append("all values on the chart")
         r["note"].setText("<br>".join(lines))
@@ -589,6 +677,10 @@ class PreviewPlot(_Rows):
     def offchart(self, scheme: str) -> tuple[int, int]:
         """(above, below): released values in view beyond the chart's top and bottom."""
         return self.rows[scheme]["offchart"]
+
+    def offchart_marks(self, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+        """x of the ▲ and ▼ marks (one per event, or per pixel column when zoomed out)."""
+        return self.rows[scheme]["offchart_x"]
 
     def yrange(self) -> tuple[float, float]:
         return self._yrange

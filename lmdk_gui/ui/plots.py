@@ -37,7 +37,7 @@ MARKER_LIMIT = 1500
 TRACK_POINTS = 50_000
 #: the column grid shared by the series plot and the rows below it (px): rotated scheme name, left axis,
 #: notes on the right (the series plot's legend sits there)
-LABEL_W, AXIS_W, NOTE_W = 22, 50, 150
+LABEL_W, AXIS_W, NOTE_W = 22, 50, 160
 
 
 # ------------------------------------------------------------------------------------ data helpers

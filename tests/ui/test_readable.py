@@ -67,13 +67,12 @@ def test_preview_rows_count_values_beyond_the_chart(qtbot, window):
         v = s.preview[scheme].values
         above, below = int(np.sum(v > hi)), int(np.sum(v < lo))
         assert pp.offchart(scheme) == (above, below), scheme
-        r = pp.rows[scheme]
-        xa, _ = r["above"].getData()
-        xb, _ = r["below"].getData()
+        xa, xb = pp.offchart_marks(scheme)
         assert len(xa) == above and len(xb) == below  # one mark per event when every event has its column
+        ya = pp.rows[scheme]["above"].getData()[1]
+        assert ya is None and above == 0 or (len(ya) == 3 * above and np.all(ya > hi - 0.07 * (hi - lo)))
         if above + below:
-            assert f"<b>{above + below:,}</b> of {s.n:,} values" in pp.note_text(scheme)
-            assert "beyond the chart" in pp.note_text(scheme)
+            assert f"<b>{above + below:,}</b> values beyond<br>the chart, of {s.n:,}" in pp.note_text(scheme)
         else:
             assert "all values on the chart" in pp.note_text(scheme)
     # Uniform's noise is hundreds of kWh here: most of its values are off the chart, and it says so.
@@ -127,7 +126,7 @@ def test_uniform_budget_of_eps_over_300_draws_a_visible_bar(qtbot, window):
     assert "ε/300" in r["note"].text and f"{eps_u:.3g}" in r["note"].text
     # landmark events are marks under the zero line, one per landmark here
     xm, ym = r["lm_marks"].getData()
-    assert len(xm) == 299 and np.all(ym < 0) and np.all(ym > y0)
+    assert len(xm) == 2 * 299 and np.all(ym < 0) and np.all(ym > y0)  # one short vertical segment each
     # Skip's row is on its own scale: ε, with the dashed total-ε line shown
     sk = window.budget_plot.rows["skip"]
     assert sk["eps"].isVisible() and not r["eps"].isVisible()
