@@ -1080,7 +1080,7 @@ class CorrelationTab(QWidget):
             exceeds = m > eps * (1 + 1e-9)
             at = format_time(s.series.times[row], _span(s.series.times)) if row >= 0 else "—"
             cells[0].setText(f"{m:.4g}")
-            cells[1].setText(f"{'✘' if exceeds else '✔'} loss {'>' if exceeds else '≤'} {m / eps:.3g}·ε")
+            cells[1].setText(f"{'✘' if exceeds else '✔'} loss ≤ {m / eps:.3g}·ε")
             cells[1].setToolTip(f"Under the correlation model you chose, the worst loss is {m:.6g} = "
                                 f"{m / eps:.3g}·ε, which {'exceeds' if exceeds else 'is within'} ε = {eps:g}. "
                                 "Landmark privacy for independent events (status bar) is a different check.")

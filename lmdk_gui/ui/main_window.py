@@ -432,7 +432,7 @@ class MainWindow(QMainWindow):
         sizes = self.main_split.sizes()
         total = sum(sizes) or max(self.main_split.width(), 2 * TRACK_MIN_WIDTH)
         if len(sizes) == 2 and sizes[1] < TRACK_MIN_WIDTH:
-            right = max(TRACK_MIN_WIDTH, int(total * 0.4))
+            right = max(TRACK_MIN_WIDTH, int(total * 0.35))
             self.main_split.setSizes([max(total - right, 1), right])
 
     def _remember_split(self, *_args) -> None:

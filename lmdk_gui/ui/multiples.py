@@ -4,15 +4,16 @@ Both widgets share one column grid — [scheme name | plot | notes] — with fix
 up with the series plot above (pyqtgraph's x link aligns views by their on-screen position).
 
 What is drawn is reduced to the pixel columns in view, never the whole series: when more events are in
-view than there are columns, each column gets the *envelope* of its events (bars: the column's highest
-budget, drawn as a flat step, so a step never turns into a ramp; values: the min–max of the values inside
-the chart). Redrawn on every x-range change; a few ``reduceat`` passes over the rows in view.
+view than there are columns, each column gets a summary of its events (bars: the column's highest budget,
+drawn as a flat step, so a step never turns into a ramp; values: the middle 80 % of a sample of 64 events
+per column as a band, the original's median as a line). Redrawn on every x-range change: a few
+``reduceat`` passes over the rows in view, and small arrays handed to pyqtgraph.
 
 Preview rows share one y range that fits the *original* data — the public bounds when set, else the
 0.5–99.5 percentile range of the original, padded — so a very noisy release runs off the chart instead of
 flattening every row; values beyond it are marked at the edge (▲/▼ per column) and counted in the row's
-note. Republished (approximated) events are rings (or a darker envelope when dense). A denoised line per
-scheme can be drawn over faint raw points with :meth:`PreviewPlot.set_denoised`.
+note. Republished (approximated) events are rings (zoomed out: one ring per column, its last republished
+value). A denoised line per scheme can be drawn over faint raw points with :meth:`PreviewPlot.set_denoised`.
 """
 
 from __future__ import annotations
@@ -622,7 +623,9 @@ class PreviewPlot(_Rows):
             r["dots"].setData(x[fresh], v[fresh])
             r["rings"].setData(x[rep], v[rep])
             r["dense"].setData([], [])
-            xa, xb = x[above], x[below]
+            # one mark per ~4 px: side by side they would merge into a bar anyway
+            mark_bins = column_bins(a, b, width / 4.0)
+            xa, xb = mask_positions(above, a, mark_bins), mask_positions(below, a, mark_bins)
         else:
             r["dots"].setData([], [])
             min_len = 0.012 * (hi - lo)

@@ -17,7 +17,7 @@ SCHEME_COLORS = {
 }
 ORIGINAL_COLOR = (40, 40, 40)
 #: the original series behind each release in the preview rows
-ORIGINAL_PREVIEW_COLOR = (125, 125, 125)
+ORIGINAL_PREVIEW_COLOR = (150, 150, 150)
 LANDMARK_COLOR = (190, 30, 20)
 DUMMY_COLOR = (150, 0, 255)
 EPSILON_LINE_COLOR = (120, 120, 120)
