@@ -458,10 +458,6 @@ class BudgetPlot(_Rows):
 
 
 # ------------------------------------------------------------------------------------------ preview
-class PreviewRowAxis(CategoryAxis):
-    """Left axis of a preview row (category names for categorical series)."""
-
-
 class PreviewPlot(_Rows):
     """One row per shown scheme: the original in grey and the scheme's noisy release on a y range fitted
     to the original (off-chart values marked and counted); republished events as rings."""
@@ -475,7 +471,7 @@ class PreviewPlot(_Rows):
             color = SCHEME_COLORS[scheme]
             axis = TimeAxis(orientation="bottom")
             axis.setLabel("")
-            left = PreviewRowAxis(orientation="left")
+            left = CategoryAxis(orientation="left")  # category names for categorical series
             plot = pg.PlotItem(axisItems={"bottom": axis, "left": left})
             row = self._make_row(scheme, plot)
             plot.showGrid(x=True, y=True, alpha=0.12)

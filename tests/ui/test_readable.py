@@ -278,3 +278,19 @@ def test_no_jargon_in_what_the_window_shows(qtbot, window):
     found = [(j, t) for t in texts for j in JARGON if j in t]
     assert found == []
     assert "1 landmark " in window.status_landmarks.text() or window.status_landmarks.text().startswith("1 landmark")
+
+
+def test_a_denoised_line_draws_over_faint_raw_points(qtbot, window):
+    """The slot for denoised releases (a later issue): a line per scheme, the raw noisy points fainter."""
+    s = window.session
+    wait_preview(qtbot, window)
+    pp = window.preview_plot
+    r = pp.rows["skip"]
+    alpha_before = r["dots"].opts["brush"].color().alpha()
+    smooth = np.convolve(s.preview["skip"].values, np.ones(5) / 5, mode="same")
+    pp.set_denoised({"skip": smooth})
+    x, y = r["denoised"].getData()
+    assert len(x) == s.n and np.allclose(y, smooth)
+    assert r["dots"].opts["brush"].color().alpha() < alpha_before
+    pp.set_denoised({})
+    assert r["denoised"].getData()[0] is None or len(r["denoised"].getData()[0]) == 0
