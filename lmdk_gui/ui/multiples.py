@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
 
 from ..core.metrics import unit_label
 from ..core.series import Series
@@ -328,6 +329,8 @@ class BudgetPlot(_Rows):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("budgetPlot")
+        self._tick_font = QFont()  # kept alive here: the axes hold it only by reference
+        self._tick_font.setPointSize(7)
         self.time_labels = False  # the preview rows below carry them
         self.ROW_MIN = 36  # two lines of note
         for scheme in LANDMARK_SCHEMES:
@@ -337,6 +340,9 @@ class BudgetPlot(_Rows):
             plot = pg.PlotItem(axisItems={"bottom": axis})
             row = self._make_row(scheme, plot, named=False)  # a thin row: the name goes in the note
             plot.showGrid(x=False, y=True, alpha=0.15)
+            # the row's scale on its axis even in a thin row (the top label may reach into the row above)
+            plot.getAxis("left").setStyle(hideOverlappingLabels=False, textFillLimits=[(0, 1.5)],
+                                          tickFont=self._tick_font)
             regular = pg.PlotDataItem(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
                                       skipFiniteCheck=True)
             landmark = pg.PlotDataItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
@@ -367,7 +373,7 @@ class BudgetPlot(_Rows):
         dm = (f" · <span style='color:{css(DUMMY_COLOR)}'>■ dummy landmarks (dummies violet)</span>"
               if self._dummies.size else "")
         self.header.setText(
-            "<b>Budget ε<sub>t</sub> per event</b>, each row on its own scale (right) · "
+            "<b>Budget ε<sub>t</sub> per event</b>, each row on its own scale (see its axis) · "
             f"<span style='color:{css(LANDMARK_COLOR)}'>■ | landmark events</span>{dm} · "
             "dashed = total ε")
 
@@ -421,10 +427,10 @@ class BudgetPlot(_Rows):
         eps = self._epsilon
         self._tops[scheme] = top
         plot = r["plot"]
-        plot.setYRange(-0.22 * top, 1.12 * top, padding=0)
-        plot.getAxis("left").setTicks([[(0.0, "0"), (top, f"{top:.3g}")]])
+        plot.setYRange(-0.35 * top, 1.4 * top, padding=0)  # room for the top tick label inside the row
+        plot.getAxis("left").setTicks([[(0.0, "0"), (top, f"{top:.2g}")]])
         r["eps"].setPos(eps)
-        r["eps"].setVisible(eps <= 1.12 * top)
+        r["eps"].setVisible(eps <= 1.4 * top)
         name = f"<b style='color:{css(SCHEME_COLORS[scheme])}'>{SCHEME_LABELS[scheme]}</b>"
         r["note"].setText(f"{name} 0 – {top:.3g}<br>({_fmt_scale(top, eps)})")
         r["note"].setToolTip("This row's bars are drawn on their own scale so that small budgets stay visible")
@@ -447,14 +453,14 @@ class BudgetPlot(_Rows):
             if dmy is not None:
                 r["dummy"].setData(*bar_steps(dmy, a, b, starts))
                 x = mark_positions(self._dummies, a, b, starts)
-                r["dm_marks"].setData(*segments(x, np.full(x.size, -0.11 * top), np.full(x.size, -0.11 * top),
-                                                0.12 * top))
+                r["dm_marks"].setData(*segments(x, np.full(x.size, -0.17 * top), np.full(x.size, -0.17 * top),
+                                                0.16 * top))
             else:
                 r["dummy"].setData([], [])
                 r["dm_marks"].setData([], [])
             x = mark_positions(self._landmarks, a, b, starts)
-            r["lm_marks"].setData(*segments(x, np.full(x.size, -0.11 * top), np.full(x.size, -0.11 * top),
-                                            0.12 * top))
+            r["lm_marks"].setData(*segments(x, np.full(x.size, -0.17 * top), np.full(x.size, -0.17 * top),
+                                            0.16 * top))
 
 
 # ------------------------------------------------------------------------------------------ preview

@@ -40,6 +40,15 @@ TRACK_POINTS = 50_000
 LABEL_W, AXIS_W, NOTE_W = 22, 50, 160
 
 
+def __getattr__(name: str):
+    """``BudgetPlot`` and ``PreviewPlot`` moved to :mod:`lmdk_gui.ui.multiples` (issue 14); old imports work."""
+    if name in ("BudgetPlot", "PreviewPlot"):
+        from . import multiples
+
+        return getattr(multiples, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # ------------------------------------------------------------------------------------ data helpers
 def display_values(series: Series, values: np.ndarray) -> np.ndarray:
     """What the y axis shows for one kind: numeric values; distance in metres from the series' first
