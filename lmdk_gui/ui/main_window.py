@@ -150,8 +150,9 @@ class MainWindow(QMainWindow):
         self.main_split.setObjectName("mainSplitter")
         self.main_split.addWidget(plots)
         self.main_split.addWidget(self.track_plot)
-        self.main_split.setStretchFactor(0, 3)
-        self.main_split.setStretchFactor(1, 2)
+        # The plots take what the window gains; the track keeps the width it was given (or dragged to).
+        self.main_split.setStretchFactor(0, 1)
+        self.main_split.setStretchFactor(1, 0)
         self.main_split.setCollapsible(1, False)
         self.track_plot.setMinimumWidth(TRACK_MIN_WIDTH)
         self.track_plot.hide()
@@ -426,12 +427,12 @@ class MainWindow(QMainWindow):
         if not on or was:
             return
         state = self._settings.value("mainSplitterState")
-        if state is not None:
-            self.main_split.restoreState(state)
-            self.track_plot.setVisible(True)  # restoreState also restores the hidden flag of its time
+        restored = state is not None and self.main_split.restoreState(state)
+        self.track_plot.setVisible(True)  # restoreState also restores the hidden flag of its time
         sizes = self.main_split.sizes()
         total = sum(sizes) or max(self.main_split.width(), 2 * TRACK_MIN_WIDTH)
-        if len(sizes) == 2 and sizes[1] < TRACK_MIN_WIDTH:
+        if not restored or len(sizes) != 2 or sizes[1] < TRACK_MIN_WIDTH:
+            # first time (or a bad saved state): about a third, so the plots keep room for their notes
             right = max(TRACK_MIN_WIDTH, int(total * 0.35))
             self.main_split.setSizes([max(total - right, 1), right])
 

@@ -232,6 +232,23 @@ class _NameLabel(pg.LabelItem):
         self.setMinimumHeight(0)
 
 
+class _HeaderLabel(pg.LabelItem):
+    """A header line that is cut at the right in a narrow window instead of widening the whole layout."""
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph naming
+        super().updateMin()
+        self.setMinimumWidth(0)
+
+
+class _NoteLabel(pg.LabelItem):
+    """The notes column: exactly NOTE_W wide whatever its text, so every row's plot ends at the same x."""
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph naming
+        super().updateMin()
+        self.setMinimumWidth(NOTE_W)
+        self.setMaximumWidth(NOTE_W)
+
+
 class _Rows(pg.GraphicsLayoutWidget):
     """A header line and rows of [label | plot | note]; rows are laid out again when the shown set changes
     (hidden items would still take their space in a QGraphicsGridLayout)."""
@@ -242,8 +259,8 @@ class _Rows(pg.GraphicsLayoutWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.ci.setSpacing(0)
-        self.ci.setContentsMargins(0, 2, 4, 2)
-        self.header = pg.LabelItem("", size="8pt", justify="left")
+        self.ci.setContentsMargins(0, 2, 0, 2)
+        self.header = _HeaderLabel("", size="8pt", justify="left")
         self.rows: dict[str, dict] = {}
         self._shown: list[str] | None = None
         self._master: pg.ViewBox | None = None
@@ -254,7 +271,7 @@ class _Rows(pg.GraphicsLayoutWidget):
         color = SCHEME_COLORS[scheme]
         label = _NameLabel(f"<b>{SCHEME_LABELS[scheme]}</b>" if named else "", angle=-90, color=color, size="8pt")
         label.setFixedWidth(LABEL_W)
-        note = pg.LabelItem("", size="8pt", justify="left")
+        note = _NoteLabel("", size="8pt", justify="left")
         note.setFixedWidth(NOTE_W)
         plot.setMenuEnabled(False)
         plot.hideButtons()

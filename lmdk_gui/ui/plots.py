@@ -268,6 +268,18 @@ class PassiveScatter(pg.ScatterPlotItem):
         pass
 
 
+def _shrinkable(label: pg.LabelItem) -> None:
+    """Let a label be cut at the right instead of forcing its layout as wide as its text (LabelItem sets its
+    minimum width from the text on every setText)."""
+    update = label.updateMin
+
+    def update_min() -> None:
+        update()
+        label.setMinimumWidth(0)
+
+    label.updateMin = update_min  # type: ignore[method-assign]
+
+
 def _legend(plot: pg.PlotItem, offset=(-10, 5)) -> pg.LegendItem:
     legend = plot.addLegend(offset=offset, labelTextSize="8pt", verSpacing=-6)
     legend.setBrush(pg.mkBrush(255, 255, 255, 210))
@@ -288,6 +300,7 @@ class SeriesPlot(pg.PlotWidget):
         self.setToolTip("")
         pi = self.getPlotItem()
         pi.showGrid(x=True, y=True, alpha=0.15)
+        _shrinkable(pi.titleLabel)  # a long title must not widen the plot past the rows below it
         pi.setTitle("Series — click: mark/unmark · Shift-drag: mark range · Ctrl/Alt-drag: unmark", size="9pt")
         # The same column grid as the budget and preview rows below (so x lines up): a left axis as wide as
         # their name + axis columns and, on the right, a margin as wide as their notes holding the legend.

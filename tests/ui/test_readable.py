@@ -294,3 +294,25 @@ def test_a_denoised_line_draws_over_faint_raw_points(qtbot, window):
     assert r["dots"].opts["brush"].color().alpha() < alpha_before
     pp.set_denoised({})
     assert r["denoised"].getData()[0] is None or len(r["denoised"].getData()[0]) == 0
+
+
+def _screen_x(view, widget, window) -> tuple[int, int]:
+    r = view.sceneBoundingRect()
+    a = widget.mapTo(window, widget.mapFromScene(r.topLeft())).x()
+    b = widget.mapTo(window, widget.mapFromScene(r.bottomRight())).x()
+    return a, b
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1400, 900)])
+def test_rows_line_up_with_the_series_plot(qtbot, window, size):
+    """Every budget and preview row spans the same screen columns as the series plot, so an event sits at
+    the same x in all of them (and no row hides the end of the series)."""
+    window.resize(*size)
+    window.session.add_range(10, 20)
+    wait_preview(qtbot, window)
+    qtbot.wait(50)
+    ref = _screen_x(window.series_plot.vb, window.series_plot, window)
+    for wid in (window.budget_plot, window.preview_plot):
+        for scheme in wid.shown():
+            got = _screen_x(wid.rows[scheme]["plot"].getViewBox(), wid, window)
+            assert abs(got[0] - ref[0]) <= 2 and abs(got[1] - ref[1]) <= 2, (scheme, got, ref)
