@@ -68,6 +68,18 @@ def column_bins(a: int, b: int, width_px: float) -> np.ndarray | None:
     return np.arange(a, b + 1, k, dtype=np.int64)
 
 
+#: events drawn one by one up to this many per pixel column; beyond, one summary per column
+EVENTS_PER_PX = 3.0
+
+
+def view_bins(a: int, b: int, width_px: float) -> np.ndarray | None:
+    """The bins a view draws: None (every event itself) while at most :data:`EVENTS_PER_PX` events share a
+    pixel column, else one bin per column."""
+    if b - a + 1 <= EVENTS_PER_PX * max(width_px, 1.0):
+        return None
+    return column_bins(a, b, width_px)
+
+
 def bin_edges(starts: np.ndarray, b: int) -> np.ndarray:
     """x of the bins' left edges plus the last right edge (rows sit at integers, bars span ±0.5)."""
     return np.append(starts, b + 1).astype(np.float64) - 0.5
@@ -461,7 +473,7 @@ class BudgetPlot(_Rows):
         a, b, width = self._view_rows(n)
         if a > b:
             return
-        starts = column_bins(a, b, width)
+        starts = view_bins(a, b, width)
         for scheme, (reg, lmk, dmy) in self._split.items():
             r = self.rows[scheme]
             top = self._tops[scheme]
@@ -599,7 +611,7 @@ class PreviewPlot(_Rows):
         a, b, width = self._view_rows(s.n)
         if a > b:
             return
-        starts = column_bins(a, b, width)
+        starts = view_bins(a, b, width)
         orig = self._original_xy(a, b, starts)
         for scheme in self._values:
             self._draw_row(scheme, a, b, starts, orig, width)
