@@ -517,10 +517,8 @@ class PreviewPlot(_Rows):
             rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
             dense = pg.PlotDataItem(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
             denoised = pg.PlotDataItem(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
-            above = pg.PlotDataItem(pen=pg.mkPen(OFFCHART_COLOR, width=1), brush=pg.mkBrush(OFFCHART_COLOR),
-                                    skipFiniteCheck=True)
-            below = pg.PlotDataItem(pen=pg.mkPen(OFFCHART_COLOR, width=1), brush=pg.mkBrush(OFFCHART_COLOR),
-                                    skipFiniteCheck=True)
+            above = pg.PlotDataItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
+            below = pg.PlotDataItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
             for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
                 plot.addItem(item)
                 item.setZValue(z)
@@ -654,9 +652,7 @@ class PreviewPlot(_Rows):
             r["dots"].setData(x[fresh], v[fresh])
             r["rings"].setData(x[rep], v[rep])
             r["dense"].setData([], [])
-            # one mark per ~4 px: side by side they would merge into a bar anyway
-            mark_bins = column_bins(a, b, width / 4.0)
-            xa, xb = mask_positions(above, a, mark_bins), mask_positions(below, a, mark_bins)
+            xa, xb = self._marks(above, below, a, b, width)
         else:
             r["dots"].setData([], [])
             min_len = 0.012 * (hi - lo)
@@ -670,8 +666,7 @@ class PreviewPlot(_Rows):
             last = last_true_per_bin(approx, a, starts)
             last = last[(v[last] >= lo) & (v[last] <= hi)]
             r["rings"].setData((last + a).astype(np.float64), v[last])
-            xa = mask_positions(above, a, starts)
-            xb = mask_positions(below, a, starts)
+            xa, xb = self._marks(above, below, a, b, width)
         r["offchart_x"] = (xa, xb)
         span = hi - lo
         half_w = 3.0 * (b - a + 1) / max(width, 1.0)  # about 3 px
@@ -685,6 +680,13 @@ class PreviewPlot(_Rows):
         else:
             r["denoised"].setData([], [])
         self._note(scheme, n_above, n_below, b - a + 1)
+
+    @staticmethod
+    def _marks(above: np.ndarray, below: np.ndarray, a: int, b: int, width: float) -> tuple[np.ndarray, ...]:
+        """x of the ▲/▼ marks: one per ~4 px holding an off-chart value (side by side, finer marks would merge
+        into a bar anyway, and each costs paint time)."""
+        mark_bins = column_bins(a, b, width / 4.0)
+        return mask_positions(above, a, mark_bins), mask_positions(below, a, mark_bins)
 
     def _note(self, scheme: str, n_above: int, n_below: int, in_view: int) -> None:
         r = self.rows[scheme]
