@@ -73,7 +73,7 @@ from ..core.correlation import (
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
 from .plots import TimeAxis, format_time
 from .runner import LatestOnlyRunner
-from .theme import EPSILON_LINE_COLOR, SCHEME_COLORS
+from .theme import EPSILON_LINE_COLOR, SCHEME_COLORS, count_noun
 
 #: the thesis' correlation degrees (§5.1.3): weak, moderate, strong
 S_PRESETS: tuple[tuple[float, str], ...] = ((1.0, "weak"), (0.1, "moderate"), (0.01, "strong"))
@@ -88,7 +88,19 @@ BACKWARD_MODES: tuple[tuple[str, str], ...] = (
     ("reversed", "reversed chain of forward (Bayes)"),
     ("own", "own matrix (below)"),
 )
-TABLE_COLUMNS = ("Scheme", "Max landmark\nTPL (nats)", "vs ε", "Without\ncorrelation", "vs without", "at")
+TABLE_COLUMNS = ("Scheme", "Worst loss with\ncorrelation", "Under the model\nyou chose", "Without\ncorrelation",
+                 "vs without", "at")
+#: the precise terms, for the column headers' tooltips
+TABLE_TIPS = ("", "The maximum landmark temporal privacy loss (TPL, Definition 10 of the thesis), in nats like ε",
+              "Whether that loss stays within ε under the correlation model chosen on the left",
+              "The maximum without correlation: the landmark sum, what the status bar's verdict checks", "",
+              "Where the maximum is reached")
+#: what the default model is and why (shown under the model)
+DEFAULT_MODEL_NOTE = (
+    "Default: a 2-state chain with moderate correlation (s = 0.1), the middle of the three degrees the "
+    "landmark-privacy study used. It is an assumption about what the adversary knows, not something "
+    "estimated from your data (that would itself leak). The status bar's “landmark privacy (independent "
+    "events)” assumes no correlation; this tab shows the loss if the adversary knows this model.")
 
 
 def s_to_slider(s: float) -> int:
@@ -286,8 +298,8 @@ class CorrelationTab(QWidget):
         lay.setSpacing(6)
 
         intro = QLabel("If consecutive values are correlated (a Markov chain the adversary knows), each "
-                       "release also leaks about its neighbours, so the real loss exceeds ε<sub>t</sub> "
-                       "(thesis §2.3.4, Def. 10).")
+                       "release also leaks about its neighbours, so the real loss exceeds ε<sub>t</sub>.")
+        intro.setToolTip("Temporal privacy loss (TPL): thesis §2.3.4 and §4.1.3, Definition 10")
         intro.setWordWrap(True)
         intro.setStyleSheet("color: #444;")
         lay.addWidget(intro)
@@ -295,7 +307,9 @@ class CorrelationTab(QWidget):
         g = QGroupBox("Correlation model")
         gl = QVBoxLayout(g)
         gl.setSpacing(4)
-        self.smoothed_radio = QRadioButton("Smoothed m-state chain (thesis)")
+        self.smoothed_radio = QRadioButton("Smoothed m-state chain (default)")
+        self.smoothed_radio.setToolTip("The Laplacian-smoothed chain P = (I + s)/(1 + m·s) of the landmark-privacy "
+                                       "thesis (§5.1.3)")
         self.smoothed_radio.setObjectName("smoothedRadio")
         self.custom_radio = QRadioButton("Custom matrix")
         self.custom_radio.setObjectName("customRadio")
@@ -336,19 +350,21 @@ class CorrelationTab(QWidget):
         for value, word in S_PRESETS:
             b = QPushButton(f"{value:g}")
             b.setObjectName(f"sPreset_{value:g}".replace(".", "_"))
-            b.setToolTip(f"s = {value:g}: {word} correlation (thesis §5.1.3)")
+            b.setToolTip(f"s = {value:g}: {word} correlation (one of the degrees of the thesis, §5.1.3)")
             b.setCheckable(True)
             b.setMinimumWidth(34)  # overrides the style's wide minimum, so the column stays narrow
             b.clicked.connect(lambda _=False, v=value: self.set_smoothing(v))
             prow.addWidget(b)
             self.preset_buttons[value] = b
-        sf.addRow("Thesis", prow)
+        presets = QLabel("Presets")
+        presets.setToolTip("weak (s = 1), moderate (s = 0.1), strong (s = 0.01): the thesis' degrees")
+        sf.addRow(presets, prow)
         self.states_spin = QSpinBox()
         self.states_spin.setObjectName("statesSpin")
         self.states_spin.setRange(2, MAX_STATES)
         self.states_spin.setValue(2)
         self.states_spin.setKeyboardTracking(False)
-        self.states_spin.setToolTip("Number of states m of the chain (the thesis uses 2)")
+        self.states_spin.setToolTip("Number of states m of the chain (2 by default, as in the thesis)")
         sf.addRow("States m", self.states_spin)
         self.smoothed_hint = QLabel()
         self.smoothed_hint.setObjectName("smoothedHint")
@@ -356,6 +372,11 @@ class CorrelationTab(QWidget):
         self.smoothed_hint.setStyleSheet("color: #555; font-size: 8pt;")
         sf.addRow(self.smoothed_hint)
         gl.addWidget(self.smoothed_box)
+        self.default_note = QLabel(DEFAULT_MODEL_NOTE)
+        self.default_note.setObjectName("correlationDefaultNote")
+        self.default_note.setWordWrap(True)
+        self.default_note.setStyleSheet("color: #555; font-size: 8pt;")
+        gl.addWidget(self.default_note)
 
         # --- custom matrix ------------------------------------------------------------------------
         gl.addWidget(self.custom_radio)
@@ -463,7 +484,8 @@ class CorrelationTab(QWidget):
         self.plot.setObjectName("correlationPlot")
         pi = self.plot.getPlotItem()
         pi.showGrid(x=True, y=True, alpha=0.15)
-        pi.setLabel("left", "landmark temporal privacy loss (nats)")
+        pi.setLabel("left", "privacy loss at each event (scale of ε)")
+        pi.getAxis("left").setToolTip("Landmark temporal privacy loss (TPL, thesis Definition 10), in nats like ε")
         pi.setMouseEnabled(x=True, y=False)
         pi.hideButtons()
         # Long series: draw about two points per pixel column (peaks kept). Set on the PlotItem: its
@@ -508,6 +530,9 @@ class CorrelationTab(QWidget):
         self.table = QTableWidget(len(ALL_SCHEMES), len(TABLE_COLUMNS))
         self.table.setObjectName("correlationTable")
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
+        for c, tip in enumerate(TABLE_TIPS):
+            if tip:
+                self.table.horizontalHeaderItem(c).setToolTip(tip)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -1055,12 +1080,14 @@ class CorrelationTab(QWidget):
             exceeds = m > eps * (1 + 1e-9)
             at = format_time(s.series.times[row], _span(s.series.times)) if row >= 0 else "—"
             cells[0].setText(f"{m:.4g}")
-            cells[1].setText(f"{'✘' if exceeds else '✔'} {m / eps:.3g} × ε")
-            cells[1].setToolTip(f"max landmark TPL {m:.6g} {'exceeds' if exceeds else 'is within'} ε = {eps:g}")
+            cells[1].setText(f"{'✘' if exceeds else '✔'} loss ≤ {m / eps:.3g}·ε")
+            cells[1].setToolTip(f"Under the correlation model you chose, the worst loss is {m:.6g} = "
+                                f"{m / eps:.3g}·ε, which {'exceeds' if exceeds else 'is within'} ε = {eps:g}. "
+                                "Landmark privacy for independent events (status bar) is a different check.")
             cells[2].setText(f"{m0:.4g}")
             cells[3].setText(f"× {m / m0:.3g}" if m0 > 0 else f"+{m - m0:.3g}")
-            cells[3].setToolTip(f"correlation adds {m - m0:.6g} nats to the maximum without it (the landmark sum, "
-                                f"{m0:.6g})")
+            cells[3].setToolTip(f"correlation adds {m - m0:.6g} (on the scale of ε) to the maximum without it "
+                                f"(the landmark sum, {m0:.6g})")
             cells[4].setText(at)
             cells[4].setToolTip(f"row {row} (the dot on the curve)")
             for cell in cells:
@@ -1085,10 +1112,10 @@ class CorrelationTab(QWidget):
         current = self.is_current()
         used = {int(self._cache[x].release.landmarks.size) for x in self._wanted() if x in self._cache}
         k = used.pop() if len(used) == 1 else int(s.landmarks.size)
-        lm = f"{k:,} landmarks"
+        lm = count_noun(k, "landmark")
         if current and k > s.landmarks.size:  # the releases protect L' ⊇ L (dummy landmarks)
             lm += f" (incl. {k - int(s.landmarks.size):,} dummies)"
-        text = f"{lm} · ε = {s.epsilon:g} · {self._model.description}"
+        text = f"under the correlation model you chose ({self._model.description}) · {lm} · ε = {s.epsilon:g}"
         if current:
             self.status_label.setText(f"✔ up to date · {text}")
             self.status_label.setStyleSheet("color: #2a2a2a;")
@@ -1180,6 +1207,6 @@ def install(window) -> CorrelationTab:
     """Add the "Temporal correlation" tab to the main window."""
     tab = CorrelationTab(window)
     window.tabs.addTab(tab, "Temporal correlation")
-    window.tabs.setTabToolTip(window.tabs.indexOf(tab), "Temporal privacy loss under temporal correlation "
-                                                        "(thesis §2.3.4, Definition 10)")
+    window.tabs.setTabToolTip(window.tabs.indexOf(tab), "The privacy loss if consecutive values are correlated "
+                                                        "(temporal privacy loss, thesis §2.3.4, Definition 10)")
     return tab

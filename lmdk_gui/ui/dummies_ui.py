@@ -1,4 +1,4 @@
-"""The "Hide landmarks" panel: dummy landmarks in the window (issue 6, thesis §4.2, DESIGN §6).
+"""The "Dummy landmarks" panel: dummy landmarks in the window (issue 6, thesis §4.2, DESIGN §6).
 
 A release's budgets show where the landmarks are (thesis Figure 4.7): Skip's zeros, Uniform's level,
 Adaptive's pattern. With this panel on, the session adds *dummy* landmarks — regular events treated as
@@ -44,7 +44,7 @@ from ..core.dummies import (
     DummySettings,
 )
 from .plots import PassiveScatter
-from .theme import DUMMY_COLOR, darker
+from .theme import DUMMY_COLOR, count_noun, darker
 
 GENERATOR_ITEMS = {
     "partitioned": "Partitioned (default)",
@@ -52,8 +52,8 @@ GENERATOR_ITEMS = {
     "optimal": f"Optimal (≤ {OPTIMAL_MAX_REGULAR} regular events)",
 }
 GENERATOR_NOTES = {
-    "partitioned": "Histogram of the landmark times; dummies are drawn bin by bin so that L' keeps its shape. "
-                   "Fast at any size.",
+    "partitioned": "Histogram of the landmark times; dummies are drawn bin by bin so that landmarks and "
+                   "dummies together keep the landmarks' shape. Fast at any size.",
     "heuristic": "Adds one event at a time, keeping the spread of distances to the nearest landmark. "
                  f"Up to ≈ 2 s at {HEURISTIC_COMFORT_N:,} events; slower beyond.",
     "optimal": f"Exhaustive over every chain of options: refused when more than {OPTIMAL_MAX_REGULAR} events "
@@ -94,7 +94,7 @@ class HideLandmarksPanel(QScrollArea):
         self.enabled.setObjectName("dummiesEnabled")
         self.enabled.setStyleSheet("font-weight: bold;")
         lay.addWidget(self.enabled)
-        lay.addWidget(_note("Budgets show where the landmarks are (thesis §4.2). Dummy landmarks are regular "
+        lay.addWidget(_note("Budgets show where the landmarks are. Dummy landmarks are regular "
                             "events treated as landmarks, so the true ones hide among them. They cost "
                             "accuracy: compare the MAE columns of the metrics table."))
 
@@ -147,7 +147,8 @@ class HideLandmarksPanel(QScrollArea):
         self.error.hide()
         lay.addWidget(self.error)
         lay.addWidget(_note("The export draws a new selection with fresh randomness; the preview's dummies are "
-                            "one example. The release's metadata records ε_sel and the generator, never the "
+                            "one example. The release's metadata records the ε spent on the choice and the "
+                            "generator, never the "
                             "dummies."))
         lay.addStretch(1)
         self.setWidget(body)
@@ -199,8 +200,8 @@ class HideLandmarksPanel(QScrollArea):
         s = self.session
         eps = s.epsilon
         if not s.dummies_enabled:
-            self.readout.setText(f"<b>Off.</b> The releases use the {s.landmarks.size:,} landmark(s) only, "
-                                 f"with all of ε = {eps:g}.")
+            self.readout.setText(f"<b>Off.</b> The releases use the {count_noun(int(s.landmarks.size), 'landmark')} "
+                                 f"only, with all of ε = {eps:g}.")
             self.error.hide()
             return
         if s.dummy_error:
@@ -217,13 +218,15 @@ class HideLandmarksPanel(QScrollArea):
         k = sel.landmarks.size - sel.dummies.size
         pct = 100 * sel.landmarks.size / n if n else 0.0
         lines = [
-            f"<b>{sel.dummies.size:,}</b> dummies added to {k:,} landmark(s)",
-            f"|L'| = <b>{sel.landmarks.size:,}</b> of {n:,} events ({pct:.1f}%)",
-            f"ε_sel = <b>{sel.epsilon_selection:.4g}</b> (selection) · ε − ε_sel = <b>{sel.epsilon_remaining:.4g}"
-            f"</b> (release)",
+            f"<b>{sel.dummies.size:,}</b> dummies added to {count_noun(k, 'landmark')}",
+            f"protected together: <b>{sel.landmarks.size:,}</b> of {n:,} events ({pct:.1f}%)",
+            f"ε spent on choosing the dummies: <b>{sel.epsilon_selection:.4g}</b> · left for the release: "
+            f"<b>{sel.epsilon_remaining:.4g}</b>",
         ]
         if s.average_dummy_size is not None and np.isfinite(s.average_dummy_size):
-            lines.append(f"mean |L'| over {s.runs} runs: {s.average_dummy_size:,.0f}")
+            lines.append(f"on average over {s.runs} runs: {s.average_dummy_size:,.0f} events protected together")
+        self.readout.setToolTip("The landmarks plus the dummies form L' (|L'| events); ε_sel = share × ε chooses "
+                                "them and the release gets ε − ε_sel")
         if sel.note:
             lines.append(f"<i>{sel.note}</i>")
         self.readout.setText("<br>".join(lines))
@@ -238,7 +241,8 @@ class DummiesExtension(QObject):
         session = window.session
         self.session = session
         self.panel = HideLandmarksPanel(session)
-        self.dock = QDockWidget("Hide landmarks", window)
+        # Named for what it holds: its View-menu tick means "panel shown", not "landmarks hidden".
+        self.dock = QDockWidget("Dummy landmarks", window)
         self.dock.setObjectName("hideLandmarksDock")
         self.dock.setWidget(self.panel)
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
@@ -297,7 +301,7 @@ class DummiesExtension(QObject):
         self.dock.raise_()
 
     def _on_failed(self, message: str) -> None:
-        self.window.show_error("Hide landmarks", message + "\n\nThe preview shows the releases without dummies "
+        self.window.show_error("Dummy landmarks", message + "\n\nThe preview shows the releases without dummies "
                                "until you choose another generator.")
 
     # -------------------------------------------------------------------------------------- plots
@@ -321,7 +325,7 @@ class DummiesExtension(QObject):
             self.track_dummies.setData([], [])
         sel = self.session.dummy_selection
         if sel is not None and self.session.dummies_enabled:
-            self.status.setText(f"+{sel.dummies.size:,} dummies (|L'| = {sel.landmarks.size:,})")
+            self.status.setText(f"+{sel.dummies.size:,} dummies ({sel.landmarks.size:,} events protected together)")
             self.status.show()
         else:
             self.status.hide()
@@ -334,7 +338,7 @@ class DummiesExtension(QObject):
             self.session.series.kind == "location"
         if shown:
             track.legend.addItem(self.track_dummies, "dummy landmarks")
-        track.getPlotItem().setTitle("Track (landmarks red, dummies pink)" if shown else
+        track.getPlotItem().setTitle("Track (landmarks red, dummies violet)" if shown else
                                      "Track (landmarks in red)", size="9pt")
 
     # ------------------------------------------------------------------------------- project state

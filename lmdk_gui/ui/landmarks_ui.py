@@ -814,6 +814,7 @@ class SuggestionPanel(QWidget):
         msg = (f"{self.session.landmarks.size:,} landmarks after applying {self.rule.label.lower()}"
                if changed else "The proposal is already the landmark set; nothing changed.")
         self.window.statusBar().showMessage(msg, 8000)
+        self.overlay.clear()  # applied: the highlight would now mark the landmarks twice
         if changed:
             self.applied.emit(int(self.session.landmarks.size))
         return changed

@@ -48,15 +48,19 @@ from .export import ExportDialog, ExportJob
 from .help import install_help_menu
 from .import_dialog import ImportDialog
 from .metrics_panel import MetricsTable
-from .plots import BudgetPlot, PreviewPlot, SeriesPlot, TrackPlot, display_values
+from .multiples import BudgetPlot, PreviewPlot
+from .plots import SeriesPlot, TrackPlot, display_values
 from .runner import LatestOnlyRunner
 from .session import Session
 from .settings_panel import SettingsPanel
 from .startup import clean_load_options, read_setting, restore_window, save_window, write_options
+from .theme import count_noun
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
 EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui")
+#: the GPS track view never opens narrower than this (px)
+TRACK_MIN_WIDTH = 320
 MAX_RECENT = 8
 log = logging.getLogger(__name__)
 
@@ -139,22 +143,33 @@ class MainWindow(QMainWindow):
         self.preview_plot = PreviewPlot()
         self.track_plot = TrackPlot()
         self.budget_plot.link_x(self.series_plot.vb)
-        self.preview_plot.setXLink(self.series_plot)
+        self.preview_plot.link_x(self.series_plot.vb)
 
+        # Series on top, then the small multiples: a thin budget row and a taller preview row per scheme.
         plots = QSplitter(Qt.Orientation.Vertical)
         plots.setObjectName("plotSplitter")
         plots.addWidget(self.series_plot)
         plots.addWidget(self.budget_plot)
         plots.addWidget(self.preview_plot)
-        plots.setStretchFactor(0, 3)
-        plots.setStretchFactor(1, 3)
-        plots.setStretchFactor(2, 3)
+        plots.setStretchFactor(0, 5)
+        plots.setStretchFactor(1, 4)
+        plots.setStretchFactor(2, 8)
+        plots.setSizes([230, 150, 420])
+        for i in range(3):
+            plots.setCollapsible(i, False)
+        self.series_plot.setMinimumHeight(110)  # the rows below set their own minimum (per shown scheme)
+        self.plot_split = plots
         self.main_split = QSplitter(Qt.Orientation.Horizontal)
+        self.main_split.setObjectName("mainSplitter")
         self.main_split.addWidget(plots)
         self.main_split.addWidget(self.track_plot)
-        self.main_split.setStretchFactor(0, 3)
-        self.main_split.setStretchFactor(1, 2)
+        # The plots take what the window gains; the track keeps the width it was given (or dragged to).
+        self.main_split.setStretchFactor(0, 1)
+        self.main_split.setStretchFactor(1, 0)
+        self.main_split.setCollapsible(1, False)
+        self.track_plot.setMinimumWidth(TRACK_MIN_WIDTH)
         self.track_plot.hide()
+        self.main_split.splitterMoved.connect(self._remember_split)
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("mainTabs")
@@ -165,6 +180,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(release_tab, "Landmarks && release")
         self.setCentralWidget(self.tabs)
 
+        self._hover_row: int | None = None
         self._hover = pg.SignalProxy(self.series_plot.scene().sigMouseMoved, rateLimit=30, slot=self._on_hover)
 
     def _build_docks(self) -> None:
@@ -172,8 +188,10 @@ class MainWindow(QMainWindow):
         self.settings_dock = QDockWidget("Settings", self)
         self.settings_dock.setObjectName("settingsDock")
         self.settings_dock.setWidget(self.settings_panel)
+        # Closable: a dock's toggleViewAction (View menu) is disabled for docks that cannot be closed.
         self.settings_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                       | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+                                       | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                                       | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.settings_dock)
 
         self.metrics_table = MetricsTable(self.session)
@@ -181,7 +199,8 @@ class MainWindow(QMainWindow):
         self.metrics_dock.setObjectName("metricsDock")
         self.metrics_dock.setWidget(self.metrics_table)
         self.metrics_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                      | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+                                      | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.metrics_dock)
 
     def _action(self, text: str, name: str, slot=None, shortcut=None, tip: str = "") -> QAction:
@@ -239,8 +258,12 @@ class MainWindow(QMainWindow):
         self.view_menu = mb.addMenu("&View")
         self.reset_zoom_action = self._action("&Reset zoom", "resetZoomAction", self.reset_zoom, "Ctrl+0")
         self.view_menu.addAction(self.reset_zoom_action)
-        self.view_menu.addAction(self.settings_dock.toggleViewAction())
-        self.view_menu.addAction(self.metrics_dock.toggleViewAction())
+        self.settings_toggle = self.settings_dock.toggleViewAction()
+        self.settings_toggle.setObjectName("toggleSettingsAction")
+        self.metrics_toggle = self.metrics_dock.toggleViewAction()
+        self.metrics_toggle.setObjectName("toggleMetricsAction")
+        self.view_menu.addAction(self.settings_toggle)
+        self.view_menu.addAction(self.metrics_toggle)
 
         self.help_menu = mb.addMenu("&Help")  # filled by _install_startup (ui/help.py)
 
@@ -503,21 +526,44 @@ class MainWindow(QMainWindow):
         s = self.session.series
         if s is None:
             return
+        self._hover_row = None
         self.series_plot.set_series(s)
         self.budget_plot.set_series(s)
         self.preview_plot.set_series(s)
         is_loc = s.kind == "location"
-        self.track_plot.setVisible(is_loc)
+        self._show_track(is_loc)
         if is_loc:
             self.track_plot.set_series(s)
         self._update_title()
         self._update_status()
+
+    def _show_track(self, on: bool) -> None:
+        """Show or hide the GPS track view; it opens at its last width (saved splitter state), never at a
+        few pixels."""
+        was = self.track_plot.isVisible()
+        self.track_plot.setVisible(on)
+        if not on or was:
+            return
+        state = read_setting(self._settings, "mainSplitterState", None, bytes)
+        restored = state is not None and self.main_split.restoreState(state)
+        self.track_plot.setVisible(True)  # restoreState also restores the hidden flag of its time
+        sizes = self.main_split.sizes()
+        total = sum(sizes) or max(self.main_split.width(), 2 * TRACK_MIN_WIDTH)
+        if not restored or len(sizes) != 2 or sizes[1] < TRACK_MIN_WIDTH:
+            # first time (or a bad saved state): about a third, so the plots keep room for their notes
+            right = max(TRACK_MIN_WIDTH, int(total * 0.35))
+            self.main_split.setSizes([max(total - right, 1), right])
+
+    def _remember_split(self, *_args) -> None:
+        if self.track_plot.isVisible():
+            self._settings.setValue("mainSplitterState", self.main_split.saveState())
 
     def _on_landmarks(self) -> None:
         lm = self.session.landmarks
         self.series_plot.set_landmarks(lm)
         if self.track_plot.isVisible():
             self.track_plot.set_landmarks(lm)
+        self._refresh_hover()
         self._update_status()
 
     def _on_preview(self) -> None:
@@ -525,9 +571,11 @@ class MainWindow(QMainWindow):
         pv = s.preview
         budgets = {k: v.budgets for k, v in pv.items() if k in LANDMARK_SCHEMES}
         self.budget_plot.set_budgets(budgets, s.landmarks, s.epsilon, s.visible_schemes)
-        self.preview_plot.set_preview(pv, s.visible_schemes)
+        bounds = s.settings.bounds if s.series is not None and s.series.kind == "numeric" else None
+        self.preview_plot.set_preview(pv, s.visible_schemes, bounds)
         if self.track_plot.isVisible():
             self.track_plot.set_preview(pv, s.visible_schemes)
+        self._refresh_hover()
         self._update_status()
 
     def _on_settings(self) -> None:
@@ -544,16 +592,21 @@ class MainWindow(QMainWindow):
         s = self.session
         n = s.n
         k = int(s.landmarks.size)
-        self.status_events.setText(f"{n:,} events")
-        self.status_landmarks.setText(f"{k:,} landmarks ({100 * k / n:.1f}%)" if n else "no landmarks")
+        self.status_events.setText(count_noun(n, "event"))
+        self.status_landmarks.setText(f"{count_noun(k, 'landmark')} ({100 * k / n:.1f}%)" if n else "no landmarks")
         if s.preview and s.is_preview_current():
             bad = [SCHEME_LABELS[x] for x in LANDMARK_SCHEMES if not s.preview[x].guarantee.holds]
             if bad:
-                self.status_guarantee.setText(f"✘ guarantee violated: {', '.join(bad)}")
+                self.status_guarantee.setText(f"✘ landmark privacy (independent events) fails: {', '.join(bad)}")
                 self.status_guarantee.setStyleSheet("color: #c00000; font-weight: bold;")
             else:
-                self.status_guarantee.setText(f"✔ (ε = {s.epsilon:g}, L)-landmark privacy holds")
+                self.status_guarantee.setText(f"✔ landmark privacy (independent events): holds at ε = {s.epsilon:g}")
                 self.status_guarantee.setStyleSheet("color: #008000; font-weight: bold;")
+            self.status_guarantee.setToolTip(
+                f"(ε, L)-landmark privacy with ε = {s.epsilon:g}: every landmark scheme's budgets sum to at most ε "
+                "over the landmarks plus any one regular event (checked independently of the schemes). It "
+                "assumes the events are independent; the Temporal correlation tab shows the loss under a "
+                "correlation model you choose.")
         else:
             self.status_guarantee.setText("computing…")
             self.status_guarantee.setStyleSheet("")
@@ -596,17 +649,31 @@ class MainWindow(QMainWindow):
         pos = evt[0]
         if self.session.series is None or not self.series_plot.sceneBoundingRect().contains(pos) or \
                 not self.series_plot.vb.sceneBoundingRect().contains(pos):
+            self._hover_row = None
             self.series_plot.show_info(None)
             return
         row = self.series_plot.row_at(pos)
+        self._hover_row = row
         if row is None:
+            self.series_plot.show_info(None)
+            return
+        self.series_plot.show_info(row, self.hover_html(row))
+
+    def _refresh_hover(self) -> None:
+        """Clicks and drags change what the hover box describes (landmark or not, the budgets): redraw it for
+        the same event without waiting for the mouse to move."""
+        row = self._hover_row
+        s = self.session.series
+        if row is None or s is None or not self.series_plot.info.isVisible():
+            return
+        if row >= s.n:
+            self._hover_row = None
             self.series_plot.show_info(None)
             return
         self.series_plot.show_info(row, self.hover_html(row))
 
     def reset_zoom(self) -> None:
         self.series_plot.getPlotItem().enableAutoRange()
-        self.preview_plot.getPlotItem().enableAutoRange()
 
     # ------------------------------------------------------------------------------------ export
     def export_dialog(self) -> None:

@@ -4,6 +4,9 @@ With dummy landmarks on (issue 6), every column but the last two describes the r
 what the export would publish: the landmark sum is checked against ``L'`` and ``ε − ε_sel`` — and two more
 columns show the MAE of the same scheme *without* dummies, so the cost of hiding the landmarks reads along
 each row. Without dummies those two columns are hidden.
+
+The verdict column says what it speaks of: landmark privacy for independent events (the landmark-sum
+check); the loss under a temporal correlation model is the Temporal correlation tab's, and says so there.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
 from .session import Session
 from .theme import SCHEME_COLORS
 
-COLUMNS = ("Scheme", "Landmark sum\n(max over t)", "Guarantee", "Mean ε_t", "Approximated", "MAE (this seed)",
+COLUMNS = ("Scheme", "Landmark sum\n(max over t)", "Landmark privacy\n(independent events)", "Mean budget\nper event",
+           "Approximated", "MAE (this seed)",
            "MAE (avg)", "MAE without dummies\n(this seed)", "MAE without dummies\n(avg)")
 #: the columns shown only with dummy landmarks on
 PLAIN_COLUMNS = (7, 8)
@@ -44,6 +48,7 @@ class MetricsTable(QTableWidget):
         self.setObjectName("metricsTable")
         self.setHorizontalHeaderLabels(COLUMNS)
         self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)  # compact: plots need the room
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -68,7 +73,17 @@ class MetricsTable(QTableWidget):
         session.previewChanged.connect(self.refresh)
         session.metricsChanged.connect(self.refresh_average)
         session.seriesChanged.connect(self._update_headers)
-        self.setMinimumHeight(self.verticalHeader().length() + self.horizontalHeader().height() + 6)
+        self.setMinimumHeight(self._rows_height())
+
+    def sizeHint(self):  # noqa: N802 - Qt naming
+        # Just the rows: the dock would otherwise take Qt's default table height from the plots.
+        hint = super().sizeHint()
+        hint.setHeight(self._rows_height())
+        return hint
+
+    def _rows_height(self) -> int:
+        return (self.verticalHeader().length() + self.horizontalHeader().sizeHint().height()
+                + 2 * self.frameWidth() + 2)
 
     def with_dummies(self) -> bool:
         """Whether the table currently shows releases with dummy landmarks (and the columns without)."""
@@ -80,8 +95,16 @@ class MetricsTable(QTableWidget):
         runs = self.session.runs
         dm = self.with_dummies()
         u = unit.strip()
+        verdict = QTableWidgetItem("Landmark privacy\n(independent events)")
+        verdict.setToolTip("Whether (ε, L)-landmark privacy holds: the budgets over the landmarks plus any one "
+                           "regular event sum to at most ε, assuming events are independent. For correlated "
+                           "events see the Temporal correlation tab.")
+        self.setHorizontalHeaderItem(2, verdict)
+        mean = QTableWidgetItem("Mean budget\nper event")
+        mean.setToolTip("The mean of the per-event budgets ε_t")
+        self.setHorizontalHeaderItem(3, mean)
         if dm:
-            self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum over L'\n(≤ ε − ε_sel)"))
+            self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum with dummies\n(≤ ε left for release)"))
             self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE with dummies\nthis seed {u}"))
             self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE with dummies\navg of {runs} runs {u}"))
         else:
@@ -94,8 +117,9 @@ class MetricsTable(QTableWidget):
             self.setColumnHidden(c, not dm)
         if dm:
             self.horizontalHeaderItem(1).setToolTip(
-                "Checked against L' (the landmarks plus the dummies) and the release's ε − ε_sel; "
-                "with the ε_sel of the selection that makes the release (ε, L)-landmark private")
+                "Checked against L' (the landmarks plus the dummies) and the release's ε − ε_sel (the ε left "
+                "after choosing the dummies, ε_sel); with the ε_sel of the selection that makes the release "
+                "(ε, L)-landmark private")
             for c in PLAIN_COLUMNS:
                 self.horizontalHeaderItem(c).setToolTip("The same scheme on the true landmarks only, with all "
                                                         "of ε: what hiding the landmarks costs")
@@ -120,7 +144,7 @@ class MetricsTable(QTableWidget):
             self.item(r, 1).setText(f"{g.worst:.4f} {'≤' if g.holds else '>'} {against}")
             ok = g.holds
             it = self.item(r, 2)
-            it.setText("✔ holds" if ok else "✘ violated")
+            it.setText("✔ holds" if ok else "✘ fails")
             it.setForeground(QBrush(QColor(0, 130, 0) if ok else QColor(200, 0, 0)))
             tip = g.as_text() if ok else (g.reason or g.as_text())
             if dm:

@@ -19,10 +19,9 @@ from PySide6.QtGui import QColor, QFont
 
 from ..core import mechanisms
 from ..core.series import Series
-from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
+from ..core.settings import SCHEME_LABELS
 from .theme import (
     DUMMY_COLOR,
-    EPSILON_LINE_COLOR,
     LANDMARK_COLOR,
     ORIGINAL_COLOR,
     SCHEME_COLORS,
@@ -36,6 +35,18 @@ pg.setConfigOptions(antialias=False, background="w", foreground="k")
 MARKER_LIMIT = 1500
 #: noisy points drawn per scheme in the track view
 TRACK_POINTS = 50_000
+#: the column grid shared by the series plot and the rows below it (px): rotated scheme name, left axis,
+#: notes on the right (the series plot's legend sits there)
+LABEL_W, AXIS_W, NOTE_W = 22, 50, 160
+
+
+def __getattr__(name: str):
+    """``BudgetPlot`` and ``PreviewPlot`` moved to :mod:`lmdk_gui.ui.multiples` (issue 14); old imports work."""
+    if name in ("BudgetPlot", "PreviewPlot"):
+        from . import multiples
+
+        return getattr(multiples, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------------------------ data helpers
@@ -73,10 +84,11 @@ def step_y(values: np.ndarray) -> np.ndarray:
     return np.repeat(np.asarray(values, dtype=np.float64), 2)
 
 
-def step_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def step_runs(values: np.ndarray, edges: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The same step outline as ``(step_x(n), step_y(values))`` with one flat top per *run* of equal values:
     Uniform's budgets are one run, Skip's and a landmark band one run per landmark cluster. Far fewer points
-    to downsample and bound on every update (x stays non-decreasing, as clip-to-view requires)."""
+    to downsample and bound on every update (x stays non-decreasing, as clip-to-view requires).
+    ``edges`` (n + 1 values) gives each value's left edge and the last right edge (default: i ± 0.5)."""
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         return np.zeros(0), np.zeros(0)
@@ -84,8 +96,12 @@ def step_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     starts = np.concatenate(([0], change))
     ends = np.concatenate((change, [v.size]))
     x = np.empty(2 * starts.size)
-    x[0::2] = starts - 0.5
-    x[1::2] = ends - 0.5
+    if edges is None:
+        x[0::2] = starts - 0.5
+        x[1::2] = ends - 0.5
+    else:
+        x[0::2] = edges[starts]
+        x[1::2] = edges[ends]
     return x, np.repeat(v[starts], 2)
 
 
@@ -185,7 +201,8 @@ class CategoryAxis(pg.AxisItem):
 class EventViewBox(pg.ViewBox):
     """Left click → ``clicked(scenePos)``; Shift-drag → add range; Ctrl/Alt-drag → remove range.
 
-    Plain drags pan and the wheel zooms, as in every pyqtgraph view.
+    Plain drags pan; the wheel zooms time only (Ctrl+wheel zooms the values), so scrolling through a long
+    series never squashes it vertically by accident.
     """
 
     clicked = Signal(object)
@@ -213,6 +230,10 @@ class EventViewBox(pg.ViewBox):
             self.clicked.emit(ev.scenePos())
             return
         super().mouseClickEvent(ev)
+
+    def wheelEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
+        ctrl = bool(ev.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        super().wheelEvent(ev, axis=1 if ctrl else 0)
 
     def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - Qt naming
         mode = self._mode(ev.modifiers()) if self.editable else None
@@ -247,6 +268,18 @@ class PassiveScatter(pg.ScatterPlotItem):
         pass
 
 
+def _shrinkable(label: pg.LabelItem) -> None:
+    """Let a label be cut at the right instead of forcing its layout as wide as its text (LabelItem sets its
+    minimum width from the text on every setText)."""
+    update = label.updateMin
+
+    def update_min() -> None:
+        update()
+        label.setMinimumWidth(0)
+
+    label.updateMin = update_min  # type: ignore[method-assign]
+
+
 def _legend(plot: pg.PlotItem, offset=(-10, 5)) -> pg.LegendItem:
     legend = plot.addLegend(offset=offset, labelTextSize="8pt", verSpacing=-6)
     legend.setBrush(pg.mkBrush(255, 255, 255, 210))
@@ -267,8 +300,20 @@ class SeriesPlot(pg.PlotWidget):
         self.setToolTip("")
         pi = self.getPlotItem()
         pi.showGrid(x=True, y=True, alpha=0.15)
+        _shrinkable(pi.titleLabel)  # a long title must not widen the plot past the rows below it
         pi.setTitle("Series — click: mark/unmark · Shift-drag: mark range · Ctrl/Alt-drag: unmark", size="9pt")
+        # The same column grid as the budget and preview rows below (so x lines up): a left axis as wide as
+        # their name + axis columns and, on the right, a margin as wide as their notes holding the legend.
+        self.cat_axis.setWidth(LABEL_W + AXIS_W)
+        pi.showAxis("right")
+        right = pi.getAxis("right")
+        right.setStyle(showValues=False, tickLength=0)
+        right.setPen(pg.mkPen(None))
+        right.setWidth(NOTE_W)
         self.legend = _legend(pi)
+        self.legend.setParentItem(pi)  # not the view box, which clips what lies outside the data area
+        self.legend.anchor(itemPos=(0, 0), parentPos=(1, 0), offset=(6 - NOTE_W, 24))
+        self.time_axis.showLabel(False)
         self.band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45))))
         self.dummy_band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0,
                                                 brush=pg.mkBrush(rgba(DUMMY_COLOR, 60))))
@@ -320,6 +365,7 @@ class SeriesPlot(pg.PlotWidget):
         self.dummy_band.setFillLevel(self._band_lo)
         self.set_landmarks(np.zeros(0, dtype=np.int64))
         self.set_dummies(np.zeros(0, dtype=np.int64))
+        self.show_info(None)  # the hover box described the old file
         self.getPlotItem().enableAutoRange()
         self.getPlotItem().autoRange()
         self._on_range()
@@ -418,227 +464,6 @@ class SeriesPlot(pg.PlotWidget):
         (x0, x1), (y0, y1) = self.vb.viewRange()
         self.info.setPos(x0, y1)
         self.info.show()
-
-
-class BudgetPlot(pg.GraphicsLayoutWidget):
-    """ε_t as bars, one row per landmark scheme; landmark bars darker; a dashed line at the total ε."""
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setObjectName("budgetPlot")
-        self.rows: dict[str, dict] = {}
-        self.ci.setSpacing(0)
-        self.ci.setContentsMargins(2, 2, 2, 2)
-        for i, scheme in enumerate(LANDMARK_SCHEMES):
-            color = SCHEME_COLORS[scheme]
-            label = pg.LabelItem(f"<b>{SCHEME_LABELS[scheme]}</b>", angle=-90, color=color, size="9pt")
-            self.addItem(label, row=i, col=0)
-            axis = TimeAxis(orientation="bottom")
-            plot = self.addPlot(row=i, col=1, axisItems={"bottom": axis})
-            plot.setMouseEnabled(x=True, y=False)
-            plot.setMenuEnabled(False)
-            plot.hideButtons()
-            plot.getAxis("left").setWidth(48)
-            plot.showGrid(x=False, y=True, alpha=0.15)
-            if i == 0:
-                plot.setTitle("Budget ε<sub>t</sub> per event (landmark events in dark red; dashed line = total ε)",
-                              size="9pt")
-            if i < len(LANDMARK_SCHEMES) - 1:
-                axis.setStyle(showValues=False)
-                axis.setLabel("")
-            regular = _fast(pg.PlotDataItem(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
-                                            name="regular events"))
-            landmark = _fast(pg.PlotDataItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
-                                             brush=pg.mkBrush(rgba(LANDMARK_COLOR, 200)), name="landmarks"))
-            dummy = _fast(pg.PlotDataItem(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
-                                          brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)), name="dummy landmarks"))
-            eps_line = pg.InfiniteLine(angle=0, movable=False,
-                                       pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
-            plot.addItem(regular)
-            plot.addItem(landmark)
-            plot.addItem(dummy)
-            plot.addItem(eps_line, ignoreBounds=True)
-            _fast_plot(plot)
-            self.rows[scheme] = {"plot": plot, "axis": axis, "regular": regular, "landmark": landmark,
-                                 "dummy": dummy, "eps": eps_line, "label": label}
-        self._dummies = np.zeros(0, dtype=np.int64)
-        self._last: tuple | None = None  # the last set_budgets arguments, redrawn by set_dummies
-
-    def plots(self):
-        return [r["plot"] for r in self.rows.values()]
-
-    def link_x(self, view: pg.ViewBox) -> None:
-        for r in self.rows.values():
-            r["plot"].setXLink(view)
-
-    def set_series(self, series: Series) -> None:
-        for r in self.rows.values():
-            r["axis"].set_times(series.times)
-            r["regular"].setData([], [])
-            r["landmark"].setData([], [])
-            r["dummy"].setData([], [])
-        self._dummies = np.zeros(0, dtype=np.int64)
-        self._last = None
-
-    def set_dummies(self, rows: np.ndarray) -> None:
-        """Dummy landmarks (issue 6): their bars are drawn in the dummy colour; redraws the last budgets."""
-        self._dummies = np.asarray(rows, dtype=np.int64)
-        title = ("Budget ε<sub>t</sub> per event (landmarks dark red, dummies pink; dashed = total ε)"
-                 if self._dummies.size else
-                 "Budget ε<sub>t</sub> per event (landmark events in dark red; dashed line = total ε)")
-        self.rows[LANDMARK_SCHEMES[0]]["plot"].setTitle(title, size="9pt")
-        if self._last is not None:
-            self.set_budgets(*self._last)
-
-    def set_budgets(self, budgets: dict[str, np.ndarray], landmarks: np.ndarray, epsilon: float,
-                    visible: set[str]) -> None:
-        self._last = (budgets, landmarks, epsilon, visible)
-        for scheme, r in self.rows.items():
-            b = budgets.get(scheme)
-            show = scheme in visible and b is not None
-            r["plot"].setVisible(show)
-            r["label"].setVisible(show)
-            if not show:
-                continue
-            reg = b.copy()
-            reg[landmarks] = 0.0
-            lmk = np.zeros_like(b)
-            lmk[landmarks] = b[landmarks]
-            dm = self._dummies
-            if dm.size and dm[-1] < b.size:
-                reg[dm] = 0.0
-                dmy = np.zeros_like(b)
-                dmy[dm] = b[dm]
-                r["dummy"].setData(*step_runs(dmy), skipFiniteCheck=True)
-            else:
-                r["dummy"].setData([], [])
-            r["regular"].setData(*step_runs(reg), skipFiniteCheck=True)  # budgets are finite
-            r["landmark"].setData(*step_runs(lmk), skipFiniteCheck=True)
-            r["eps"].setPos(epsilon)
-            r["plot"].setYRange(0, epsilon * 1.08, padding=0)
-            r["plot"].getAxis("left").setTicks([[(0.0, "0"), (epsilon / 2, f"{epsilon / 2:.3g}"),
-                                                  (epsilon, f"{epsilon:.3g}")]])
-
-
-class PreviewPlot(pg.PlotWidget):
-    """The original beside each visible scheme's noisy release; approximated events marked."""
-
-    def __init__(self, parent=None) -> None:
-        self.time_axis = TimeAxis(orientation="bottom")
-        self.cat_axis = CategoryAxis(orientation="left")
-        self.vb = EventViewBox(editable=False)
-        super().__init__(parent, viewBox=self.vb, axisItems={"bottom": self.time_axis, "left": self.cat_axis})
-        self.setObjectName("previewPlot")
-        pi = self.getPlotItem()
-        pi.showGrid(x=True, y=True, alpha=0.15)
-        pi.setTitle("Noisy preview (same random luck for all schemes; × = republished)", size="9pt")
-        self.legend = _legend(pi)
-        self.original = _fast(pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=2), name="original"))
-        pi.addItem(self.original)
-        self.curves: dict[str, pg.PlotDataItem] = {}
-        self.approx: dict[str, pg.ScatterPlotItem] = {}
-        for scheme, color in SCHEME_COLORS.items():
-            c = _fast(pg.PlotDataItem(pen=pg.mkPen(color, width=1), name=SCHEME_LABELS[scheme]))
-            s = PassiveScatter(size=7, symbol="x", pen=pg.mkPen(darker(color), width=1.5), brush=None)
-            pi.addItem(c)
-            pi.addItem(s)
-            self.curves[scheme] = c
-            self.approx[scheme] = s
-        _fast_plot(pi)
-        self.original.setZValue(5)
-        self.series: Series | None = None
-        self._y_original = np.zeros(0)
-        self._x = np.zeros(0)
-        self._listed: list[str] | None = None
-        self._preview: dict = {}
-        self._visible: set[str] = set()
-        self._offsets: dict[str, float] = {}
-        self.vb.sigXRangeChanged.connect(lambda *_: self._update_markers())
-
-    def set_series(self, series: Series) -> None:
-        self.series = series
-        self._preview = {}  # the old series' preview must not be drawn against the new one
-        self.time_axis.set_times(series.times)
-        self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
-        self.getPlotItem().setLabel("left", y_label(series))
-        self._y_original = display_values(series, series.values)
-        self._x = np.arange(series.n, dtype=np.float64)
-        self._listed = None
-        self.original.setData(self._x, self._y_original, connect="finite")
-        for c in self.curves.values():
-            c.setData([], [])
-            c.hide()
-        for s in self.approx.values():
-            s.setData([], [])
-        # Categorical releases overlap exactly; offset each scheme a little so all stay readable.
-        if series.kind == "categorical":
-            names = list(SCHEME_COLORS)
-            self._offsets = {s: (i - (len(names) - 1) / 2) * 0.08 for i, s in enumerate(names)}
-        else:
-            self._offsets = {}
-        self.getPlotItem().enableAutoRange(y=True)
-
-    def set_preview(self, preview: dict, visible: set[str]) -> None:
-        if self.series is None:
-            return
-        self._preview = preview
-        self._visible = visible
-        x = self._x
-        shown = [self._y_original]
-        listed = [s for s in self.curves if s in visible and preview.get(s) is not None]
-        if listed != self._listed:  # rebuilding a legend costs ~15 ms: only when the shown schemes change
-            self._listed = listed
-            self.legend.clear()
-            self.legend.addItem(self.original, "original")
-            for scheme in listed:
-                self.legend.addItem(self.curves[scheme], SCHEME_LABELS[scheme])
-        for scheme, curve in self.curves.items():
-            if scheme not in listed:
-                curve.hide()
-                continue
-            y = display_values(self.series, preview[scheme].values) + self._offsets.get(scheme, 0.0)
-            curve.setData(x, y, connect="finite")
-            curve.show()
-            shown.append(y)
-        self._update_markers()
-        self._fit_y(shown)
-
-    def _fit_y(self, arrays: list[np.ndarray]) -> None:
-        """Fit y to the original plus the typical error of the *best* visible scheme, so one very noisy
-        scheme does not flatten the rest (it runs off the chart, which is the honest picture); zooming or
-        View › Reset zoom still reach every value."""
-        if self.series is None or self.series.kind == "categorical":
-            self.getPlotItem().enableAutoRange(y=True)
-            return
-        orig = self._y_original[np.isfinite(self._y_original)]
-        if orig.size == 0:
-            return
-        lo, hi = float(orig.min()), float(orig.max())
-        spread = hi - lo or 1.0
-        errs = []
-        for y in arrays[1:]:
-            step = max(1, y.size // 20_000)  # a regular subsample is plenty for a 90th percentile
-            d = np.abs(y[::step] - self._y_original[::step])
-            d = d[np.isfinite(d)]
-            if d.size:
-                errs.append(float(np.percentile(d, 90)))
-        margin = max(0.1 * spread, min(errs) if errs else 0.0)
-        self.getPlotItem().setYRange(lo - margin, hi + margin, padding=0)
-
-    def _update_markers(self) -> None:
-        if self.series is None:
-            return
-        (x0, x1), _ = self.vb.viewRange()
-        a, b = max(0, int(x0)), min(self.series.n - 1, int(math.ceil(x1)))
-        few = (b - a) <= MARKER_LIMIT
-        for scheme, sc in self.approx.items():
-            p = self._preview.get(scheme)
-            if not few or p is None or scheme not in self._visible:
-                sc.setData([], [])
-                continue
-            rows = np.flatnonzero(p.approximated[a:b + 1]) + a
-            y = display_values(self.series, p.values[rows]) + self._offsets.get(scheme, 0.0)
-            sc.setData(rows.astype(np.float64), y)
 
 
 class TrackPlot(pg.PlotWidget):

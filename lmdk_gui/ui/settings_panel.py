@@ -58,6 +58,20 @@ def _spin(lo: float, hi: float, value: float, decimals: int = 3, step: float = 0
     return s
 
 
+SENS_TIP = ("Δ (the sensitivity): the change in one event's value that is protected, in the data's units. "
+            "Two series that differ by at most Δ in one event look alike in the release. With public bounds "
+            "[lo, hi], Δ = hi − lo protects any value within them; a smaller Δ protects only smaller changes.")
+RADIUS_TIP = ("r (geo-indistinguishability radius): the distance by which one event's position can move and stay "
+              "protected; positions within r of each other look alike in the release, farther ones less so.")
+
+
+def _help(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #555; font-size: 8pt;")
+    return label
+
+
 class SettingsPanel(QScrollArea):
     rerollRequested = Signal()
 
@@ -93,9 +107,13 @@ class SettingsPanel(QScrollArea):
         self.mech_box = QGroupBox("Mechanism")
         mf = QFormLayout(self.mech_box)
         self.mech_form = mf
-        self.sens_spin = _spin(1e-6, 1e9, 1.0, 4, 0.1, tip="Sensitivity Δ of one event, in the data's units")
-        self.sens_label = QLabel("Sensitivity Δ")
+        self.sens_spin = _spin(1e-6, 1e9, 1.0, 4, 0.1, tip=SENS_TIP)
+        self.sens_spin.setObjectName("sensitivitySpin")
+        self.sens_label = QLabel("Protected change Δ")
+        self.sens_label.setToolTip(SENS_TIP)
         mf.addRow(self.sens_label, self.sens_spin)
+        self.sens_help = _help("Δ is the change in one event's value that is protected.")
+        mf.addRow(self.sens_help)
         self.bounds_check = QCheckBox("Public bounds (inputs are clamped)")
         self.lo_spin = _spin(-1e12, 1e12, 0.0, 4, 0.1)
         self.hi_spin = _spin(-1e12, 1e12, 1.0, 4, 0.1)
@@ -109,9 +127,21 @@ class SettingsPanel(QScrollArea):
         mf.addRow(self.bounds_check)
         mf.addRow(brow)
         mf.addRow("", self.bounds_from_data)
-        self.radius_spin = _spin(0.1, 1e7, 100.0, 1, 10.0, " m", "Protection radius r (geo-indistinguishability)")
-        self.radius_label = QLabel("Radius r")
+        self.sens_from_bounds = QPushButton("Use Δ = hi − lo")
+        self.sens_from_bounds.setObjectName("sensitivityFromBounds")
+        self.sens_from_bounds.setToolTip("Protect any value within the bounds: Δ = the bounds' width")
+        self.sens_warning = QLabel()
+        self.sens_warning.setObjectName("sensitivityWarning")
+        self.sens_warning.setWordWrap(True)
+        self.sens_warning.setStyleSheet("color: #a05a00;")
+        mf.addRow(self.sens_warning)
+        mf.addRow("", self.sens_from_bounds)
+        self.radius_spin = _spin(0.1, 1e7, 100.0, 1, 10.0, " m", RADIUS_TIP)
+        self.radius_label = QLabel("Protected distance r")
+        self.radius_label.setToolTip(RADIUS_TIP)
         mf.addRow(self.radius_label, self.radius_spin)
+        self.radius_help = _help("r is the distance by which one event's position can move and stay protected.")
+        mf.addRow(self.radius_help)
         self.cat_edit = QLineEdit()
         self.cat_edit.setPlaceholderText("public categories, comma-separated")
         self.cat_edit.setToolTip("The public list of categories. Empty = the data's own categories (leaks which occur)")
@@ -187,6 +217,10 @@ class SettingsPanel(QScrollArea):
         self.hi_spin.valueChanged.connect(self._bounds_edited)
         self.bounds_check.toggled.connect(self._push)
         self.bounds_from_data.clicked.connect(self._use_data_bounds)
+        self.sens_from_bounds.clicked.connect(self._use_bounds_width)
+        self.bounds_check.toggled.connect(lambda _on: self._update_sensitivity_hint())
+        for w in (self.sens_spin, self.lo_spin, self.hi_spin):
+            w.valueChanged.connect(lambda _v: self._update_sensitivity_hint())
         self.cat_edit.editingFinished.connect(self._push)
         self.seed_spin.valueChanged.connect(lambda v: self.session.set_seed(v))
         self.reroll_button.clicked.connect(self.session.reroll)
@@ -221,6 +255,30 @@ class SettingsPanel(QScrollArea):
         self._push()
         self._bounds_derived = True
         self._update_note()
+
+    def _use_bounds_width(self) -> None:
+        """Δ = hi − lo: protects any value within the public bounds."""
+        if not self.bounds_check.isChecked():
+            return
+        width = self.hi_spin.value() - self.lo_spin.value()
+        if width > 0:
+            self.sens_spin.setValue(width)  # → _push
+
+    def _update_sensitivity_hint(self) -> None:
+        s = self.session.series
+        numeric = s is None or s.kind == "numeric"
+        bounded = self.bounds_check.isChecked() and numeric
+        width = self.hi_spin.value() - self.lo_spin.value()
+        delta = self.sens_spin.value()
+        short = bounded and width > 0 and delta < width * (1 - 1e-9)
+        unit = f" {s.unit}" if s is not None and s.unit else ""
+        if short:
+            self.sens_warning.setText(
+                f"⚠ Δ = {delta:g}{unit} is smaller than the bounds' width {width:g}{unit}: only changes of at most "
+                f"{delta:g}{unit} in one event are protected, not any value within the bounds.")
+        self.sens_warning.setVisible(short)
+        self.mech_form.setRowVisible(self.sens_warning, short)
+        self.mech_form.setRowVisible(self.sens_from_bounds, bounded and width > 0 and abs(delta - width) > 1e-12)
 
     def _read(self) -> PrivacySettings | None:
         cats = tuple(c.strip() for c in self.cat_edit.text().split(",") if c.strip()) or None
@@ -291,13 +349,15 @@ class SettingsPanel(QScrollArea):
                 w.blockSignals(False)
         kind = self.session.series.kind if self.session.series is not None else "numeric"
         f = self.mech_form
-        for w in (self.sens_spin, self.bounds_check, self.bounds_row, self.bounds_from_data):
+        for w in (self.sens_spin, self.sens_help, self.bounds_check, self.bounds_row, self.bounds_from_data):
             f.setRowVisible(w, kind == "numeric")
         f.setRowVisible(self.radius_spin, kind == "location")
+        f.setRowVisible(self.radius_help, kind == "location")
         f.setRowVisible(self.cat_edit, kind == "categorical")
         self.mech_box.setTitle({"numeric": "Laplace mechanism", "location": "Planar Laplace (location)",
                                 "categorical": "Randomized response"}[kind])
         self._update_note()
+        self._update_sensitivity_hint()
 
     def _update_note(self) -> None:
         s = self.session.series

@@ -1,18 +1,28 @@
-"""Colours and pens shared by all views (one colour per scheme everywhere)."""
+"""Colours and pens shared by all views (one colour per scheme everywhere).
+
+The schemes use the Okabe–Ito palette (designed to stay apart for the common colour-vision deficiencies);
+landmarks are a brick red and dummy landmarks a violet, both picked so that under a deuteranopia
+simulation they stay clearly apart from every scheme colour and from the original series
+(tests/ui/test_palette.py checks the distances).
+"""
 
 from __future__ import annotations
 
 SCHEME_COLORS = {
-    "uniform": (31, 119, 180),
-    "skip": (255, 127, 14),
-    "adaptive": (44, 160, 44),
-    "event": (148, 103, 189),
-    "user": (140, 86, 75),
+    "uniform": (0, 114, 178),  # Okabe–Ito blue
+    "skip": (230, 159, 0),  # orange
+    "adaptive": (0, 158, 115),  # bluish green
+    "event": (204, 121, 167),  # reddish purple
+    "user": (86, 180, 233),  # sky blue
 }
 ORIGINAL_COLOR = (40, 40, 40)
-LANDMARK_COLOR = (214, 39, 40)
-DUMMY_COLOR = (227, 119, 194)
+#: the original series behind each release in the preview rows
+ORIGINAL_PREVIEW_COLOR = (150, 150, 150)
+LANDMARK_COLOR = (190, 30, 20)
+DUMMY_COLOR = (150, 0, 255)
 EPSILON_LINE_COLOR = (120, 120, 120)
+#: off-chart marks and their counts
+OFFCHART_COLOR = (110, 110, 110)
 
 
 def rgba(color: tuple[int, int, int], alpha: int) -> tuple[int, int, int, int]:
@@ -22,3 +32,13 @@ def rgba(color: tuple[int, int, int], alpha: int) -> tuple[int, int, int, int]:
 def darker(color: tuple[int, int, int], factor: float = 0.6) -> tuple[int, int, int]:
     r, g, b = color
     return (int(r * factor), int(g * factor), int(b * factor))
+
+
+def count_noun(k: int, word: str, plural: str | None = None) -> str:
+    """"1 landmark", "2 landmarks", "1,234 events" (never "1 landmarks")."""
+    return f"{k:,} {word if k == 1 else (plural or word + 's')}"
+
+
+def css(color: tuple[int, int, int]) -> str:
+    """``#rrggbb`` for rich text."""
+    return "#{:02x}{:02x}{:02x}".format(*color)

@@ -56,7 +56,7 @@ def test_tab_exists(window):
                  "backwardMatrixTable", "backwardMode", "loadMatrixButton"):
         assert tab.findChild(QWidget, name) is not None, name
     assert tab.time_axis.labelText == "time"
-    assert "landmark temporal privacy loss (nats)" in tab.plot.getPlotItem().getAxis("left").labelText
+    assert "privacy loss at each event" in tab.plot.getPlotItem().getAxis("left").labelText
 
 
 def test_maxima_equal_core_for_the_preview_budgets(qtbot, window):

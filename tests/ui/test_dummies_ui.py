@@ -1,4 +1,4 @@
-"""The "Hide landmarks" panel (issue 6): dummies in the preview, the plots, the metrics and the export."""
+"""The "Dummy landmarks" panel (issue 6): dummies in the preview, the plots, the metrics and the export."""
 
 from __future__ import annotations
 
@@ -113,12 +113,12 @@ def test_toggle_on_draws_dummies_and_previews_on_lprime(qtbot, window):
     bars = bars_per_event(window.budget_plot.rows["adaptive"]["dummy"], s.n)
     assert np.any(bars > 0)
     assert np.all(bars[np.isin(np.arange(s.n), sel.dummies, invert=True)] == 0)
-    assert "dummies pink" in window.budget_plot.rows["uniform"]["plot"].titleLabel.text
+    assert "dummies violet" in window.budget_plot.header.text
     status = window.findChild(QLabel, "dummyStatus")
     assert status.isVisible() and f"+{sel.dummies.size:,} dummies" in status.text()
     text = panel(window).readout.text()
     assert f"<b>{sel.dummies.size:,}</b> dummies added" in text and f"{sel.landmarks.size:,}" in text
-    assert "ε_sel = <b>0.01</b>" in text and "ε − ε_sel = <b>0.99</b>" in text
+    assert "choosing the dummies: <b>0.01</b>" in text and "left for the release: <b>0.99</b>" in text
 
 
 def test_metrics_show_each_scheme_with_and_without(qtbot, window):
@@ -130,7 +130,9 @@ def test_metrics_show_each_scheme_with_and_without(qtbot, window):
     assert "with dummies" in t.horizontalHeaderItem(5).text()
     assert "with dummies" in t.horizontalHeaderItem(6).text()
     assert "without dummies" in t.horizontalHeaderItem(7).text()
-    assert "L'" in t.horizontalHeaderItem(1).text() and "ε − ε_sel" in t.horizontalHeaderItem(1).text()
+    # Plain words in the header (issue 14), the precise terms in its tooltip.
+    assert "with dummies" in t.horizontalHeaderItem(1).text() and "ε_sel" not in t.horizontalHeaderItem(1).text()
+    assert "L'" in t.horizontalHeaderItem(1).toolTip() and "ε − ε_sel" in t.horizontalHeaderItem(1).toolTip()
     for r, scheme in enumerate(ALL_SCHEMES):
         assert t.item(r, 5).text() == fmt(s.preview[scheme].mae)
         assert t.item(r, 7).text() == fmt(s.preview_plain[scheme].mae)
@@ -141,7 +143,7 @@ def test_metrics_show_each_scheme_with_and_without(qtbot, window):
     # Uniform with dummies spreads ε − ε_sel over more landmarks: a different, larger error.
     assert s.average["uniform"].mean != s.average_plain["uniform"].mean
     assert s.average_dummy_size is not None and s.average_dummy_size > s.landmarks.size
-    assert "mean |L'| over 20 runs" in panel(window).readout.text()
+    assert "on average over 20 runs" in panel(window).readout.text()
 
 
 def test_redraw_changes_the_dummies_only(qtbot, window):
@@ -281,4 +283,4 @@ def test_gps_track_shows_the_dummies(qtbot, window):
     ext = window.extensions["dummies_ui"]
     x, _ = ext.track_dummies.getData()
     assert len(x) == s.dummy_selection.dummies.size
-    assert "dummies pink" in window.track_plot.getPlotItem().titleLabel.text
+    assert "dummies violet" in window.track_plot.getPlotItem().titleLabel.text

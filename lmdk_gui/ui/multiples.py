@@ -1,0 +1,725 @@
+"""Small multiples under the series plot: one budget row and one preview row per shown scheme.
+
+Both widgets share one column grid — [scheme name | plot | notes] — with fixed widths, so every row lines
+up with the series plot above (pyqtgraph's x link aligns views by their on-screen position).
+
+What is drawn is reduced to the pixel columns in view, never the whole series: when more events are in
+view than there are columns, each column gets a summary of its events (bars: the column's highest budget,
+drawn as a flat step, so a step never turns into a ramp; values: the middle 80 % of a sample of 64 events
+per column as a band, the original's median as a line). Redrawn on every x-range change: a few
+``reduceat`` passes over the rows in view, and small arrays handed to pyqtgraph.
+
+Preview rows share one y range that fits the *original* data — the public bounds when set, else the
+0.5–99.5 percentile range of the original, padded — so a very noisy release runs off the chart instead of
+flattening every row; values beyond it are marked at the edge (▲/▼ per column) and counted in the row's
+note. Republished (approximated) events are rings (zoomed out: one ring per column, its last republished
+value). A denoised line per scheme can be drawn over faint raw points with :meth:`PreviewPlot.set_denoised`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+
+from ..core.metrics import unit_label
+from ..core.series import Series
+from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from .plots import (
+    AXIS_W,
+    LABEL_W,
+    NOTE_W,
+    CategoryAxis,
+    PassiveScatter,
+    TimeAxis,
+    display_values,
+    step_runs,
+    y_label,
+)
+from .theme import (
+    DUMMY_COLOR,
+    EPSILON_LINE_COLOR,
+    LANDMARK_COLOR,
+    OFFCHART_COLOR,
+    ORIGINAL_PREVIEW_COLOR,
+    SCHEME_COLORS,
+    css,
+    darker,
+    rgba,
+)
+
+#: pixel columns per reduced bin (1 = one envelope per screen column)
+PX_PER_BIN = 1.0
+
+
+# ------------------------------------------------------------------------------------- reduction
+def column_bins(a: int, b: int, width_px: float) -> np.ndarray | None:
+    """Start rows of equal bins covering rows ``a..b`` with about one bin per pixel column, or None when
+    there are no more rows than columns (then every row is drawn itself)."""
+    count = b - a + 1
+    ncols = max(1, int(width_px / PX_PER_BIN))
+    if count <= ncols:
+        return None
+    k = math.ceil(count / ncols)
+    return np.arange(a, b + 1, k, dtype=np.int64)
+
+
+#: events drawn one by one up to this many per pixel column; beyond, one summary per column
+EVENTS_PER_PX = 3.0
+
+
+def view_bins(a: int, b: int, width_px: float) -> np.ndarray | None:
+    """The bins a view draws: None (every event itself) while at most :data:`EVENTS_PER_PX` events share a
+    pixel column, else one bin per column."""
+    if b - a + 1 <= EVENTS_PER_PX * max(width_px, 1.0):
+        return None
+    return column_bins(a, b, width_px)
+
+
+def bin_edges(starts: np.ndarray, b: int) -> np.ndarray:
+    """x of the bins' left edges plus the last right edge (rows sit at integers, bars span ±0.5)."""
+    return np.append(starts, b + 1).astype(np.float64) - 0.5
+
+
+def bar_steps(values: np.ndarray, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Step outline of ``values[a..b]``; with bins, each bin's highest value as one flat top."""
+    seg = values[a:b + 1]
+    if starts is None:
+        x, y = step_runs(seg)
+        return x + a, y
+    top = np.maximum.reduceat(seg, starts - a)
+    return step_runs(top, bin_edges(starts, b))
+
+
+def mark_positions(rows: np.ndarray, a: int, b: int, starts: np.ndarray | None) -> np.ndarray:
+    """x of one mark per row in ``a..b`` among sorted ``rows``, or per bin holding at least one of them."""
+    i0, i1 = np.searchsorted(rows, [a, b + 1])
+    vis = rows[i0:i1]
+    if starts is None or vis.size == 0:
+        return vis.astype(np.float64)
+    k = int(starts[1] - starts[0]) if starts.size > 1 else b - a + 1
+    cols = (vis - a) // k
+    cols = cols[np.r_[True, cols[1:] != cols[:-1]]]  # rows are sorted: one per column without a sort
+    return starts[cols] + (k - 1) / 2.0
+
+
+def last_true_per_bin(mask: np.ndarray, a: int, starts: np.ndarray) -> np.ndarray:
+    """Index (into ``mask`` = rows a..) of the last True of each bin that has one, without an index array
+    the size of the series."""
+    k = int(starts[1] - starts[0]) if starts.size > 1 else mask.size
+    full = mask.size // k
+    blocks = mask[:full * k].reshape(full, k)
+    has = blocks.any(axis=1)
+    last = (k - 1 - np.argmax(blocks[:, ::-1], axis=1)) + np.arange(full) * k
+    out = last[has]
+    rest = np.flatnonzero(mask[full * k:])
+    if rest.size:
+        out = np.append(out, full * k + rest[-1])
+    return out
+
+
+def mask_positions(mask: np.ndarray, a: int, starts: np.ndarray | None) -> np.ndarray:
+    """x of one mark per True in ``mask`` (rows a..), or per bin holding at least one."""
+    if starts is None:
+        return (np.flatnonzero(mask) + a).astype(np.float64)
+    k = int(starts[1] - starts[0]) if starts.size > 1 else mask.size
+    hit = np.logical_or.reduceat(mask, starts - a) if mask.size else np.zeros(0, dtype=bool)
+    return starts[hit] + (k - 1) / 2.0
+
+
+def envelope(seg: np.ndarray, a: int, b: int, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bin centres, min, max) per bin of ``seg`` = the values of rows ``a..b``; NaN where a bin holds no
+    finite value."""
+    idx = starts - a
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin.reduceat(seg, idx)
+        hi = np.fmax.reduceat(seg, idx)
+    k = int(starts[1] - starts[0]) if starts.size > 1 else b - a + 1
+    centres = starts + np.minimum(k, b + 1 - starts) / 2.0 - 0.5
+    return centres, lo, hi
+
+
+#: events per pixel column sampled (evenly spaced) for a column's quantiles
+QUANTILE_SAMPLE = 64
+
+
+def column_quantiles(seg: np.ndarray, a: int, b: int, starts: np.ndarray,
+                     qs: tuple[float, ...] = (10.0, 50.0, 90.0)) -> tuple[np.ndarray, np.ndarray]:
+    """(bin centres, quantiles × bins) of ``seg`` = the values of rows ``a..b``, from at most
+    :data:`QUANTILE_SAMPLE` evenly spaced events per bin: a column's spread at a glance without sorting
+    10^6 values on every pan."""
+    ncols = starts.size
+    k = int(starts[1] - starts[0]) if ncols > 1 else seg.size
+    take = np.unique(np.linspace(0, k - 1, min(k, QUANTILE_SAMPLE)).astype(np.int64))
+    full = seg.size // k  # whole bins: a reshaped view, so only the sample is copied
+    sub = seg[:full * k].reshape(full, k)[:, take]
+    if full < ncols:  # the last, shorter bin: its own values, repeated up to the sample's width
+        rest = seg[full * k:]
+        sub = np.vstack((sub, rest[np.minimum(take, rest.size - 1)]))
+    if np.isnan(sub).any():
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (category gaps) stay NaN
+            q = np.nanpercentile(sub, qs, axis=1)
+    else:  # nearest rank on the sorted sample: a few times faster than np.percentile along an axis
+        srt = np.sort(sub, axis=1)
+        ranks = np.rint(np.asarray(qs) / 100.0 * (srt.shape[1] - 1)).astype(np.int64)
+        q = srt[:, ranks].T
+    centres = starts + np.minimum(k, b + 1 - starts) / 2.0 - 0.5
+    return centres, q
+
+
+def segments(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, min_len: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vertical segments lo→hi at x (for ``connect='pairs'``), at least ``min_len`` tall so single values
+    still show; bins without values are dropped."""
+    ok = np.isfinite(lo)
+    x, lo, hi = x[ok], lo[ok], hi[ok]
+    mid = (lo + hi) / 2
+    half = np.maximum((hi - lo) / 2, min_len / 2)
+    xs = np.repeat(x, 2)
+    ys = np.empty(xs.size)
+    ys[0::2] = mid - half
+    ys[1::2] = mid + half
+    return xs, ys
+
+
+def peak_line(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A connected line through each bin's min and max (what pyqtgraph's 'peak' downsampling draws)."""
+    xs = np.repeat(x, 2)
+    ys = np.empty(xs.size)
+    ys[0::2] = lo
+    ys[1::2] = hi
+    return xs, ys
+
+
+def triangles(x: np.ndarray, base: float, height: float, half_width: float) -> tuple[np.ndarray, np.ndarray]:
+    """One polyline through a triangle per x (apex ``height`` above ``base``; negative: below), joined along
+    the base: filled down to ``base`` it draws them all in one item — far cheaper than a scatter item when
+    there is a mark in every pixel column."""
+    if x.size == 0:
+        return np.zeros(0), np.zeros(0)
+    xs = np.empty(3 * x.size)
+    xs[0::3], xs[1::3], xs[2::3] = x - half_width, x, x + half_width
+    ys = np.empty(3 * x.size)
+    ys[0::3] = ys[2::3] = base
+    ys[1::3] = base + height
+    return xs, ys
+
+
+def robust_range(values: np.ndarray, bounds: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The preview rows' y range: the public bounds when set, else the 0.5–99.5 percentiles of the
+    original; padded by 8 % so the off-chart marks sit outside the data."""
+    if bounds is not None:
+        lo, hi = float(bounds[0]), float(bounds[1])
+    else:
+        v = values[np.isfinite(values)]
+        if v.size == 0:
+            return 0.0, 1.0
+        step = max(1, v.size // 200_000)  # a regular subsample is plenty for two percentiles
+        lo, hi = (float(q) for q in np.percentile(v[::step], [0.5, 99.5]))
+        if v.size <= 200:  # few events: the whole original
+            lo, hi = float(v.min()), float(v.max())
+    span = hi - lo
+    if not span > 0:
+        span = abs(hi) or 1.0
+    pad = 0.08 * span
+    return lo - pad, hi + pad
+
+
+def _fmt_scale(top: float, epsilon: float) -> str:
+    if top >= epsilon * 0.999:
+        return "= ε"
+    ratio = epsilon / top
+    return f"= ε/{ratio:.0f}" if ratio >= 10 else f"= {top / epsilon:.2g}·ε"
+
+
+class _NameLabel(pg.LabelItem):
+    """A rotated scheme name that never forces its row taller than the row's own minimum."""
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph naming
+        super().updateMin()
+        self.setMinimumHeight(0)
+
+
+class _HeaderLabel(pg.LabelItem):
+    """A header line that is cut at the right in a narrow window instead of widening the whole layout."""
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph naming
+        super().updateMin()
+        self.setMinimumWidth(0)
+
+
+class _NoteLabel(pg.LabelItem):
+    """The notes column: exactly NOTE_W wide whatever its text, so every row's plot ends at the same x."""
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph naming
+        super().updateMin()
+        self.setMinimumWidth(NOTE_W)
+        self.setMaximumWidth(NOTE_W)
+
+
+class _Rows(pg.GraphicsLayoutWidget):
+    """A header line and rows of [label | plot | note]; rows are laid out again when the shown set changes
+    (hidden items would still take their space in a QGraphicsGridLayout)."""
+
+    #: minimum height of one row and of the header + time axis (px)
+    ROW_MIN, EXTRA_MIN = 30, 22
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.ci.setSpacing(0)
+        self.ci.setContentsMargins(0, 2, 0, 2)
+        self.header = _HeaderLabel("", size="8pt", justify="left")
+        self.rows: dict[str, dict] = {}
+        self._shown: list[str] | None = None
+        self._master: pg.ViewBox | None = None
+        #: whether the last row shows the time axis
+        self.time_labels = True
+
+    def _make_row(self, scheme: str, plot: pg.PlotItem, named: bool = True) -> dict:
+        color = SCHEME_COLORS[scheme]
+        label = _NameLabel(f"<b>{SCHEME_LABELS[scheme]}</b>" if named else "", angle=-90, color=color, size="8pt")
+        label.setFixedWidth(LABEL_W)
+        note = _NoteLabel("", size="8pt", justify="left")
+        note.setFixedWidth(NOTE_W)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=True, y=False)
+        plot.getAxis("left").setWidth(AXIS_W)
+        plot.getViewBox().setDefaultPadding(0.0)
+        plot.setMinimumHeight(24)
+        plot.getAxis("left").setMinimumHeight(10)
+        return {"plot": plot, "label": label, "note": note}
+
+    def _layout(self, shown: list[str]) -> None:
+        if shown == self._shown:
+            return
+        self._shown = shown
+        self.ci.clear()
+        self.ci.addItem(self.header, row=0, col=0, colspan=3)
+        for i, scheme in enumerate(shown):
+            r = self.rows[scheme]
+            self.ci.addItem(r["label"], row=i + 1, col=0)
+            self.ci.addItem(r["plot"], row=i + 1, col=1)
+            self.ci.addItem(r["note"], row=i + 1, col=2)
+            last = i == len(shown) - 1
+            r["plot"].showAxis("bottom", last and self.time_labels)  # time labels once, under the last row
+        axis_h = 24 if self.time_labels and shown else 0
+        self.setMinimumHeight(self.EXTRA_MIN + axis_h + self.ROW_MIN * max(len(shown), 1))
+        for scheme, r in self.rows.items():
+            vis = scheme in shown
+            for key in ("plot", "label", "note"):
+                r[key].setVisible(vis)
+
+    def shown(self) -> list[str]:
+        return list(self._shown or [])
+
+    def plots(self) -> list[pg.PlotItem]:
+        return [r["plot"] for r in self.rows.values()]
+
+    def link_x(self, view: pg.ViewBox) -> None:
+        self._master = view
+        for r in self.rows.values():
+            r["plot"].setXLink(view)
+        view.sigXRangeChanged.connect(self._on_xrange)
+        view.sigResized.connect(self._on_xrange)
+
+    def _view_rows(self, n: int) -> tuple[int, int, float]:
+        """First and last row in view and the plot width in pixels."""
+        if self._master is not None:
+            (x0, x1), _ = self._master.viewRange()
+        else:
+            x0, x1 = 0.0, float(n - 1)
+        a = max(0, int(math.floor(x0)))
+        b = min(n - 1, int(math.ceil(x1)))
+        width = 800.0
+        for scheme in self._shown or []:
+            w = self.rows[scheme]["plot"].getViewBox().width()
+            if w > 0:
+                width = w
+                break
+        return a, b, width
+
+    def _on_xrange(self, *_args) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+# ------------------------------------------------------------------------------------------ budgets
+class BudgetPlot(_Rows):
+    """ε_t as bars, one row per landmark scheme, each on its own scale (stated on its axis and in its note);
+    landmark events as marks under the zero line at any zoom; a dashed line at the total ε when in scale."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("budgetPlot")
+        self._tick_font = QFont()  # kept alive here: the axes hold it only by reference
+        self._tick_font.setPointSize(7)
+        self.time_labels = False  # the preview rows below carry them
+        self.ROW_MIN = 36  # two lines of note
+        for scheme in LANDMARK_SCHEMES:
+            color = SCHEME_COLORS[scheme]
+            axis = TimeAxis(orientation="bottom")
+            axis.setLabel("")
+            plot = pg.PlotItem(axisItems={"bottom": axis})
+            row = self._make_row(scheme, plot, named=False)  # a thin row: the name goes in the note
+            plot.showGrid(x=False, y=True, alpha=0.15)
+            # the row's scale on its axis even in a thin row (the top label may reach into the row above)
+            plot.getAxis("left").setStyle(hideOverlappingLabels=False, textFillLimits=[(0, 1.5)],
+                                          tickFont=self._tick_font)
+            regular = pg.PlotDataItem(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
+                                      skipFiniteCheck=True)
+            landmark = pg.PlotDataItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
+                                       brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)), skipFiniteCheck=True)
+            dummy = pg.PlotDataItem(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
+                                    brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)), skipFiniteCheck=True)
+            # marks as vertical segments (one item, cheap with a mark in every pixel column)
+            lm_marks = pg.PlotDataItem(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
+            dm_marks = pg.PlotDataItem(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
+            eps_line = pg.InfiniteLine(angle=0, movable=False,
+                                       pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
+            for item in (regular, landmark, dummy, lm_marks, dm_marks):
+                plot.addItem(item)
+            plot.addItem(eps_line, ignoreBounds=True)
+            row.update({"axis": axis, "regular": regular, "landmark": landmark, "dummy": dummy,
+                        "lm_marks": lm_marks, "dm_marks": dm_marks, "eps": eps_line})
+            self.rows[scheme] = row
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._budgets: dict[str, np.ndarray] = {}
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        self._epsilon = 1.0
+        self._tops: dict[str, float] = {}
+        self._split: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+        self._set_header()
+        self._layout(list(LANDMARK_SCHEMES))
+
+    def _set_header(self) -> None:
+        dm = (f" · <span style='color:{css(DUMMY_COLOR)}'>■ dummy landmarks (dummies violet)</span>"
+              if self._dummies.size else "")
+        self.header.setText(
+            "<b>Budget ε<sub>t</sub> per event</b>, each row on its own scale (see its axis) · "
+            f"<span style='color:{css(LANDMARK_COLOR)}'>■ | landmark events</span>{dm} · "
+            "dashed = total ε")
+
+    def set_series(self, series: Series) -> None:
+        for r in self.rows.values():
+            r["axis"].set_times(series.times)
+            for key in ("regular", "landmark", "dummy", "lm_marks", "dm_marks"):
+                r[key].setData([], [])
+        self._budgets = {}
+        self._split = {}
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._set_header()
+
+    def set_dummies(self, rows: np.ndarray) -> None:
+        """Dummy landmarks (issue 6): remembered for the next :meth:`set_budgets` (which the preview that
+        carries them triggers); not redrawn here, so one preview draws the bars once."""
+        self._dummies = np.asarray(rows, dtype=np.int64)
+        self._set_header()
+
+    def set_budgets(self, budgets: dict[str, np.ndarray], landmarks: np.ndarray, epsilon: float,
+                    visible: set[str]) -> None:
+        self._budgets = {s: b for s, b in budgets.items() if b is not None}
+        self._landmarks = np.asarray(landmarks, dtype=np.int64)
+        self._epsilon = float(epsilon)
+        shown = [s for s in LANDMARK_SCHEMES if s in visible and s in self._budgets]
+        self._layout(shown)
+        self._split = {}
+        n = next(iter(self._budgets.values())).size if self._budgets else 0
+        is_lm = np.zeros(n, dtype=bool)  # one mask for every row: fewer series-sized arrays per preview
+        is_lm[self._landmarks[self._landmarks < n]] = True
+        dm = self._dummies
+        is_dm = None
+        if dm.size and dm[-1] < n:
+            is_dm = np.zeros(n, dtype=bool)
+            is_dm[dm] = True
+        for scheme in shown:
+            b = np.asarray(self._budgets[scheme], dtype=np.float64)
+            lmk = np.where(is_lm, b, 0.0)
+            if is_dm is None:
+                reg, dmy = np.where(is_lm, 0.0, b), None
+            else:
+                reg, dmy = np.where(is_lm | is_dm, 0.0, b), np.where(is_dm, b, 0.0)
+            self._split[scheme] = (reg, lmk, dmy)
+            top = float(b.max()) if b.size else 0.0
+            self._scale_row(scheme, top if top > 0 else self._epsilon)
+        self.redraw()
+
+    def _scale_row(self, scheme: str, top: float) -> None:
+        r = self.rows[scheme]
+        eps = self._epsilon
+        self._tops[scheme] = top
+        plot = r["plot"]
+        plot.setYRange(-0.35 * top, 1.4 * top, padding=0)  # room for the top tick label inside the row
+        plot.getAxis("left").setTicks([[(0.0, "0"), (top, f"{top:.2g}")]])
+        r["eps"].setPos(eps)
+        r["eps"].setVisible(eps <= 1.4 * top)
+        name = f"<b style='color:{css(SCHEME_COLORS[scheme])}'>{SCHEME_LABELS[scheme]}</b>"
+        r["note"].setText(f"{name} 0 – {top:.3g}<br>({_fmt_scale(top, eps)})")
+        r["note"].setToolTip("This row's bars are drawn on their own scale so that small budgets stay visible")
+
+    def redraw(self) -> None:
+        if not self._split:
+            return
+        n = next(iter(self._split.values()))[0].size
+        if n == 0:
+            return
+        a, b, width = self._view_rows(n)
+        if a > b:
+            return
+        starts = view_bins(a, b, width)
+        for scheme, (reg, lmk, dmy) in self._split.items():
+            r = self.rows[scheme]
+            top = self._tops[scheme]
+            r["regular"].setData(*bar_steps(reg, a, b, starts))
+            r["landmark"].setData(*bar_steps(lmk, a, b, starts))
+            if dmy is not None:
+                r["dummy"].setData(*bar_steps(dmy, a, b, starts))
+                x = mark_positions(self._dummies, a, b, starts)
+                r["dm_marks"].setData(*segments(x, np.full(x.size, -0.17 * top), np.full(x.size, -0.17 * top),
+                                                0.16 * top))
+            else:
+                r["dummy"].setData([], [])
+                r["dm_marks"].setData([], [])
+            x = mark_positions(self._landmarks, a, b, starts)
+            r["lm_marks"].setData(*segments(x, np.full(x.size, -0.17 * top), np.full(x.size, -0.17 * top),
+                                            0.16 * top))
+
+
+# ------------------------------------------------------------------------------------------ preview
+class PreviewPlot(_Rows):
+    """One row per shown scheme: the original in grey and the scheme's noisy release on a y range fitted
+    to the original (off-chart values marked and counted); republished events as rings."""
+
+    ROW_MIN = 62
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("previewPlot")
+        for scheme in ALL_SCHEMES:
+            color = SCHEME_COLORS[scheme]
+            axis = TimeAxis(orientation="bottom")
+            axis.setLabel("")
+            left = CategoryAxis(orientation="left")  # category names for categorical series
+            plot = pg.PlotItem(axisItems={"bottom": axis, "left": left})
+            row = self._make_row(scheme, plot)
+            plot.showGrid(x=True, y=True, alpha=0.12)
+            original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)
+            original_band = pg.PlotDataItem(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1),
+                                            connect="pairs")
+            dots = PassiveScatter(size=4, pen=None, brush=pg.mkBrush(color))
+            rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
+            dense = pg.PlotDataItem(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
+            denoised = pg.PlotDataItem(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
+            above = pg.PlotDataItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
+            below = pg.PlotDataItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
+            for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
+                plot.addItem(item)
+                item.setZValue(z)
+            row.update({"axis": axis, "left": left, "original": original, "original_band": original_band,
+                        "dots": dots, "rings": rings,
+                        "dense": dense, "denoised": denoised, "above": above,
+                        "below": below, "offchart": (0, 0), "offchart_x": (np.zeros(0), np.zeros(0))})
+            self.rows[scheme] = row
+        self.series: Series | None = None
+        self._y_original = np.zeros(0)
+        self._yrange = (0.0, 1.0)
+        self._bounds: tuple[float, float] | None = None
+        self._preview: dict = {}
+        self._values: dict[str, np.ndarray] = {}
+        self._approx: dict[str, np.ndarray] = {}
+        self._denoised: dict[str, np.ndarray] = {}
+        self._set_header("")
+        self._layout([])
+
+    def _set_header(self, unit: str) -> None:
+        self.header.setText(
+            f"<b>Noisy preview</b>{unit}, same random luck for all · "
+            f"<span style='color:{css(ORIGINAL_PREVIEW_COLOR)}'>━ original</span> · ● released · "
+            "○ republished · ▲▼ beyond the chart · bands: middle 80 %")
+
+    # ------------------------------------------------------------------------------------ data
+    def set_series(self, series: Series) -> None:
+        self.series = series
+        self._preview = {}
+        self._values = {}
+        self._approx = {}
+        self._denoised = {}
+        self._y_original = display_values(series, series.values)
+        unit = y_label(series)
+        self._set_header(f" ({unit})")
+        cats = series.categories if series.kind == "categorical" else None
+        for r in self.rows.values():
+            r["axis"].set_times(series.times)
+            r["left"].set_labels(cats)
+            for key in ("original", "original_band", "dots", "rings", "dense", "denoised", "above", "below"):
+                r[key].setData([], [])
+            r["note"].setText("")
+            r["offchart"] = (0, 0)
+        self._bounds = None
+        self._fit_y()
+        self._layout([])
+
+    def _fit_y(self) -> None:
+        s = self.series
+        if s is None:
+            return
+        if s.kind == "categorical":
+            k = len(s.categories or ()) or int(np.nanmax(self._y_original, initial=0)) + 1
+            self._yrange = (-0.6, k - 0.4)
+        else:
+            bounds = self._bounds if s.kind == "numeric" else None
+            self._yrange = robust_range(self._y_original, bounds)
+        lo, hi = self._yrange
+        for r in self.rows.values():
+            r["plot"].setYRange(lo, hi, padding=0)
+
+    def set_preview(self, preview: dict, visible: set[str], bounds: tuple[float, float] | None = None) -> None:
+        """Draw ``preview[scheme]`` (``.values``, ``.approximated``) for the visible schemes; ``bounds`` are
+        the public bounds (the y range) when set."""
+        if self.series is None:
+            return
+        if bounds != self._bounds:
+            self._bounds = tuple(bounds) if bounds is not None else None  # type: ignore[assignment]
+            self._fit_y()
+        self._preview = preview
+        shown = [s for s in ALL_SCHEMES if s in visible and preview.get(s) is not None]
+        self._values = {s: display_values(self.series, preview[s].values) for s in shown}
+        self._approx = {s: np.asarray(preview[s].approximated, dtype=bool) for s in shown}
+        self._layout(shown)
+        self.redraw()
+
+    def set_denoised(self, denoised: dict[str, np.ndarray | None]) -> None:
+        """A denoised release per scheme (post-processing of the released values): drawn as the row's line,
+        with the raw noisy points faint behind it. ``None`` or a missing scheme removes its line."""
+        self._denoised = {s: np.asarray(v, dtype=np.float64) for s, v in denoised.items() if v is not None}
+        self.redraw()
+
+    # ------------------------------------------------------------------------------------ drawing
+    def redraw(self) -> None:
+        s = self.series
+        if s is None or not self._values or s.n == 0:
+            return
+        a, b, width = self._view_rows(s.n)
+        if a > b:
+            return
+        starts = view_bins(a, b, width)
+        orig = self._original_xy(a, b, starts)
+        for scheme in self._values:
+            self._draw_row(scheme, a, b, starts, orig, width)
+
+    def _original_xy(self, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        """The original as drawn: every event, or per column its median line and its 10–90 % band."""
+        y = self._y_original
+        if starts is None:
+            return np.arange(a, b + 1, dtype=np.float64), y[a:b + 1]
+        x, q = column_quantiles(y[a:b + 1], a, b, starts)
+        lo, hi = self._yrange
+        band = segments(x, np.clip(q[0], lo, hi), np.clip(q[2], lo, hi), 0.0)
+        return x, q[1], *band
+
+    def _draw_row(self, scheme: str, a: int, b: int, starts: np.ndarray | None,
+                  orig: tuple[np.ndarray, ...], width: float) -> None:
+        r = self.rows[scheme]
+        lo, hi = self._yrange
+        v = self._values[scheme][a:b + 1]
+        approx = self._approx[scheme][a:b + 1]
+        line = self._denoised.get(scheme)
+        faint = line is not None
+        r["original"].setData(orig[0], orig[1], connect="finite")
+        if len(orig) > 2:
+            r["original_band"].setData(orig[2], orig[3])
+        else:
+            r["original_band"].setData([], [])
+        with np.errstate(invalid="ignore"):
+            above = v > hi
+            below = v < lo
+        n_above, n_below = int(np.count_nonzero(above)), int(np.count_nonzero(below))
+        r["offchart"] = (n_above, n_below)
+        color = SCHEME_COLORS[scheme]
+        r["dots"].setBrush(pg.mkBrush(rgba(color, 70 if faint else 230)))
+        if starts is None:
+            inside = ~(above | below) & np.isfinite(v)
+            x = np.arange(a, b + 1, dtype=np.float64)
+            fresh = inside & ~approx
+            rep = inside & approx
+            r["dots"].setData(x[fresh], v[fresh])
+            r["rings"].setData(x[rep], v[rep])
+            r["dense"].setData([], [])
+            xa, xb = self._marks(above, below, a, b, width)
+        else:
+            r["dots"].setData([], [])
+            min_len = 0.012 * (hi - lo)
+            # The middle 80 % of the released values per column, clipped to the chart (off-chart values are
+            # counted and marked below); columns whose band lies wholly off the chart draw nothing.
+            xc, q = column_quantiles(v, a, b, starts, (10.0, 90.0))
+            on = (q[1] >= lo) & (q[0] <= hi)
+            r["dense"].setData(*segments(xc[on], np.clip(q[0][on], lo, hi), np.clip(q[1][on], lo, hi), min_len))
+            # Republished events: one ring per column, at its last republished value on the chart (Skip's
+            # flat runs read as a dotted line at the repeated value).
+            last = last_true_per_bin(approx, a, starts)
+            last = last[(v[last] >= lo) & (v[last] <= hi)]
+            r["rings"].setData((last + a).astype(np.float64), v[last])
+            xa, xb = self._marks(above, below, a, b, width)
+        r["offchart_x"] = (xa, xb)
+        span = hi - lo
+        half_w = 3.0 * (b - a + 1) / max(width, 1.0)  # about 3 px
+        r["above"].setData(*triangles(xa, hi - 0.06 * span, 0.055 * span, half_w), fillLevel=hi - 0.06 * span)
+        r["below"].setData(*triangles(xb, lo + 0.06 * span, -0.055 * span, half_w), fillLevel=lo + 0.06 * span)
+        if line is not None and line.size == self._values[scheme].size:
+            if starts is None:
+                r["denoised"].setData(np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
+            else:
+                r["denoised"].setData(*peak_line(*envelope(line[a:b + 1], a, b, starts)), connect="finite")
+        else:
+            r["denoised"].setData([], [])
+        self._note(scheme, n_above, n_below, b - a + 1)
+
+    @staticmethod
+    def _marks(above: np.ndarray, below: np.ndarray, a: int, b: int, width: float) -> tuple[np.ndarray, ...]:
+        """x of the ▲/▼ marks: one per ~4 px holding an off-chart value (side by side, finer marks would merge
+        into a bar anyway, and each costs paint time)."""
+        mark_bins = column_bins(a, b, width / 4.0)
+        return mask_positions(above, a, mark_bins), mask_positions(below, a, mark_bins)
+
+    def _note(self, scheme: str, n_above: int, n_below: int, in_view: int) -> None:
+        r = self.rows[scheme]
+        p = self._preview.get(scheme)
+        lines = []
+        mae = getattr(p, "mae", None)
+        if mae is not None and math.isfinite(mae) and self.series is not None:
+            if self.series.kind == "categorical":
+                lines.append(f"wrong category {100 * mae:.0f} %")
+            else:
+                lines.append(f"mean error {mae:.3g} {unit_label(self.series)}")
+        off = n_above + n_below
+        if off:
+            arrows = " ".join(t for t in (f"▲{n_above:,}" if n_above else "", f"▼{n_below:,}" if n_below else "")
+                              if t)
+            lines.append(f"<span style='color:#a00000'><b>{off:,}</b> value{'s' if off != 1 else ''} beyond<br>"
+                         f"the chart, of {in_view:,}</span><br>{arrows}")
+        else:
+            lines.append("all values on the chart")
+        r["note"].setText("<br>".join(lines))
+        r["note"].setToolTip("error: the mean absolute error of this preview (one seed); beyond the chart: "
+                             "released values outside the y range, marked by triangles at the edge")
+
+    def offchart(self, scheme: str) -> tuple[int, int]:
+        """(above, below): released values in view beyond the chart's top and bottom."""
+        return self.rows[scheme]["offchart"]
+
+    def offchart_marks(self, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+        """x of the ▲ and ▼ marks (one per event, or per pixel column when zoomed out)."""
+        return self.rows[scheme]["offchart_x"]
+
+    def yrange(self) -> tuple[float, float]:
+        return self._yrange
+
+    def note_text(self, scheme: str) -> str:
+        return self.rows[scheme]["note"].text

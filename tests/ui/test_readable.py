@@ -1,0 +1,318 @@
+"""Reading the window (issue 14): small-multiple preview rows with off-chart counts, per-row budget scales that
+keep small budgets visible, steps that stay steps, hover refresh, View toggles, wheel zoom, Δ explained,
+verdict wording and no jargon in what the window shows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QGroupBox, QLabel, QTableWidget
+
+from lmdk_gui.core.guarantee import allocatable
+from lmdk_gui.ui.multiples import bar_steps, column_bins, envelope, mark_positions, robust_range
+from tests.conftest import SAMPLES
+
+from .conftest import wait_preview
+from .helpers import event_point, fake_click
+
+JARGON = ("thesis §", "L′", "L'", "ε_sel", "nats", "(1, L)-landmark", " 1 landmarks", "(ε = ")
+
+
+# ------------------------------------------------------------------------------------------ reduction
+def test_column_reduction_keeps_steps_and_only_the_values_present():
+    """Skip's budgets are 0 or ε: after reducing 10^5 events to 700 columns every bar is still a flat step
+    (pairs of equal y, x never decreasing) whose height is 0 or ε — no ramps, no in-between values."""
+    rng = np.random.default_rng(3)
+    n, eps = 100_000, 0.7
+    b = np.full(n, eps)
+    lm = np.sort(rng.choice(n, 300, replace=False))
+    b[lm] = 0.0
+    starts = column_bins(0, n - 1, 700)
+    assert starts is not None and starts.size <= 700
+    x, y = bar_steps(b, 0, n - 1, starts)
+    assert np.all(np.diff(x) >= 0) and np.array_equal(y[0::2], y[1::2])
+    assert set(np.unique(y)) <= {0.0, eps}
+    # landmark marks: one per column holding a landmark, inside that column
+    xm = mark_positions(lm, 0, n - 1, starts)
+    k = int(starts[1] - starts[0])
+    cols = np.unique(lm // k)
+    assert xm.size == cols.size and np.all(np.abs(xm - (cols * k + (k - 1) / 2)) < 1e-9)
+    # the envelope keeps each column's extremes
+    v = rng.normal(size=n)
+    _c, lo, hi = envelope(v, 0, n - 1, starts)
+    assert lo[0] == v[:k].min() and hi[0] == v[:k].max()
+
+
+def test_robust_range_uses_bounds_else_percentiles():
+    v = np.r_[np.linspace(0, 1, 1000), 1e6]  # one outlier must not stretch the range
+    lo, hi = robust_range(v)
+    assert -0.2 < lo < 0 and 1 < hi < 1.2
+    assert robust_range(v, (0.0, 7.0)) == pytest.approx((-0.56, 7.56))
+
+
+# ------------------------------------------------------------------------------------------ preview rows
+def test_preview_rows_count_values_beyond_the_chart(qtbot, window):
+    s = window.session
+    s.add_range(100, 180)
+    wait_preview(qtbot, window)
+    pp = window.preview_plot
+    assert pp.objectName() == "previewPlot"
+    assert pp.shown() == [x for x in ("uniform", "skip", "adaptive", "event", "user") if x in s.visible_schemes]
+    lo, hi = pp.yrange()
+    orig = s.series.values
+    assert lo < np.percentile(orig, 0.5) and hi > np.percentile(orig, 99.5) and hi < orig.max() + 1.0
+    for scheme in pp.shown():
+        v = s.preview[scheme].values
+        above, below = int(np.sum(v > hi)), int(np.sum(v < lo))
+        assert pp.offchart(scheme) == (above, below), scheme
+        xa, xb = pp.offchart_marks(scheme)
+        assert (len(xa) > 0) == (above > 0) and (len(xb) > 0) == (below > 0)  # one mark per ~4 px holding any
+        ya = pp.rows[scheme]["above"].getData()[1]
+        assert ya is None and above == 0 or (len(ya) == 3 * len(xa) and np.all(ya > hi - 0.07 * (hi - lo)))
+        # every off-chart event lies under a mark (within half a mark bin)
+        rows_above = np.flatnonzero(v > hi)
+        if rows_above.size:
+            gap = np.abs(rows_above[:, None] - xa[None, :]).min(axis=1)
+            assert gap.max() <= (s.n / pp.rows[scheme]["plot"].getViewBox().width()) * 4 + 1
+        if above + below:
+            assert f"<b>{above + below:,}</b> values beyond<br>the chart, of {s.n:,}" in pp.note_text(scheme)
+        else:
+            assert "all values on the chart" in pp.note_text(scheme)
+    # Uniform's noise is hundreds of kWh here: most of its values are off the chart, and it says so.
+    assert sum(pp.offchart("uniform")) > s.n // 2
+    # republished events are drawn apart (rings) from fresh ones (dots)
+    rings = 0
+    for scheme in ("skip", "adaptive"):
+        p = s.preview[scheme]
+        inside = (p.values >= lo) & (p.values <= hi)
+        xr, _ = pp.rows[scheme]["rings"].getData()
+        xd, _ = pp.rows[scheme]["dots"].getData()
+        assert len(xr) == int(np.sum(p.approximated & inside))
+        assert len(xd) == int(np.sum(~p.approximated & inside))
+        rings += len(xr)
+    assert rings > 0
+
+
+def test_public_bounds_set_the_preview_range(qtbot, window):
+    s = window.session
+    s.set_settings(s.settings.with_(bounds=(0.0, 7.0)))
+    wait_preview(qtbot, window)
+    assert window.preview_plot.yrange() == pytest.approx((-0.56, 7.56))
+    v = s.preview["uniform"].values
+    assert window.preview_plot.offchart("uniform") == (int(np.sum(v > 7.56)), int(np.sum(v < -0.56)))
+
+
+def test_scheme_toggle_adds_and_removes_rows(qtbot, window):
+    s = window.session
+    s.set_scheme_visible("event", True)
+    wait_preview(qtbot, window)
+    qtbot.waitUntil(lambda: "event" in window.preview_plot.shown())
+    s.set_scheme_visible("skip", False)
+    qtbot.waitUntil(lambda: "skip" not in window.preview_plot.shown())
+    assert "skip" not in window.budget_plot.shown() and "event" not in window.budget_plot.shown()
+
+
+# ------------------------------------------------------------------------------------------ budget rows
+def test_uniform_budget_of_eps_over_300_draws_a_visible_bar(qtbot, window):
+    s = window.session
+    s.set_landmarks(np.arange(100, 399))  # 299 landmarks: Uniform gives every event ε_a / 300
+    wait_preview(qtbot, window)
+    eps_u = allocatable(s.epsilon, s.n) / 300
+    assert s.preview["uniform"].budgets[0] == pytest.approx(eps_u)
+    r = window.budget_plot.rows["uniform"]
+    _x, y = r["regular"].getData()
+    assert np.max(y) == pytest.approx(eps_u)
+    (_, _), (y0, y1) = r["plot"].getViewBox().viewRange()
+    assert y1 <= 1.45 * eps_u and y1 - y0 < 1.8 * eps_u  # the bar fills most of its row
+    bar_px = eps_u / (y1 - y0) * r["plot"].getViewBox().height()
+    assert bar_px >= 15
+    assert "ε/300" in r["note"].text and f"{eps_u:.3g}" in r["note"].text
+    # landmark events are marks under the zero line, one per landmark here
+    xm, ym = r["lm_marks"].getData()
+    assert len(xm) == 2 * 299 and np.all(ym < 0) and np.all(ym > y0)  # one short vertical segment each
+    # Skip's row is on its own scale: ε, with the dashed total-ε line shown
+    sk = window.budget_plot.rows["skip"]
+    assert sk["eps"].isVisible() and not r["eps"].isVisible()
+
+
+def test_dummy_rows_do_not_redraw_the_previous_budgets(qtbot, window, monkeypatch):
+    """Issue 15's note: set_dummies used to redraw the last budgets; the preview that carries the dummies
+    draws them, once."""
+    bp = window.budget_plot
+    calls = []
+    monkeypatch.setattr(bp, "redraw", lambda: calls.append(1))
+    bp.set_dummies(np.zeros(0, dtype=np.int64))
+    bp.set_dummies(np.array([3, 5]))
+    assert calls == []
+
+
+# ------------------------------------------------------------------------------------------ interaction
+def test_hover_box_refreshes_after_a_click_and_clears_on_a_new_file(qtbot, window):
+    s = window.session
+    window.series_plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    qtbot.wait(20)
+    row = 200
+    scene = window.series_plot.mapToScene(event_point(window, row))
+    window._on_hover((QPointF(scene),))
+    info = window.series_plot.info
+    assert info.isVisible() and f"row {row}" in info.toPlainText() and "landmark" not in info.toPlainText()
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        fake_click(qtbot, window, row)
+    wait_preview(qtbot, window)
+    assert s.is_landmark(row)
+    assert info.isVisible() and "landmark" in info.toPlainText()  # no mouse move needed
+    with qtbot.waitSignal(s.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    assert not info.isVisible() and window._hover_row is None
+
+
+def _wheel(widget, pos: QPoint, mods=Qt.KeyboardModifier.NoModifier) -> None:
+    ev = QWheelEvent(QPointF(pos), QPointF(widget.mapToGlobal(pos)), QPoint(0, 0), QPoint(0, 120),
+                     Qt.MouseButton.NoButton, mods, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(widget, ev)
+
+
+def test_wheel_zooms_time_and_ctrl_wheel_the_values(qtbot, window):
+    vb = window.series_plot.getPlotItem().vb
+    vb.setRange(xRange=(100, 300), yRange=(0, 5), padding=0)
+    qtbot.wait(10)
+    vp = window.series_plot.viewport()
+    pos = event_point(window, 200)
+    (x0, x1), (y0, y1) = vb.viewRange()
+    _wheel(vp, pos)
+    (a0, a1), (b0, b1) = vb.viewRange()
+    assert (a1 - a0) < (x1 - x0) and (b0, b1) == pytest.approx((y0, y1))
+    _wheel(vp, pos, Qt.KeyboardModifier.ControlModifier)
+    (c0, c1), (d0, d1) = vb.viewRange()
+    assert (c0, c1) == pytest.approx((a0, a1)) and (d1 - d0) < (b1 - b0)
+
+
+def test_view_menu_toggles_the_docks(qtbot, window):
+    for action, dock in ((window.settings_toggle, window.settings_dock), (window.metrics_toggle, window.metrics_dock)):
+        assert action.isCheckable() and action.isEnabled() and action.isChecked()
+        action.trigger()
+        assert not dock.isVisible() and not action.isChecked()
+        action.trigger()
+        assert dock.isVisible() and action.isChecked()
+    names = [a.text() for a in window.view_menu.actions()]
+    assert "Dummy landmarks" in names and not any("Hide landmarks" == t for t in names)
+
+
+def test_apply_removes_the_proposal_highlight(qtbot, window):
+    panel = window.extensions["landmarks_ui"].open_suggestions("threshold")
+    panel.set_params(below=0.6, above=None)
+    qtbot.waitUntil(panel.is_current, timeout=30_000)
+    assert panel.overlay.shown
+    assert panel.apply("replace")
+    assert not panel.overlay.shown
+    assert panel.overlay.band not in window.series_plot.getPlotItem().items
+    wait_preview(qtbot, window)
+
+
+def test_track_view_opens_at_a_readable_width(qtbot, window):
+    from lmdk_gui.ui.main_window import TRACK_MIN_WIDTH
+
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    qtbot.waitUntil(lambda: window.track_plot.width() >= TRACK_MIN_WIDTH, timeout=5000)
+    window.main_split.setSizes([600, 500])
+    window._remember_split()
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "energy_hue_2013_jan.csv")
+    assert not window.track_plot.isVisible()
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    qtbot.waitUntil(lambda: window.track_plot.isVisible())
+    assert window.main_split.sizes()[1] >= TRACK_MIN_WIDTH
+
+
+# ------------------------------------------------------------------------------------------ words
+def test_delta_is_explained_and_the_bounds_width_proposed(qtbot, window):
+    panel = window.settings_panel
+    assert "change in one event's value that is protected" in panel.sens_spin.toolTip()
+    assert "Protected change" in panel.sens_label.text()
+    assert not panel.sens_warning.isVisible()
+    panel.bounds_check.setChecked(True)
+    panel.lo_spin.setValue(0.0)
+    panel.hi_spin.setValue(7.0)
+    assert panel.sens_warning.isVisible() and "smaller than the bounds' width 7" in panel.sens_warning.text()
+    assert panel.sens_from_bounds.isVisible()
+    qtbot.mouseClick(panel.sens_from_bounds, Qt.MouseButton.LeftButton)
+    assert window.session.settings.sensitivity == pytest.approx(7.0)
+    assert not panel.sens_warning.isVisible() and not panel.sens_from_bounds.isVisible()
+    wait_preview(qtbot, window)
+
+
+def test_verdicts_say_what_they_speak_of(qtbot, window):
+    s = window.session
+    s.add_range(100, 180)
+    wait_preview(qtbot, window)
+    assert "landmark privacy (independent events): holds" in window.status_guarantee.text()
+    assert "independent events" in window.metrics_table.horizontalHeaderItem(2).text()
+    tab = window.extensions["correlation_ui"]
+    window.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(tab.is_current, timeout=30_000)
+    assert "under the correlation model you chose" in tab.status_label.text()
+    assert "loss" in tab.table.item(0, 2).text() and "·ε" in tab.table.item(0, 2).text()
+    assert "Default: a 2-state chain" in tab.default_note.text()
+
+
+def test_no_jargon_in_what_the_window_shows(qtbot, window):
+    s = window.session
+    s.set_landmarks([5])
+    wait_preview(qtbot, window)
+    s.set_dummies_enabled(True)
+    qtbot.waitUntil(lambda: s.dummy_selection is not None and s.is_preview_current(), timeout=30_000)
+    texts = [window.status_guarantee.text(), window.status_landmarks.text()]
+    for w in window.findChildren(QLabel):
+        if w.isVisibleTo(window):
+            texts.append(w.text())
+    texts += [b.text() for b in window.findChildren(QAbstractButton)]
+    texts += [g.title() for g in window.findChildren(QGroupBox)]
+    texts += [d.windowTitle() for d in window.findChildren(QDockWidget)]
+    for t in window.findChildren(QTableWidget):
+        texts += [t.horizontalHeaderItem(c).text() for c in range(t.columnCount()) if t.horizontalHeaderItem(c)]
+    texts += [window.budget_plot.header.text, window.preview_plot.header.text]
+    found = [(j, t) for t in texts for j in JARGON if j in t]
+    assert found == []
+    assert "1 landmark " in window.status_landmarks.text() or window.status_landmarks.text().startswith("1 landmark")
+
+
+def test_a_denoised_line_draws_over_faint_raw_points(qtbot, window):
+    """The slot for denoised releases (a later issue): a line per scheme, the raw noisy points fainter."""
+    s = window.session
+    wait_preview(qtbot, window)
+    pp = window.preview_plot
+    r = pp.rows["skip"]
+    alpha_before = r["dots"].opts["brush"].color().alpha()
+    smooth = np.convolve(s.preview["skip"].values, np.ones(5) / 5, mode="same")
+    pp.set_denoised({"skip": smooth})
+    x, y = r["denoised"].getData()
+    assert len(x) == s.n and np.allclose(y, smooth)
+    assert r["dots"].opts["brush"].color().alpha() < alpha_before
+    pp.set_denoised({})
+    assert r["denoised"].getData()[0] is None or len(r["denoised"].getData()[0]) == 0
+
+
+def _screen_x(view, widget, window) -> tuple[int, int]:
+    r = view.sceneBoundingRect()
+    a = widget.mapTo(window, widget.mapFromScene(r.topLeft())).x()
+    b = widget.mapTo(window, widget.mapFromScene(r.bottomRight())).x()
+    return a, b
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1400, 900)])
+def test_rows_line_up_with_the_series_plot(qtbot, window, size):
+    """Every budget and preview row spans the same screen columns as the series plot, so an event sits at
+    the same x in all of them (and no row hides the end of the series)."""
+    window.resize(*size)
+    window.session.add_range(10, 20)
+    wait_preview(qtbot, window)
+    qtbot.wait(50)
+    ref = _screen_x(window.series_plot.vb, window.series_plot, window)
+    for wid in (window.budget_plot, window.preview_plot):
+        for scheme in wid.shown():
+            got = _screen_x(wid.rows[scheme]["plot"].getViewBox(), wid, window)
+            assert abs(got[0] - ref[0]) <= 2 and abs(got[1] - ref[1]) <= 2, (scheme, got, ref)
