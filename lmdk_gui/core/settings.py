@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 #: Schemes that satisfy landmark privacy, then the two baselines (DESIGN §4).
-LANDMARK_SCHEMES: tuple[str, ...] = ("uniform", "skip", "adaptive")
+LANDMARK_SCHEMES: tuple[str, ...] = ("uniform", "skip", "adaptive", "balanced")
 BASELINES: tuple[str, ...] = ("event", "user")
 ALL_SCHEMES: tuple[str, ...] = LANDMARK_SCHEMES + BASELINES
 
@@ -15,6 +15,7 @@ SCHEME_LABELS = {
     "uniform": "Uniform",
     "skip": "Skip",
     "adaptive": "Adaptive",
+    "balanced": "Balanced",
     "event": "Event-level",
     "user": "User-level",
 }
