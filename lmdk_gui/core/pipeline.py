@@ -320,17 +320,23 @@ def export_verdicts(series: Series, landmarks, settings: PrivacySettings, dummie
         if s == "adaptive":
             out[s] = ""
             continue
-        g = _budget_check(s, n, padded, settings.epsilon)
+        g = precheck(s, n, padded, settings.epsilon)
+        assert g is not None
         if g.holds:
             out[s] = ""
-        elif dummies is not None and _budget_check(s, n, lm, settings.epsilon).holds:
+        elif dummies is not None and precheck(s, n, lm, settings.epsilon).holds:  # type: ignore[union-attr]
             out[s] = "fails the landmark-sum check once dummies are added"
         else:
             out[s] = f"fails the landmark-sum check ({g.worst:.4g} > ε = {settings.epsilon:g})"
     return out
 
 
-def _budget_check(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> GuaranteeResult:
+def precheck(scheme: str, n: int, landmarks, epsilon: float) -> GuaranteeResult | None:
+    """The pre-check verdict of a scheme on n events, landmarks and ε without a series (no input is
+    prepared); None for Adaptive, whose budgets are known only after drawing."""
+    if scheme == "adaptive":
+        return None
+    lm = normalize_landmarks(landmarks, n)
     return check_guarantee(fixed_budgets(scheme, n, lm, allocatable(epsilon, n)), lm, epsilon)
 
 
