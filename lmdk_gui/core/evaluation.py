@@ -1,10 +1,10 @@
 """Utility evaluation: the schemes' mean absolute error for 0–100 % landmarks (issue 8).
 
 This reproduces the thesis' utility experiment (Katsomallos 2021, §5.2.1, Figure 5.1) on any series: for
-each landmark percentage and each scheme (Uniform, Skip, Adaptive and the event-/user-level baselines), the
-MAE of the preview release in the data's units (metrics.mae: kWh-like units, metres, mismatch rate),
-averaged over R runs of the noise, with its spread (population standard deviation over the runs, as
-:func:`lmdk_gui.core.metrics.mae_over_runs`).
+each landmark percentage and each scheme (Uniform, Skip, Adaptive, Balanced and the event-/user-level
+baselines), the MAE of the preview release in the data's units (metrics.mae: kWh-like units, metres,
+mismatch rate), averaged over R runs of the noise, with its spread (population standard deviation over the
+runs, as :func:`lmdk_gui.core.metrics.mae_over_runs`).
 
 Landmark sets by percentage (thesis §5.1.3):
 
@@ -23,15 +23,16 @@ order). Every scheme and every percentage of a run share that run's unit noise (
 DESIGN §5): differences between bars come from the budgets, not from luck.
 
 Speed. A naive evaluation calls ``compute_release`` + ``mae`` P·S·R times (3,000 for 6 × 5 × 100).
-Here the four fixed-budget schemes never build a release. Their budget is one number at every *fresh*
-event: ε/(|L|+1) for Uniform, ε for Skip and event-level, ε/n for user-level. Their release at t is the
-mechanism applied to the input at ``src[t]``, the last fresh event up to t (``src = t`` for all but Skip).
-One compiled kernel per kind then computes the MAE of a chunk of runs at once from the (runs × n) unit
-noise, without materialising any release. Event- and user-level do not depend on the landmarks, and a
-0 % Uniform/Skip has event-level's budget and ``src``, so those are computed once per run and shared.
-Adaptive's sampling is sequential and data-dependent, so it runs the same compiled loop as
-``compute_release`` once per run and percentage. Progress and cancellation are polled between units of
-work (a chunk of runs × one percentage).
+Here the fixed-budget schemes never build a release. Each is planned once per percentage
+(:func:`.pipeline.plan`, the same plan as the preview and the export); its release at t is the mechanism
+applied to the input at ``src[t]``, the last fresh event up to t (``src = t`` for all but Skip), with the
+fresh event's budget (one number for Uniform, Skip and the baselines; two for Balanced: landmarks and
+regular events). One compiled kernel per kind then computes the MAE of a chunk of runs at once from the
+(runs × n) unit noise and the per-event scales, without materialising any release. Plans with one budget
+everywhere (event- and user-level, and a 0 % Uniform/Skip/Balanced) are computed once per run and shared.
+Adaptive's sampling is sequential and data-dependent, so it runs the preview's compiled loop
+(:func:`.pipeline.run_adaptive_preview`) once per run and percentage. Progress and cancellation are polled
+between units of work (a chunk of runs × one percentage).
 
 Privacy note: the evaluation uses the true data to measure errors. Its numbers are *not* differentially
 private; they are for the data steward choosing a scheme, not for publication.

@@ -1,7 +1,9 @@
 """Schemes (DESIGN §4) and the release: series + landmarks + settings + scheme + randomness → a release.
 
 Every release carries its per-event budgets ``ε_t``, its published values, a per-event ``approximated``
-flag, and the verdict of the independent landmark-sum check (:mod:`.guarantee`).
+flag, and the verdict of the independent landmark-sum check (:mod:`.guarantee`). The budgets of the schemes
+that do not depend on the data are :func:`fixed_budgets` (Balanced: :func:`balanced_budgets`); the per-kind
+mechanisms, the plan and the runners are in :mod:`.pipeline`, which :func:`compute_release` calls.
 
 Approximations. An event with ``ε_t = 0`` publishes nothing data-dependent: it republishes the previous
 release (post-processing, free). Before any release exists the *public fallback* is used when there is
