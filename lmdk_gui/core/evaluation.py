@@ -512,7 +512,7 @@ class _Context:
         out = np.zeros(self.n)
         st = self.settings
         if self.kind != "categorical":
-            out[fresh] = (st.sensitivity if self.kind == "numeric" else st.radius_m) / budgets[fresh]
+            np.divide(st.sensitivity if self.kind == "numeric" else st.radius_m, budgets, out=out, where=fresh)
             return out
         for b in np.unique(budgets[fresh]):  # one or two distinct budgets: the scalar formula, as before
             at = fresh & (budgets == b)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numba
@@ -242,7 +243,19 @@ class Plan:
     eps_a: float  # the allocatable ε the budgets are drawn from
     inp: KindInput
     budgets: np.ndarray | None
-    precheck: GuaranteeResult | None
+
+    # Computed on first use (a frozen dataclass still has a __dict__ for cached_property): the evaluation's
+    # batched kernels plan every scheme and set but need neither.
+    @cached_property
+    def precheck(self) -> GuaranteeResult | None:
+        """The independent landmark-sum check on the planned budgets (None for Adaptive)."""
+        if self.budgets is None:
+            return None
+        return check_guarantee(self.budgets, self.landmarks, self.settings.epsilon)
+
+    @cached_property
+    def landmark_mask(self) -> np.ndarray:
+        return landmark_mask(self.landmarks, self.n)
 
     @property
     def n(self) -> int:
@@ -274,7 +287,7 @@ class Plan:
     def adaptive_args(self) -> tuple:
         """(mask, eps_a, base, inc, dec, min_rate, param): the kernel's arguments after ``u``."""
         p = self.settings.adaptive
-        return (landmark_mask(self.landmarks, self.n), self.eps_a, self.adaptive_base, p.inc, p.dec,
+        return (self.landmark_mask, self.eps_a, self.adaptive_base, p.inc, p.dec,
                 p.min_rate, self.kind.param(self.settings, self.inp.k))
 
 
@@ -299,11 +312,8 @@ def plan(series: Series, landmarks, settings: PrivacySettings, scheme: str, dumm
     if inp is None:
         inp = kind.prepare(series, settings)
     eps_a = allocatable_fn(settings.epsilon, n)
-    if scheme == "adaptive":
-        return Plan(series, settings, scheme, kind, lm, eps_a, inp, None, None)
-    budgets = budgets_fn(scheme, n, lm, eps_a)
-    return Plan(series, settings, scheme, kind, lm, eps_a, inp, budgets,
-                check_guarantee(budgets, lm, settings.epsilon))
+    budgets = None if scheme == "adaptive" else budgets_fn(scheme, n, lm, eps_a)
+    return Plan(series, settings, scheme, kind, lm, eps_a, inp, budgets)
 
 
 def export_verdicts(series: Series, landmarks, settings: PrivacySettings, dummies=None) -> dict[str, str]:
