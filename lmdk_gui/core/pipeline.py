@@ -331,10 +331,11 @@ def export_verdicts(series: Series, landmarks, settings: PrivacySettings, dummie
             out[s] = ""
             continue
         g = precheck(s, n, padded, settings.epsilon)
+        plain = precheck(s, n, lm, settings.epsilon) if dummies is not None else None
         assert g is not None
         if g.holds:
             out[s] = ""
-        elif dummies is not None and precheck(s, n, lm, settings.epsilon).holds:  # type: ignore[union-attr]
+        elif plain is not None and plain.holds:
             out[s] = "fails the landmark-sum check once dummies are added"
         else:
             out[s] = f"fails the landmark-sum check ({g.worst:.4g} > ε = {settings.epsilon:g})"
