@@ -152,3 +152,25 @@ def test_export_runner_chunks_cover_the_series_and_fill_budgets():
     assert [x[:2] for x in spans] == [(0, 70), (70, 140), (140, 210), (210, 280), (280, 300)]
     assert all(b - a == nv == na for a, b, nv, na in spans)
     assert check_guarantee(runner.budgets, p.landmarks, p.epsilon).holds
+
+
+def test_preview_and_average_live_in_the_core_and_compare_uses_them():
+    from lmdk_gui.cli.common import Selection
+    from lmdk_gui.cli.compare_cmd import compare
+    from lmdk_gui.core.metrics import mae_over_runs
+    from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_average, compute_preview
+
+    s = _series("numeric")
+    lm = np.array(LM)
+    snap = Snapshot(s, lm, SETTINGS["numeric"], seed=4, runs=3)
+    res = compute_preview(snap, NoiseCache())
+    assert res is not None and set(res.preview) == set(ALL_SCHEMES) and res.preview is res.plain
+    ref = compute_release(s, lm, SETTINGS["numeric"], "balanced", UnitNoise(s.n, 4))
+    np.testing.assert_array_equal(res.preview["balanced"].values, ref.values)
+    avg = compute_average(snap)
+    assert avg is not None
+    assert avg.average == mae_over_runs(s, lm, SETTINGS["numeric"], runs=3, seed=4)
+    rows = {r["scheme"]: r for r in compare(Selection(s, lm, SETTINGS["numeric"]), 3, 4)}
+    for scheme in ALL_SCHEMES:
+        assert rows[scheme]["mae"] == avg.average[scheme].mean
+        assert rows[scheme]["landmark_sum"] == res.preview[scheme].guarantee.worst
