@@ -81,10 +81,13 @@ class Kind:
     """A kind's mechanism. Subclasses fill in the per-kind parts; instances live in :data:`KINDS`."""
 
     name = ""
-    unit_one: Any = None  # numba noise function on unit noise (Adaptive's preview loop)
-    secure_one: Any = None  # numba noise function on secure words (Adaptive's export loop)
+    # numba noise functions, as staticmethods: a compiled function is a descriptor and would otherwise be
+    # bound to the kind object when read from it.
+    unit_one: Any = None  # on unit noise (Adaptive's preview loop)
+    secure_one: Any = None  # on secure words (Adaptive's export loop)
     #: Post-processing of a release (issue 12 part 2): ``denoise(release, settings) -> values`` using only
-    #: the released values, budgets, flags and public settings. None = publish the raw release.
+    #: the released values, budgets, flags and public settings. None = publish the raw release. Set it on
+    #: the instance (``KINDS["numeric"].denoise = f``) so that it is not bound as a method.
     denoise: Callable[[Release, PrivacySettings], np.ndarray] | None = None
 
     @property
@@ -131,8 +134,8 @@ class Kind:
 
 class NumericKind(Kind):
     name = "numeric"
-    unit_one = mechanisms.laplace_unit_one
-    secure_one = _sec_laplace
+    unit_one = staticmethod(mechanisms.laplace_unit_one)
+    secure_one = staticmethod(_sec_laplace)
 
     def prepare(self, series, settings):
         return KindInput(mechanisms.clamp(series.values, settings.bounds), None, 0,
@@ -161,8 +164,8 @@ class NumericKind(Kind):
 
 class LocationKind(Kind):
     name = "location"
-    unit_one = mechanisms.planar_unit_one
-    secure_one = _sec_planar
+    unit_one = staticmethod(mechanisms.planar_unit_one)
+    secure_one = staticmethod(_sec_planar)
 
     def param(self, settings, k):
         return settings.radius_m
@@ -190,8 +193,8 @@ class LocationKind(Kind):
 
 class CategoricalKind(Kind):
     name = "categorical"
-    unit_one = mechanisms.rr_unit_one
-    secure_one = _sec_rr
+    unit_one = staticmethod(mechanisms.rr_unit_one)
+    secure_one = staticmethod(_sec_rr)
 
     def prepare(self, series, settings):
         codes, labels, _ = category_space(series, settings)
