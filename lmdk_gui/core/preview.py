@@ -25,7 +25,7 @@ from .dummies import (
     select_for_release,
     selection_rng,
 )
-from .metrics import RunStats, mae, mae_over_runs, relative_error
+from .metrics import RunStats, mae, mae_over_runs
 from .noise import UnitNoise
 from .release import Release, compute_release
 from .series import Series
@@ -129,12 +129,17 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
                     should_cancel=None) -> dict[str, SchemePreview] | None:
     """Every scheme's preview release on ``landmarks`` with ``settings`` and its error for this seed; None
     when cancelled."""
+    series = snap.series
     out: dict[str, SchemePreview] = {}
+    # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
+    # computed (numeric MAE does not depend on settings), so each release's error is computed once.
+    denom = float(np.mean(np.abs(series.values))) if series.kind == "numeric" and series.n else 0.0
     for scheme in ALL_SCHEMES:
         if should_cancel is not None and should_cancel():
             return None
-        rel = compute_release(snap.series, landmarks, settings, scheme, noise)
-        out[scheme] = SchemePreview(rel, mae(snap.series, rel, settings), relative_error(snap.series, rel))
+        rel = compute_release(series, landmarks, settings, scheme, noise)
+        err = mae(series, rel, settings)
+        out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None)
     return out
 
 
