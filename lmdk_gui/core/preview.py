@@ -145,7 +145,7 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
 
 def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: OptionsCache | None = None, *,
                     should_cancel=None) -> PreviewResult | None:
-    """The five schemes' preview releases; with dummies on, also the selection and the releases on L'."""
+    """Every scheme's preview release; with dummies on, also the selection and the releases on L'."""
     noise = noise_cache.get(snap.series, snap.seed)
     plain = scheme_previews(snap, snap.landmarks, snap.settings, noise, should_cancel)
     if plain is None:
