@@ -36,7 +36,7 @@ from .. import __version__
 from ..core.export import ExportOptions
 from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
-from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
 from .export import ExportDialog, ExportJob
 from .import_dialog import ImportDialog
 from .metrics_panel import MetricsTable
@@ -468,7 +468,7 @@ class MainWindow(QMainWindow):
         else:
             val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
         lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
-        for scheme in ALL_SCHEMES:
+        for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
                 mark = " (approx.)" if p.approximated[row] else ""
