@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from ..core.export import BACKEND_ALIASES, ExportOptions, export_release
+from ..core.settings import ALL_SCHEMES
 from .common import (
     add_dummy_options,
     add_landmark_options,
@@ -26,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Write the release of one scheme to OUTPUT and its metadata to OUTPUT.json.")
     add_selection_options(p)
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="release CSV to write")
-    p.add_argument("--scheme", required=True, choices=("uniform", "skip", "adaptive", "event", "user"))
+    p.add_argument("--scheme", required=True, choices=ALL_SCHEMES)
     add_landmark_options(p)
     add_privacy_options(p, epsilon_required=True)
     add_dummy_options(p)

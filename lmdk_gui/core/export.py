@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
-from . import adaptive, securenoise
+from . import securenoise
 from .dummies import (
     EXPORT_STREAM,
     DummySelection,
@@ -46,14 +45,15 @@ from .dummies import (
     selection_rng,
 )
 from .guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
-from .release import (
-    _kind_input,
-    fill_approximations,
-    fixed_budgets,
-    landmark_mask,
-    normalize_landmarks,
-    public_fallback,
+from .pipeline import (
+    KINDS,
+    NUMBA_BACKENDS,
+    ExportRunner,
+    SamplerExhausted,
+    plan,
+    public_uniforms,  # noqa: F401  (re-exported: the audits draw exactly as the export does)
 )
+from .release import fixed_budgets, normalize_landmarks
 from .securenoise import Cancelled
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -99,8 +99,6 @@ class ExportResult:
 
 
 # ------------------------------------------------------------------------------------------- backends
-#: Our own exact-integer samplers (numba); they can run inside the Adaptive loop and can be seeded.
-NUMBA_BACKENDS = (securenoise.BACKEND_SNAPPED, securenoise.BACKEND_PLANAR, securenoise.BACKEND_RR)
 BACKEND_ALIASES = ("exact", "opendp")
 
 
@@ -119,11 +117,6 @@ def resolve_backend(kind: str, name: str | None) -> str:
         raise ExportError(f"noise backend {name!r} is not available for {kind} series; choose one of: "
                           f"{', '.join(available)}")
     return name
-
-
-def public_uniforms(source, n: int) -> np.ndarray:
-    """Adaptive's sampling uniforms u_t (public, data-independent): 53-bit uniforms from the word source."""
-    return (source.words(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 # ----------------------------------------------------------------------------------------- pre-flight
@@ -201,45 +194,19 @@ def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySetting
 
 
 # --------------------------------------------------------------------------------- secure noise hooks
-@numba.njit(cache=True, nogil=True)
-def _sec_laplace(x, scale, sens, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_laplace_one(x, scale, sens, words, pos)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sec_planar(lat, lon, scale_m, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_planar_one(lat, lon, scale_m, words, pos)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_rr_one(code, eps, k, words, pos)
-
-
-_SEC_ONE = {"numeric": _sec_laplace, "location": _sec_planar, "categorical": _sec_rr}
+# The kinds own them (core.pipeline); these names stay for the audits that draw exactly as the export does.
+_SEC_ONE = {name: kind.secure_one for name, kind in KINDS.items()}
 
 
 def _fresh_noise(kind: str, x: np.ndarray, budgets: np.ndarray, settings: PrivacySettings, k: int,
                  backend: str, source) -> np.ndarray:
     """Noisy releases of the events ``x`` with budgets ``budgets`` (all > 0)."""
-    if kind == "numeric":
-        scales = settings.sensitivity / budgets
-        if backend not in NUMBA_BACKENDS:
-            return securenoise.opendp_laplace(x, scales, settings.sensitivity)
-        return securenoise.secure_laplace(x, scales, settings.sensitivity, source)
-    if kind == "location":
-        return securenoise.secure_planar(x, settings.radius_m / budgets, source)
-    if backend not in NUMBA_BACKENDS:
-        return securenoise.opendp_rr(x, budgets, k)
-    return securenoise.secure_rr(x, budgets, k, source)
+    return KINDS[kind].secure_noise(x, budgets, settings, k, backend, source)
 
 
 # ------------------------------------------------------------------------------------------- columns
 def _value_columns(series: Series) -> list[str]:
-    src = series.source
-    if src is not None and src.value_cols:
-        return list(src.value_cols)
-    return ["lat", "lon"] if series.kind == "location" else ["value"]
+    return KINDS[series.kind].value_columns(series)
 
 
 def _time_column(series: Series) -> tuple[str, str]:
@@ -260,26 +227,26 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     cancelled = should_cancel or (lambda: False)
     total_epsilon = settings.epsilon
     record = None
+    sel = None
     if options.dummies is not None:
-        # From here on the release works on L' and ε − ε_sel (guarantee checks included).
+        # From here on the release works on L' and ε − ε_sel (the plan's pre-check and the final check too).
         sel = draw_dummies(series, lm, settings, options)
-        lm = sel.landmarks
-        settings = settings.with_(epsilon=sel.epsilon_remaining)
         record = release_record(sel)
-        del sel
-        _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
-        if cancelled():
-            raise Cancelled("export cancelled")
+    # This module's allocation functions (replaceable: the audits inject faults through them).
+    p = plan(series, lm, settings, options.scheme, sel, budgets_fn=fixed_budgets, allocatable_fn=allocatable)
+    del sel
+    if p.precheck is not None and not p.precheck.holds:
+        raise GuaranteeError(p.precheck, options.scheme)
+    if record is not None and cancelled():
+        raise Cancelled("export cancelled")
+    lm, settings = p.landmarks, p.settings
     out = Path(output)
     n = series.n
     scheme = options.scheme
     seeded = options.seed is not None
     source = (securenoise.WordSource.from_seed(options.seed) if options.seed is not None
               else securenoise.WordSource.from_os())
-    eps_a = allocatable(settings.epsilon, n)
-    x, labels = _kind_input(series, settings)
-    k = len(labels) if labels is not None else 0
-    fallback = public_fallback(series, settings)
+    labels = p.inp.labels
     time_col, time_format = _time_column(series)
     value_cols = _value_columns(series)
     columns = [time_col, *value_cols]
@@ -294,75 +261,26 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
         warnings.append("this release is seeded: anyone who holds the seed can reproduce its noise"
                         + (" and its dummy selection" if record is not None else ""))
 
-    budgets = np.empty(n)
-    fresh_all = np.empty(n, dtype=np.bool_)
-    chunk = max(1, int(options.chunk_rows))
-
-    # Adaptive state, or the fixed budgets.
-    if scheme == "adaptive":
-        mask = landmark_mask(lm, n)
-        base = eps_a / (lm.size + 1)
-        state = adaptive.new_state(int(lm.size))
-        kern = adaptive.KERNELS[series.kind]
-        param = {"numeric": settings.sensitivity, "location": settings.radius_m, "categorical": k}[series.kind]
-        u = public_uniforms(source, n)
-        buf = np.empty(max(4 * securenoise.RESERVE_WORDS, 16 * chunk), dtype=np.uint64)
-        pos = len(buf)  # forces a fill before the first event
-        out_v = np.empty_like(x)
-        f = _SEC_ONE[series.kind]
-        p = settings.adaptive
-    else:
-        budgets[:] = fixed_budgets(scheme, n, lm, eps_a)
-        fresh_all[:] = budgets > 0
-    carry: Any = fallback
-    first_fresh_value = None
-    if scheme != "adaptive" and fallback is None and n and not fresh_all[0] and fresh_all.any():
-        # Events before the first fresh release republish it (post-processing): draw it now, once.
-        j = int(np.argmax(fresh_all))
-        first_fresh_value = _fresh_noise(series.kind, x[j:j + 1], budgets[j:j + 1], settings, k, backend,
-                                         source)
-        carry = first_fresh_value[0]
+    # Draws Adaptive's public uniforms, or the first fresh release when earlier events republish it, now.
+    runner = ExportRunner(p, backend, source, options.chunk_rows)
+    budgets = runner.budgets
 
     try:
         with AtomicFile(out) as csv_file:
             writer = _ChunkWriter(csv_file.file, columns, series, time_format, labels, options)
             done = 0
-            for a in range(0, n, chunk):
+            chunks = runner.chunks()
+            while True:
                 if cancelled():
                     raise Cancelled("export cancelled")
-                b = min(n, a + chunk)
-                if scheme == "adaptive":
-                    t = a
-                    while t < b:
-                        if pos > len(buf) - securenoise.RESERVE_WORDS:
-                            source.fill(buf)
-                            pos = 0
-                        t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, param, buf, pos, t, b,
-                                      len(buf) - securenoise.RESERVE_WORDS, state, out_v, budgets, fresh_all)
-                        if pos < 0:
-                            raise ExportError("the noise sampler ran out of random words for one event "
-                                              "(astronomically unlikely); nothing was written, try again")
-                    vals = out_v[a:b]
-                else:
-                    fr = fresh_all[a:b]
-                    vals = np.empty_like(x[a:b])
-                    if series.kind == "numeric" or series.kind == "location":
-                        vals[...] = np.nan
-                    idx = np.flatnonzero(fr)
-                    if first_fresh_value is not None:
-                        j = int(np.argmax(fresh_all))
-                        if a <= j < b:
-                            vals[j - a] = first_fresh_value[0]
-                            idx = idx[idx != j - a]
-                    if idx.size:
-                        vals[idx] = _fresh_noise(series.kind, x[a:b][idx], budgets[a:b][idx], settings, k,
-                                                 backend, source)
-                    # Rows before this chunk's first fresh one republish the previous chunk's last release
-                    # (the carry), the public fallback, or — before any release — the pre-drawn first one.
-                    vals = fill_approximations(vals, fr, carry)
-                    if fr.any():
-                        carry = vals[int(np.flatnonzero(fr)[-1])]
-                writer.write(a, b, vals, budgets[a:b], ~fresh_all[a:b])
+                try:
+                    a, b, vals, approx = next(chunks)
+                except StopIteration:
+                    break
+                except SamplerExhausted:
+                    raise ExportError("the noise sampler ran out of random words for one event "
+                                      "(astronomically unlikely); nothing was written, try again") from None
+                writer.write(a, b, vals, budgets[a:b], approx)
                 done = b
                 if progress is not None:
                     progress(done, n)

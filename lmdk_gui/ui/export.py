@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -35,8 +34,8 @@ from PySide6.QtWidgets import (
 
 from ..core.dummies import split_budget
 from ..core.export import Cancelled, ExportError, ExportOptions, export_release
-from ..core.guarantee import GuaranteeError, allocatable, check_guarantee
-from ..core.release import fixed_budgets
+from ..core.guarantee import GuaranteeError
+from ..core.pipeline import export_verdicts, precheck
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
 from .runner import WorkerJob
 from .session import Snapshot
@@ -80,39 +79,9 @@ class ExportJob(WorkerJob):
         self.finished.emit(str(self.path))
 
 
-def _smallest_superset(snapshot: Snapshot) -> np.ndarray:
-    """With dummies on, the export's L' has at least one dummy (when there is a regular event): L plus the
-    first regular event stands for it in the pre-checks (the fixed schemes' verdicts do not depend on which
-    events are dummies, only on whether there is one)."""
-    lm = snapshot.landmarks
-    n = snapshot.series.n
-    if snapshot.dummies is None or lm.size >= n:
-        return lm
-    free = np.flatnonzero(np.isin(np.arange(min(n, lm.size + 1)), lm, invert=True))
-    return np.union1d(lm, free[:1])
-
-
 def exportable_schemes(snapshot: Snapshot) -> dict[str, str]:
-    """Scheme → reason it cannot be exported ('' when it can). Baselines failing the check are refused."""
-    out = {}
-    n = snapshot.series.n
-    eps = snapshot.settings.epsilon
-    lm = _smallest_superset(snapshot)
-    dm = snapshot.dummies is not None
-    for s in ALL_SCHEMES:
-        if s == "adaptive":
-            out[s] = ""
-            continue
-        b = fixed_budgets(s, n, lm, allocatable(eps, n))
-        g = check_guarantee(b, lm, eps)
-        if g.holds:
-            out[s] = ""
-        elif dm and check_guarantee(fixed_budgets(s, n, snapshot.landmarks, allocatable(eps, n)),
-                                    snapshot.landmarks, eps).holds:
-            out[s] = "fails the landmark-sum check once dummies are added"
-        else:
-            out[s] = f"fails the landmark-sum check ({g.worst:.4g} > ε = {eps:g})"
-    return out
+    """Scheme → reason it cannot be exported ('' when it can): the core's pre-check verdicts."""
+    return export_verdicts(snapshot.series, snapshot.landmarks, snapshot.settings, snapshot.dummies)
 
 
 class ExportDialog(QDialog):
@@ -222,15 +191,17 @@ class ExportDialog(QDialog):
         eps = snap.settings.epsilon
         if scheme == "adaptive":
             how = "Adaptive samples events and republishes between samples; its budgets are checked after drawing."
+        elif scheme == "balanced":
+            how = ("Balanced gives the landmarks together B* = ε·k/(k + √(n − k)) and every other event ε − B*: "
+                   "the least total noise under the landmark-sum constraint.")
         elif scheme in LANDMARK_SCHEMES:
             how = ""
         else:
             how = "This is a baseline, exported because it passes the check for these landmarks."
         dm = snap.dummies
         if dm is None:
-            b = None if scheme == "adaptive" else fixed_budgets(scheme, n, snap.landmarks, allocatable(eps, n))
-            lsum = (f"{check_guarantee(b, snap.landmarks, eps).worst:.6g}" if b is not None
-                    else "≤ ε (checked on export)")
+            check = precheck(scheme, n, snap.landmarks, eps)
+            lsum = f"{check.worst:.6g}" if check is not None else "≤ ε (checked on export)"
             dummies = ""
         else:
             eps_rem = split_budget(eps, dm.share)[1]

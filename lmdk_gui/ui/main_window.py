@@ -145,6 +145,7 @@ class MainWindow(QMainWindow):
         plots.setObjectName("plotSplitter")
         plots.addWidget(self.series_plot)
         plots.addWidget(self.budget_plot)
+        self.budget_plot.setMinimumHeight(int(self.budget_plot.ci.minimumHeight()) + 2)  # never clip a scheme's row
         plots.addWidget(self.preview_plot)
         plots.setStretchFactor(0, 3)
         plots.setStretchFactor(1, 3)
@@ -585,7 +586,7 @@ class MainWindow(QMainWindow):
         else:
             val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
         lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
-        for scheme in ("uniform", "skip", "adaptive", "event", "user"):
+        for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
                 mark = " (approx.)" if p.approximated[row] else ""

@@ -96,7 +96,8 @@ def test_dialog_disables_failing_baselines_and_summarises(qtbot, window, tmp_pat
     qtbot.addWidget(dlg)
     model = dlg.scheme.model()
     enabled = {dlg.scheme.itemData(i): model.item(i).isEnabled() for i in range(dlg.scheme.count())}
-    assert enabled == {"uniform": True, "skip": True, "adaptive": True, "event": False, "user": True}
+    assert enabled == {"uniform": True, "skip": True, "adaptive": True, "balanced": True, "event": False,
+                       "user": True}  # issue 12 added Balanced
     assert dlg.scheme.currentData() == "skip"
     text = dlg.summary.text()
     assert "Skip" in text and "5 landmark" in text and "ε = 1" in text
