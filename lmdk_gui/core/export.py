@@ -26,7 +26,11 @@ sidecar never says which events, nor how many, are dummies, and the CSV has the 
 from __future__ import annotations
 
 import errno
+import hashlib
+import math
 import os
+import secrets
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +42,6 @@ import pandas as pd
 
 from . import adaptive, securenoise
 from .dummies import (
-    EXPORT_STREAM,
     DummySelection,
     DummySettings,
     release_record,
@@ -57,10 +60,22 @@ from .release import (
 from .securenoise import Cancelled
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
-from .writers import AtomicFile, build_sidecar, file_sha256, format_timestamps, sidecar_path, sidecar_text
+from .writers import (
+    AtomicFile,
+    PairLock,
+    build_sidecar,
+    file_sha256,
+    format_timestamps,
+    neutralise_cells,
+    release_statement,
+    round_up_significant,
+    sidecar_path,
+    sidecar_text,
+    value_units,
+)
 
-__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "draw_dummies", "export_release",
-           "preflight"]
+__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "draw_dummies", "export_key",
+           "export_release", "key_selection_rng", "new_export_key", "preflight", "value_decimals"]
 
 Progress = Callable[[int, int], None]
 
@@ -74,7 +89,9 @@ class ExportOptions:
     scheme: str
     include_budget: bool = False
     include_flags: bool = False
-    seed: int | None = None
+    # A secret export key (issue 17, finding 2): bytes of at least 16, or a hex string of at least 32 digits;
+    # None = fresh OS entropy. Small integer seeds are refused (they are for previews only).
+    seed: bytes | str | None = None
     backend: str | None = None  # None = the default floating-point-safe backend for the kind
     force: bool = False
     chunk_rows: int = 1 << 16
@@ -83,6 +100,12 @@ class ExportOptions:
     dummies: DummySettings | None = None
     # The input's file name goes into the public sidecar only when the user asks: it can be a person's name.
     include_input_name: bool = False
+    # Text cells starting with = + - @ tab CR get a leading ' unless the user asks for verbatim labels.
+    verbatim_labels: bool = False
+    # True when the category list came from the data itself (published whole in the sidecar).
+    categories_from_data: bool = False
+    # The ledger id this export re-creates (same key, same input: the same release, no new ε spent).
+    reexport_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +119,7 @@ class ExportResult:
     columns: tuple[str, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
     dummies: dict[str, Any] | None = None  # the sidecar's epsilon_selection object (public), None if off
+    sidecar_doc: dict[str, Any] = field(default_factory=dict)  # what the sidecar says (public)
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -121,9 +145,74 @@ def resolve_backend(kind: str, name: str | None) -> str:
     return name
 
 
-def public_uniforms(source, n: int) -> np.ndarray:
-    """Adaptive's sampling uniforms u_t (public, data-independent): 53-bit uniforms from the word source."""
-    return (source.words(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+#: Adaptive's sampling uniforms u_t (public, data-independent), from the export's own word source.
+public_uniforms = securenoise.public_uniforms
+
+
+# ------------------------------------------------------------------------------------------- keys
+KEY_HELP = ("an export key is a secret of at least 128 bits: 32 or more hex digits (the app and "
+            "`lmdk_gui.core.export.new_export_key()` make one); small integer seeds are for previews only, "
+            "since a small seed can be guessed and the release de-noised")
+
+
+def new_export_key() -> str:
+    """A fresh 256-bit export key as 64 hex digits (for reproducible exports; keep it secret)."""
+    return secrets.token_hex(32)
+
+
+def export_key(seed: bytes | str | None) -> bytes | None:
+    """The key bytes of ``ExportOptions.seed``; :class:`ExportError` (one line) for anything that is not a
+    secret of at least 128 bits — in particular every integer."""
+    if seed is None:
+        return None
+    if isinstance(seed, bytes | bytearray):
+        key = bytes(seed)
+    elif isinstance(seed, str):
+        text = "".join(seed.split()).lower().removeprefix("0x")
+        if not text or any(c not in "0123456789abcdef" for c in text):
+            raise ExportError(f"the export key must be hex digits; {KEY_HELP}")
+        key = bytes.fromhex(text if len(text) % 2 == 0 else "0" + text)
+        if len(text) < 2 * securenoise.MIN_KEY_BYTES:
+            raise ExportError(f"the export key has {len(text)} hex digits, fewer than "
+                              f"{2 * securenoise.MIN_KEY_BYTES}; {KEY_HELP}")
+    else:
+        raise ExportError(f"an integer seed cannot seed an export; {KEY_HELP}")
+    if len(key) < securenoise.MIN_KEY_BYTES:
+        raise ExportError(f"the export key has {8 * len(key)} bits, fewer than {8 * securenoise.MIN_KEY_BYTES}; "
+                          f"{KEY_HELP}")
+    return key
+
+
+def key_selection_rng(key: bytes | None) -> np.random.Generator:
+    """The dummy selection's randomness: fresh OS entropy, or derived from the export key (SHAKE-256 with its
+    own label, so it is independent of the noise words drawn from the same key)."""
+    if key is None:
+        return selection_rng(None)
+    material = hashlib.shake_256(b"lmdk export dummies v1\x00" + key).digest(32)
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(material, "little")))
+
+
+def _word_source(key: bytes | None) -> securenoise.WordSource:
+    return securenoise.WordSource.from_os() if key is None else securenoise.WordSource.from_key(key)
+
+
+# ------------------------------------------------------------------------------------- public precision
+def grid_exponent(settings: PrivacySettings) -> int:
+    """The snapped sampler's grid exponent for a numeric release: from Δ and the release's ε only (every
+    event's ε_t ≤ ε), the same for every event (issue 17, finding 3)."""
+    return securenoise.laplace_grid_exponent(settings.sensitivity, settings.sensitivity / settings.epsilon)
+
+
+def value_decimals(kind: str, settings: PrivacySettings) -> int | None:
+    """Decimals written for released values (public settings only; issue 14): numeric values on the decimal
+    grid ``10**(floor(log10(Δ/ε)) − 3)`` — four significant digits of the smallest noise scale any event can
+    have, never finer than the sampler's grid (≤ Δ/ε·2**-20) —, locations on the sampler's 1e-7° grid.
+    A negative count rounds to tens, hundreds…; None leaves the column as it is (categorical)."""
+    if kind == "numeric":
+        return 3 - math.floor(math.log10(settings.sensitivity / settings.epsilon))
+    if kind == "location":
+        return 7
+    return None
 
 
 # ----------------------------------------------------------------------------------------- pre-flight
@@ -141,6 +230,7 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
         settings.validate()
     except ValueError as e:
         raise ExportError(str(e)) from None
+    export_key(options.seed)  # a small integer or a short key: refused before anything else
     if options.scheme not in ALL_SCHEMES:
         raise ExportError(f"unknown scheme {options.scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
     backend = resolve_backend(series.kind, options.backend)
@@ -150,18 +240,8 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
                               "the default (exact) backend can do that")
         if options.seed is not None:
             raise ExportError(f"the {backend} backend draws from its own OS randomness and cannot be seeded")
-    out = Path(output)
-    if out.is_dir():
-        raise ExportError(f"{out} is a folder; choose a file name for the release")
-    if not out.parent.exists():
-        raise ExportError(f"the folder {out.parent} does not exist")
+    _check_output_paths(series, Path(output), options.force)
     src = series.source
-    if src is not None and _same_file(out, Path(src.path)):
-        raise ExportError(f"refusing to write the release over its own input file {out}")
-    if not options.force:
-        for p in (out, sidecar_path(out)):
-            if p.exists():
-                raise ExportError(f"{p} already exists; choose another name or allow overwriting (--force)")
     if src is not None:
         try:
             now = file_sha256(src.path)
@@ -178,7 +258,71 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
             raise ExportError(str(e)) from None
     lm = normalize_landmarks(landmarks, series.n)
     _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
+    _check_noise_range(series, lm, settings, options.scheme, options.dummies is not None)
     return lm, backend
+
+
+def _check_output_paths(series: Series, out: Path, force: bool) -> None:
+    """The CSV and the sidecar: not a folder, not the input (same file, through any link), not a special
+    file, no overwrite without ``force`` (issue 17, findings 7 and 8)."""
+    if out.is_dir():
+        raise ExportError(f"{out} is a folder; choose a file name for the release")
+    if not out.parent.exists():
+        raise ExportError(f"the folder {out.parent} does not exist")
+    src = series.source
+    for p in (out, sidecar_path(out)):
+        if src is not None and _same_file(p, Path(src.path)):
+            what = "release" if p == out else "release's metadata"
+            raise ExportError(f"refusing to write the {what} over its own input file {p}")
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise ExportError(f"cannot check {p}: {e.strerror or e}") from None
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a link" if stat.S_ISLNK(st.st_mode) \
+                else "not a regular file"
+            raise ExportError(f"{p} is {kind}; a release only replaces regular files, choose another name")
+        if not force:
+            raise ExportError(f"{p} already exists; choose another name or allow overwriting (--force)")
+
+
+def _min_budget(scheme: str, n: int, lm: np.ndarray, epsilon: float, dummies: bool) -> float:
+    """The smallest positive ε_t the release can give (Adaptive: a landmark's ε_a/(|L|+1), which no regular
+    event goes below). With dummies L′ can grow up to every event; ε − ε_sel is checked again later."""
+    eps_a = allocatable(epsilon, n)
+    if scheme == "adaptive":
+        return eps_a / ((n if dummies else lm.size) + 1)
+    b = fixed_budgets(scheme, n, lm, eps_a)
+    pos = b[b > 0]
+    return float(pos.min()) if pos.size else eps_a
+
+
+def _check_noise_range(series: Series, lm: np.ndarray, settings: PrivacySettings, scheme: str,
+                       dummies: bool) -> None:
+    """ε and the values the floating-point-safe sampler can take, checked before any noise is drawn, with a
+    message naming what is wrong (issue 17, finding 12: never "ran out of random words")."""
+    if series.kind != "numeric" or series.n == 0:
+        return
+    e = grid_exponent(settings)
+    eps_t = _min_budget(scheme, series.n, lm, settings.epsilon, dummies)
+    try:
+        securenoise.laplace_grid(settings.sensitivity / eps_t, settings.sensitivity, e)
+    except ValueError:
+        raise ExportError(f"ε = {settings.epsilon:g} is too small for the {scheme} scheme here: some event would "
+                          f"get ε_t = {eps_t:.3g}, noise over ten billion times the sensitivity; use a larger "
+                          f"--epsilon") from None
+    x = _kind_input(series, settings)[0]
+    limit = securenoise.max_abs_value(e)
+    bad = np.flatnonzero(~(np.abs(x) <= limit))
+    if bad.size:
+        i = int(bad[0])
+        col = _value_columns(series)[0]
+        t = format_timestamps(series.times[i:i + 1], "iso")[0]
+        raise ExportError(f"the value {series.values[i]:g} at {t} (event {i + 1} in time order), column {col!r}, "
+                          f"is out of range for the noise sampler (|value| ≤ {limit:.3g} with Δ = "
+                          f"{settings.sensitivity:g}, ε = {settings.epsilon:g}); set --bounds or fix the value")
 
 
 def _precheck_budgets(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> None:
@@ -191,9 +335,9 @@ def _precheck_budgets(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> No
 
 def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySettings,
                  options: ExportOptions) -> DummySelection:
-    """The export's own selection of ``L'``: from fresh OS entropy, or derived from ``options.seed``."""
+    """The export's own selection of ``L'``: from fresh OS entropy, or derived from the export key."""
     assert options.dummies is not None
-    rng = selection_rng(options.seed, EXPORT_STREAM)
+    rng = key_selection_rng(export_key(options.seed))
     try:
         return select_for_release(series.n, landmarks, settings.epsilon, options.dummies, rng=rng)
     except ValueError as e:  # Optimal beyond its limit: one clear message
@@ -202,8 +346,9 @@ def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySetting
 
 # --------------------------------------------------------------------------------- secure noise hooks
 @numba.njit(cache=True, nogil=True)
-def _sec_laplace(x, scale, sens, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_laplace_one(x, scale, sens, words, pos)
+def _sec_laplace(x, scale, sens, t, aux, pos):  # pragma: no cover - compiled
+    # aux = (words, public grid exponent): every event of the release on the same grid (finding 3)
+    return securenoise.secure_laplace_grid_one(x, scale, sens, aux[1], aux[0], pos)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -219,14 +364,21 @@ def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
 _SEC_ONE = {"numeric": _sec_laplace, "location": _sec_planar, "categorical": _sec_rr}
 
 
+def kernel_aux(kind: str, words: np.ndarray, settings: PrivacySettings):
+    """What the Adaptive kernel passes to the ``_SEC_ONE`` hook: the word buffer (numeric: with the public
+    grid exponent)."""
+    return (words, np.int64(grid_exponent(settings))) if kind == "numeric" else words
+
+
 def _fresh_noise(kind: str, x: np.ndarray, budgets: np.ndarray, settings: PrivacySettings, k: int,
                  backend: str, source) -> np.ndarray:
     """Noisy releases of the events ``x`` with budgets ``budgets`` (all > 0)."""
     if kind == "numeric":
         scales = settings.sensitivity / budgets
+        e = grid_exponent(settings)
         if backend not in NUMBA_BACKENDS:
-            return securenoise.opendp_laplace(x, scales, settings.sensitivity)
-        return securenoise.secure_laplace(x, scales, settings.sensitivity, source)
+            return securenoise.opendp_laplace(x, scales, settings.sensitivity, grid_exponent=e)
+        return securenoise.secure_laplace(x, scales, settings.sensitivity, source, grid_exponent=e)
     if kind == "location":
         return securenoise.secure_planar(x, settings.radius_m / budgets, source)
     if backend not in NUMBA_BACKENDS:
@@ -257,6 +409,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                    should_cancel: Callable[[], bool] | None = None) -> ExportResult:
     """Write the protected CSV and its sidecar; see the module docstring for the guarantees."""
     lm, backend = preflight(series, landmarks, settings, output, options)
+    lm_true, settings_true = lm, settings  # what the ledger keeps for a re-export (private)
     cancelled = should_cancel or (lambda: False)
     total_epsilon = settings.epsilon
     record = None
@@ -273,9 +426,9 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     out = Path(output)
     n = series.n
     scheme = options.scheme
-    seeded = options.seed is not None
-    source = (securenoise.WordSource.from_seed(options.seed) if options.seed is not None
-              else securenoise.WordSource.from_os())
+    key = export_key(options.seed)
+    seeded = key is not None
+    source = _word_source(key)
     eps_a = allocatable(settings.epsilon, n)
     x, labels = _kind_input(series, settings)
     k = len(labels) if labels is not None else 0
@@ -287,13 +440,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
         columns.append("epsilon")
     if options.include_flags:
         columns.append("approximated")
-    warnings = []
-    if options.include_budget or options.include_flags:
-        warnings.append("the epsilon/approximated columns reveal where the landmarks are (thesis §4.2)")
-    if seeded:
-        warnings.append("this release is seeded: anyone who holds the seed can reproduce its noise"
-                        + (" and its dummy selection" if record is not None else ""))
-
+    warnings = export_warnings(scheme, options, dummies=record is not None)
     budgets = np.empty(n)
     fresh_all = np.empty(n, dtype=np.bool_)
     chunk = max(1, int(options.chunk_rows))
@@ -306,8 +453,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
         kern = adaptive.KERNELS[series.kind]
         param = {"numeric": settings.sensitivity, "location": settings.radius_m, "categorical": k}[series.kind]
         u = public_uniforms(source, n)
-        buf = np.empty(max(4 * securenoise.RESERVE_WORDS, 16 * chunk), dtype=np.uint64)
-        pos = len(buf)  # forces a fill before the first event
+        wb = securenoise.WordBuffer(source, max(4 * securenoise.RESERVE_WORDS, 16 * chunk))
+        aux = kernel_aux(series.kind, wb.words, settings)
         out_v = np.empty_like(x)
         f = _SEC_ONE[series.kind]
         p = settings.adaptive
@@ -325,7 +472,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
 
     try:
         with AtomicFile(out) as csv_file:
-            writer = _ChunkWriter(csv_file.file, columns, series, time_format, labels, options)
+            writer = _ChunkWriter(csv_file.file, columns, series, time_format, labels, options,
+                                  value_decimals(series.kind, settings))
             done = 0
             for a in range(0, n, chunk):
                 if cancelled():
@@ -334,14 +482,10 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 if scheme == "adaptive":
                     t = a
                     while t < b:
-                        if pos > len(buf) - securenoise.RESERVE_WORDS:
-                            source.fill(buf)
-                            pos = 0
-                        t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, param, buf, pos, t, b,
-                                      len(buf) - securenoise.RESERVE_WORDS, state, out_v, budgets, fresh_all)
-                        if pos < 0:
-                            raise ExportError("the noise sampler ran out of random words for one event "
-                                              "(astronomically unlikely); nothing was written, try again")
+                        wb.ensure()
+                        t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, param, aux, wb.pos,
+                                      t, b, wb.limit, state, out_v, budgets, fresh_all)
+                        wb.check(pos, t, lambda i: _describe_event(series, i))
                     vals = out_v[a:b]
                 else:
                     fr = fresh_all[a:b]
@@ -386,23 +530,86 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 categories=labels if series.kind == "categorical" else None,
                 noise_backend=backend,
                 seeded=seeded,
-                landmark_sum=result.worst,
+                landmark_sum=published_landmark_sum(result.worst, settings.epsilon),
                 guarantee_holds=result.holds,
                 columns=columns,
+                statement=release_statement(
+                    kind=series.kind, scheme=scheme, epsilon=total_epsilon, sensitivity=settings.sensitivity,
+                    radius_m=settings.radius_m, units=value_units(series), dummies=record is not None,
+                    budget_columns=options.include_budget or options.include_flags),
+                units=value_units(series),
+                duplicates=series.source.duplicates if series.source is not None else None,
+                categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
+                precision=_precision_text(series.kind, settings),
+                formula_cells="verbatim" if options.verbatim_labels else "neutralised",
             )
             side = sidecar_path(out)
             with AtomicFile(side) as side_file:
                 side_file.file.write(sidecar_text(doc))
                 side_file.finish()
                 csv_file.finish()
-                if side.exists():  # never leave an old sidecar describing the new CSV
-                    side.unlink()
-                csv_file.commit()
-                side_file.commit()
+                if cancelled():
+                    raise Cancelled("export cancelled")
+                _record(series, lm_true, settings_true, out, options, result, key, n)
+                with PairLock(out):  # no other export commits a CSV/sidecar pair here meanwhile (finding 9)
+                    if side.exists():  # never leave an old sidecar describing the new CSV
+                        side.unlink()
+                    csv_file.commit()
+                    side_file.commit()
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
     return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
-                        record)
+                        record, doc)
+
+
+def export_warnings(scheme: str, options: ExportOptions, *, dummies: bool) -> list[str]:
+    """What the release file itself gives away (said where the choice is made: dialog, command, sidecar)."""
+    out = []
+    if scheme in REPUBLISHING_SCHEMES and not dummies:
+        out.append(REPUBLISH_WARNING)
+    if options.include_budget or options.include_flags:
+        out.append("the epsilon/approximated columns reveal where the landmarks are (thesis §4.2)")
+    if options.seed is not None:
+        out.append("this release is seeded with an export key: anyone who holds the key can reproduce its noise"
+                   + (" and its dummy selection" if dummies else "") + "; keep the key secret")
+    return out
+
+
+#: Skip and Adaptive republish the previous value at skipped events; Skip skips exactly the landmarks.
+REPUBLISHING_SCHEMES = ("skip", "adaptive")
+REPUBLISH_WARNING = ("Skip and Adaptive republish the previous value exactly at events they skip (Skip: every "
+                     "landmark), so repeated values in the plain CSV show where the landmarks are; add dummy "
+                     "landmarks to hide them")
+
+
+def published_landmark_sum(worst: float, epsilon: float) -> float:
+    """The sidecar's ``landmark_sum``: rounded UP to 4 significant digits and capped at the ε it was checked
+    against (still an upper bound; the 17-digit value narrowed |L| down, finding 13). The exact value is kept
+    in the private ledger only."""
+    return min(round_up_significant(worst, 4), float(epsilon))
+
+
+def _precision_text(kind: str, settings: PrivacySettings) -> float | None:
+    d = value_decimals(kind, settings)
+    return None if d is None else float(10.0 ** -d)
+
+
+def _describe_event(series: Series, i: int) -> str:
+    t = format_timestamps(series.times[i:i + 1], "iso")[0] if 0 <= i < series.n else "?"
+    return f"the event at {t} (event {i + 1} in time order), column {_value_columns(series)[0]!r}"
+
+
+def _record(series: Series, lm: np.ndarray, settings: PrivacySettings, out: Path, options: ExportOptions,
+            result: GuaranteeResult, key: bytes | None, n: int) -> None:
+    """The private ledger entry, written before the release is renamed into place (a failure to record it
+    leaves nothing written: the accounting never misses a release)."""
+    from . import ledger
+
+    try:
+        ledger.record_export(series, lm, settings, out, options, result, key, rows=n)
+    except OSError as e:
+        raise ExportError(f"could not record the release in the private ledger {ledger.ledger_path()}: "
+                          f"{e.strerror or e}; nothing was written") from None
 
 
 def _public_input_name(series: Series) -> str:
@@ -419,38 +626,60 @@ def _os_message(e: OSError, out: Path) -> str:
     return f"could not write {out}: {e.strerror or e}; nothing was written"
 
 
+def format_values(v: np.ndarray, decimals: int) -> np.ndarray:
+    """Released values as text on the decimal grid ``10**-decimals`` ("" for no value): a deterministic
+    function of the sampler's output, so post-processing (issue 14)."""
+    out = np.round(np.asarray(v, dtype=np.float64), decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
+    text = np.char.mod(f"%.{max(decimals, 0)}f", out)
+    return np.where(np.isnan(out), "", text).astype(object)
+
+
 class _ChunkWriter:
-    """Formats release rows and appends them to the open CSV file, chunk by chunk."""
+    """Formats release rows and appends them to the open CSV file, chunk by chunk.
+
+    Released values are printed on the public decimal grid of :func:`value_decimals` (post-processing of
+    the sampler's output). Text cells — category labels and the header — that a spreadsheet would take for a
+    formula get a leading single quote unless ``options.verbatim_labels`` (OWASP's CSV-injection rule;
+    numbers are never altered)."""
 
     def __init__(self, fh, columns: list[str], series: Series, time_format: str,
-                 labels: tuple[str, ...] | None, options: ExportOptions) -> None:
+                 labels: tuple[str, ...] | None, options: ExportOptions, decimals: int | None = None) -> None:
         self.fh = fh
+        verbatim = options.verbatim_labels
         self.columns = columns
+        self.header_cells = columns if verbatim else neutralise_cells(columns)
         self.series = series
         self.time_format = time_format
-        self.labels = np.asarray(list(labels) + [""], dtype=object) if labels is not None else None
+        shown = list(labels) if labels is not None else None
+        if shown is not None and not verbatim:
+            shown = neutralise_cells(shown)
+        self.labels = np.asarray(shown + [""], dtype=object) if shown is not None else None
         self.options = options
+        self.decimals = decimals
         self.header = True
+
+    def _round(self, v: np.ndarray) -> np.ndarray:
+        return v if self.decimals is None else format_values(v, self.decimals)
 
     def write(self, a: int, b: int, vals: np.ndarray, budgets: np.ndarray, approx: np.ndarray) -> None:
         s = self.series
-        cols: dict[str, Any] = {self.columns[0]: format_timestamps(s.times[a:b], self.time_format)}
-        names = self.columns[1:]
+        names = self.header_cells
+        cols: dict[str, Any] = {names[0]: format_timestamps(s.times[a:b], self.time_format)}
         if s.kind == "location":
-            cols[names[0]] = vals[:, 0]
-            cols[names[1]] = vals[:, 1]
-            rest = names[2:]
+            cols[names[1]] = self._round(vals[:, 0])
+            cols[names[2]] = self._round(vals[:, 1])
+            rest = list(zip(names[3:], self.columns[3:], strict=True))
         elif s.kind == "categorical":
             assert self.labels is not None
-            cols[names[0]] = self.labels[vals]  # code -1 → "" (nothing released, no fallback)
-            rest = names[1:]
+            cols[names[1]] = self.labels[vals]  # code -1 → "" (nothing released, no fallback)
+            rest = list(zip(names[2:], self.columns[2:], strict=True))
         else:
-            cols[names[0]] = vals
-            rest = names[1:]
-        for name in rest:
+            cols[names[1]] = self._round(vals)
+            rest = list(zip(names[2:], self.columns[2:], strict=True))
+        for shown, name in rest:
             if name == "epsilon":
-                cols[name] = budgets
+                cols[shown] = budgets
             elif name == "approximated":
-                cols[name] = approx.astype(np.int8)
+                cols[shown] = approx.astype(np.int8)
         pd.DataFrame(cols, copy=False).to_csv(self.fh, header=self.header, index=False, lineterminator="\n")
         self.header = False
