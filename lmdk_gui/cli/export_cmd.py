@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..core import ledger
-from ..core.export import BACKEND_ALIASES, ExportOptions, export_key, export_release, new_export_key
+from ..core.export import BACKEND_ALIASES, ExportError, ExportOptions, export_key, export_release, new_export_key
 from . import INTERRUPTED, UsageError
 from .common import (
     add_dummy_options,
@@ -77,7 +77,7 @@ def _key_argument(args: argparse.Namespace) -> str | None:
         return None
     try:
         export_key(text)
-    except ValueError as e:
+    except ExportError as e:
         opt = "--seed-file" if args.seed_file else "--seed"
         raise UsageError(f"{opt}: {e}") from None
     return text

@@ -681,5 +681,30 @@ class _ChunkWriter:
                 cols[shown] = budgets
             elif name == "approximated":
                 cols[shown] = approx.astype(np.int8)
-        pd.DataFrame(cols, copy=False).to_csv(self.fh, header=self.header, index=False, lineterminator="\n")
+        if s.kind == "categorical":
+            self._write_text_rows(cols)
+        else:
+            pd.DataFrame(cols, copy=False).to_csv(self.fh, header=self.header, index=False,
+                                                  lineterminator="\n")
         self.header = False
+
+    def _write_text_rows(self, cols: dict[str, Any]) -> None:
+        """Rows with free text (category labels): every cell holding , " CR or LF is quoted — pandas' writer
+        leaves a lone CR unquoted, which splits the row for every CSV reader."""
+        if self.header:
+            self.fh.write(",".join(_csv_cell(str(c)) for c in cols) + "\n")
+        parts = []
+        for v in cols.values():
+            arr = np.asarray(v)
+            if arr.dtype.kind == "f":
+                parts.append([repr(float(x)) for x in arr])
+            else:
+                parts.append([_csv_cell(str(x)) for x in arr.tolist()])
+        if parts and parts[0]:
+            self.fh.write("\n".join(",".join(row) for row in zip(*parts, strict=True)) + "\n")
+
+
+def _csv_cell(text: str) -> str:
+    if any(ch in text for ch in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text

@@ -227,8 +227,15 @@ class PairLock:
 
 
 def neutralise_cell(text: str) -> str:
-    """``'`` + text when a spreadsheet would read ``text`` as a formula (it starts with = + - @ tab CR)."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    """``'`` + text when a spreadsheet would read ``text`` as a formula: it starts with = + - @ tab or CR
+    and is not a plain number (numbers such as ``-1.5`` are never altered)."""
+    if not text.startswith(FORMULA_STARTS):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text if text.strip() == text else "'" + text
 
 
 def neutralise_cells(cells: Sequence[str]) -> list[str]:

@@ -187,3 +187,25 @@ def test_sigterm_and_sigint_mid_write_remove_the_part(tmp_path, big_csv, sig, co
     assert proc.returncode == code, err
     assert sorted(p.name for p in tmp_path.iterdir()) == [], err
     assert b"nothing was written" in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 1.0, 2.0, 3.5])
+def test_sigint_at_any_instant_exits_130_with_nothing_written(tmp_path, delay):
+    """Finding 11: Ctrl-C while modules load (the interpreter's own start-up, the first ~0.1 s, is
+    Python's), during the first compilation of the
+    Adaptive kernels (not cached: every process compiles them) or while writing: exit 130, nothing written.
+    A signal that arrives after the export finished leaves a complete release and exit 0."""
+    src = Path(__file__).resolve().parents[2] / "resources" / "samples" / "energy_hue_2013_jan.csv"
+    out = tmp_path / "release.csv"
+    proc = subprocess.Popen([*CLI, "export", str(src), "-o", str(out), "--scheme", "adaptive", "--epsilon", "1",
+                             "--landmark-rows", "5-40"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:  # finished first: then the release is complete
+        assert out.exists() and out.with_name("release.csv.json").exists()
+        assert delay >= 2.0, "a release finished within a second: the test did not interrupt anything"
+        return
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
