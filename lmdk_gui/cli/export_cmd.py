@@ -17,7 +17,14 @@ import sys
 from pathlib import Path
 
 from ..core import ledger
-from ..core.export import BACKEND_ALIASES, ExportError, ExportOptions, export_key, export_release, new_export_key
+from ..core.export import (
+    BACKEND_ALIASES,
+    ExportError,
+    ExportOptions,
+    export_key,
+    export_release,
+    new_export_key,
+)
 from . import INTERRUPTED, UsageError
 from .common import (
     add_dummy_options,
