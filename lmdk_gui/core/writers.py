@@ -209,7 +209,10 @@ class PairLock:
 
     def __enter__(self) -> PairLock:
         if fcntl is not None:
-            self.fd = os.open(self.folder, os.O_RDONLY)
+            try:
+                self.fd = os.open(self.folder, os.O_RDONLY)
+            except OSError:  # an unreadable folder cannot be locked: each rename is still atomic
+                return self
             try:
                 fcntl.flock(self.fd, fcntl.LOCK_EX)
             except BaseException:
