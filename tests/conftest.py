@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# The private release ledger never goes to the user's home folder, not even from module-scoped fixtures
+# that export before the per-test fixture below runs (each test then gets its own).
+os.environ["LMDK_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="lmdk-ledger-")) / "ledger.jsonl")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
