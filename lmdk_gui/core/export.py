@@ -421,6 +421,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
         record = release_record(sel)
         del sel
         _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
+        _check_noise_range(series, lm, settings, options.scheme, False)  # on L' and ε − ε_sel
         if cancelled():
             raise Cancelled("export cancelled")
     out = Path(output)
