@@ -343,3 +343,19 @@ def test_ledger_is_private_and_composes(capsys, tmp_path, monkeypatch):
 
 def test_every_test_writes_its_ledger_in_a_temporary_folder():
     assert os.environ["LMDK_LEDGER"].startswith(str(pytest.importorskip("tempfile").gettempdir()))
+
+
+def test_bad_input_inside_the_adaptive_loop_is_named_not_out_of_words(tmp_path, monkeypatch):
+    """The one refill helper (securenoise.WordBuffer) tells bad input from exhausted words: even past the
+    up-front checks (disabled here), a bad value is named by its event, never "ran out of random words"."""
+    monkeypatch.setattr(export_mod, "_check_noise_range", lambda *a, **k: None)
+    s = Series.from_arrays(np.array([1.0, 2.0, 1e308, 3.0]))
+    with pytest.raises(ValueError, match="2000-01-01 02:00:00") as e:
+        export_release(s, [], PrivacySettings(), tmp_path / "r.csv", ExportOptions("adaptive"))
+    assert "random words" not in str(e.value)
+    assert list(tmp_path.iterdir()) == []
+    buf = sn.WordBuffer(sn.WordSource.from_seed(1), 10)
+    with pytest.raises(sn.RandomnessExhausted):
+        buf.check(-1, 3)
+    with pytest.raises(ValueError, match="element 3"):
+        buf.check(-2, 3)
