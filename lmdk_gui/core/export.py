@@ -1,21 +1,26 @@
-"""Export: the one step that must never go wrong (DESIGN §5, §9; issues 2 and 4).
+"""Export: the one step that must never go wrong (DESIGN §5, §9; issues 2, 4 and 17).
 
 ``export_release`` writes the release of one scheme with *fresh* floating-point-safe noise
-(:mod:`.securenoise`, OS entropy unless the caller asks for a seed), streaming in chunks with a progress
-callback and a cancel flag, through :class:`~.writers.AtomicFile`. Order of work:
+(:mod:`.securenoise`: OS entropy, or a secret export key of ≥ 128 bits for a reproducible export — never a
+small integer seed), streaming in chunks with a progress callback and a cancel flag, through
+:class:`~.writers.AtomicFile`. Order of work:
 
-1. Pre-flight, before any noise is drawn: settings, scheme/backend, output path (not a folder, not the
-   input, no overwrite without ``force``), the input file still has the SHA-256 it had when loaded, and —
-   for schemes whose budgets are known up front — the landmark-sum check.
-2. Chunks of rows: noise for the fresh events, approximations republish the previous release, rows are
-   appended to the temporary file; progress after each chunk; cancel between chunks.
+1. Pre-flight, before any noise is drawn: settings, key, scheme/backend, output paths (not a folder, neither
+   the CSV nor the sidecar is the input, only regular files are replaced and only with ``force``), the input
+   still has the SHA-256 it had when loaded, the landmark-sum check for schemes whose budgets are known up
+   front, and ε and the values against the sampler's range (one-line errors naming ε, or the event and
+   column).
+2. Chunks of rows: noise for the fresh events on one public grid for the whole release (Δ and ε only, never
+   ε_t), approximations republish the previous release; values are printed on the public decimal grid of
+   :func:`value_decimals`; text cells are neutralised against spreadsheet formulas unless asked otherwise.
 3. The independent landmark-sum check on the final budgets (Adaptive's budgets are only known now). A
    failure raises :class:`~.guarantee.GuaranteeError` and the temporary file is removed.
-4. The sidecar is written to its own temporary file; then the old sidecar (if any) is removed, the CSV is
+4. The sidecar is written to its own temporary file; the release is recorded in the private ledger
+   (:mod:`.ledger`); then, holding a lock on the folder, the old sidecar (if any) is removed, the CSV is
    renamed into place, then the sidecar. A crash between steps never leaves a partial or unprotected CSV.
 
 Dummy landmarks (issue 6, thesis §4.2, DESIGN §6): with ``ExportOptions.dummies`` set, step 1 is followed by
-a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export's seed when there is one:
+a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export key when there is one:
 never the preview's selection), and the release, its budget pre-check and the final landmark-sum check all
 use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-private for L. The sidecar's
 ``epsilon`` is the total ε and its ``epsilon_selection`` the object :func:`~.dummies.release_record`
