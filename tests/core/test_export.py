@@ -54,9 +54,10 @@ def test_export_writes_release_and_sidecar(tmp_path, energy, scheme):
     for t in np.flatnonzero(approx):
         if t > 0 and not approx[:t].all():
             assert vals[t] == vals[t - 1]
-    # Fresh releases are never the raw value (continuous mechanism).
+    # Fresh releases are the raw value only by chance: values are printed on the 0.001 grid (issue 14), so
+    # noise within ±0.0005 rounds to zero (≈ 5e-4 per event at ε_t = ε, the Skip case).
     fresh = ~approx
-    assert not np.any(vals[fresh] == energy.values[fresh])
+    assert np.mean(vals[fresh] == energy.values[fresh]) < 0.01
 
 
 def test_default_columns_only_time_and_value(tmp_path, energy):
