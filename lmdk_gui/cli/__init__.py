@@ -20,6 +20,8 @@ import sys
 import threading
 
 INTERRUPTED = threading.Event()
+#: Set by a command once its files are complete: a later signal no longer interrupts (nothing to undo).
+RELEASE_WRITTEN = threading.Event()
 _EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
@@ -80,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _on_signal(signum, frame):
     INTERRUPTED.set()
     _received.append(signum)
-    raise KeyboardInterrupt
+    if not RELEASE_WRITTEN.is_set():
+        raise KeyboardInterrupt
 
 
 _received: list[int] = []
@@ -88,6 +91,7 @@ _received: list[int] = []
 
 def main(argv: list[str] | None = None) -> int:
     INTERRUPTED.clear()
+    RELEASE_WRITTEN.clear()
     _received.clear()
     previous = {}
     if threading.current_thread() is threading.main_thread():
@@ -99,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         return _interrupted()
     finally:
         for sig, h in previous.items():
-            signal.signal(sig, h)
+            # As the program (no argv): the process ends now, a late signal must not turn a finished run
+            # into a kill. Called in-process (tests, scripts): the caller's handlers come back.
+            signal.signal(sig, signal.SIG_IGN if argv is None else h)
 
 
 def _interrupted() -> int:
@@ -130,6 +136,8 @@ def _main(argv: list[str] | None) -> int:
         if INTERRUPTED.is_set():  # an interrupt a library turned into another exception
             return _interrupted()
         raise
+    if INTERRUPTED.is_set() and RELEASE_WRITTEN.is_set():
+        print("lmdk: interrupted after the files were complete; they are kept", file=sys.stderr)
     return code
 
 

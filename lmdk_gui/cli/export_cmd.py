@@ -25,7 +25,7 @@ from ..core.export import (
     export_release,
     new_export_key,
 )
-from . import INTERRUPTED, UsageError
+from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 from .common import (
     add_dummy_options,
     add_landmark_options,
@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"lmdk: note: {notice}", file=sys.stderr)
     result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts,
                             should_cancel=INTERRUPTED.is_set)
+    RELEASE_WRITTEN.set()
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
     if key is not None:

@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import INTERRUPTED
+    from . import INTERRUPTED, RELEASE_WRITTEN
 
     if args.ledger_command == "list":
         rows = ledger.entries()
@@ -56,5 +56,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"deleted the ledger ({n} release{'s' if n != 1 else ''})")
         return 0
     res = ledger.reexport(args.id, args.output, force=args.force, should_cancel=INTERRUPTED.is_set)
+    RELEASE_WRITTEN.set()
     print(f"wrote {res.path} ({res.rows} rows, the same release as {args.id}; no new ε spent) and {res.sidecar}")
     return 0
