@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import INTERRUPTED, RELEASE_WRITTEN
+    from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 
     if args.ledger_command == "list":
         rows = ledger.entries()
@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"# {name}: {len(eps)} releases, a holder of all of them faces ε = {sum(eps):g}")
         return 0
     if args.ledger_command == "clear":
-        if not args.yes and sys.stdin.isatty():
+        if not args.yes:
+            if not sys.stdin.isatty():  # a script forgets every release only when it says so
+                raise UsageError("`lmdk ledger clear` forgets every release made here; add --yes to confirm")
             ans = input(f"Delete the ledger {ledger.ledger_path()}? [y/N] ")
             if ans.strip().lower() not in ("y", "yes"):
                 print("kept", file=sys.stderr)

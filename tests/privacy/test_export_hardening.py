@@ -337,6 +337,8 @@ def test_ledger_is_private_and_composes(capsys, tmp_path, monkeypatch):
     assert a["input_sha256"] not in side and "ledger" not in side and a["id"] not in side
     code, text, _ = run(capsys, "ledger", "list")
     assert code == 0 and a["id"] in text and "faces ε = 1.5" in text
+    code, _, err = run(capsys, "ledger", "clear")  # not a terminal: only with --yes
+    assert code == 2 and "--yes" in err and path.exists()
     code, text, _ = run(capsys, "ledger", "clear", "--yes")
     assert code == 0 and not path.exists()
 
