@@ -361,3 +361,15 @@ def test_bad_input_inside_the_adaptive_loop_is_named_not_out_of_words(tmp_path, 
         buf.check(-1, 3)
     with pytest.raises(ValueError, match="element 3"):
         buf.check(-2, 3)
+
+
+def test_published_landmark_sum_no_longer_tells_the_number_of_landmarks(tmp_path, energy):
+    """Finding 13's reproduction: for Uniform at n = 744 the 17-digit sum split |L| into classes."""
+    shown, exact = set(), set()
+    for m in range(0, 40):
+        out = tmp_path / f"u{m}.csv"
+        export_release(energy, np.arange(m) * 17, PrivacySettings(), out, ExportOptions("uniform"))
+        shown.add(json.loads(out.with_name(out.name + ".json").read_text())["landmark_sum"])
+        exact.add(ledger.entries()[-1]["landmark_sum"])
+    assert len(exact) > 1  # the exact sums do differ with |L| (kept in the private ledger only)
+    assert shown == {1.0}
