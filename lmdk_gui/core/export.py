@@ -325,9 +325,29 @@ def _check_noise_range(series: Series, lm: np.ndarray, settings: PrivacySettings
         i = int(bad[0])
         col = _value_columns(series)[0]
         t = format_timestamps(series.times[i:i + 1], "iso")[0]
-        raise ExportError(f"the value {series.values[i]:g} at {t} (event {i + 1} in time order), column {col!r}, "
-                          f"is out of range for the noise sampler (|value| ≤ {limit:.3g} with Δ = "
-                          f"{settings.sensitivity:g}, ε = {settings.epsilon:g}); set --bounds or fix the value")
+        row = _file_row(series, lambda v: ~(np.abs(v if settings.bounds is None else np.clip(v, *settings.bounds))
+                                            <= limit))
+        where = f"row {row} of {Path(series.source.path).name} ({t})" if row and series.source else \
+            f"{t} (event {i + 1} in time order)"
+        raise ExportError(f"the value {series.values[i]:g} at {where}, column {col!r}, is out of range for the "
+                          f"noise sampler (|value| ≤ {limit:.3g} with Δ = {settings.sensitivity:g}, ε = "
+                          f"{settings.epsilon:g}); set --bounds or fix the value")
+
+
+def _file_row(series: Series, bad: Callable[[np.ndarray], np.ndarray]) -> int | None:
+    """The file row (1-based line, header = 1, as the loader's messages count) of the first value for which
+    ``bad`` holds; None when the file cannot tell (read again on this error path only)."""
+    src = series.source
+    if src is None or not src.value_cols:
+        return None
+    try:
+        df = pd.read_csv(src.path, sep=src.delimiter, usecols=[src.value_cols[0]], dtype=str,
+                         skip_blank_lines=False, keep_default_na=False)
+        vals = pd.to_numeric(df[src.value_cols[0]].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
+    except (OSError, ValueError, KeyError):
+        return None
+    hits = np.flatnonzero(bad(np.nan_to_num(vals, nan=0.0)))
+    return int(hits[0]) + 2 if hits.size else None
 
 
 def _precheck_budgets(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> None:

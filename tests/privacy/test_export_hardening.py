@@ -247,7 +247,7 @@ def test_huge_value_is_refused_naming_its_row_and_column(capsys, tmp_path, schem
     code, _, err = run(capsys, "export", str(src), "-o", str(tmp_path / "r.csv"), "--scheme", scheme,
                        "--epsilon", "1")
     assert code == 2 and err.count("\n") == 1 and "random words" not in err and "element" not in err
-    assert "2020-01-01 01:00:00" in err and "'load'" in err and "1e+308" in err
+    assert "row 3 of in.csv" in err and "2020-01-01 01:00:00" in err and "'load'" in err and "1e+308" in err
     assert not (tmp_path / "r.csv").exists()
 
 
