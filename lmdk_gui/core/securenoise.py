@@ -111,8 +111,8 @@ How likely is one event to need more than ``RESERVE_WORDS = 1024`` words? A Cher
 of words ``W`` (``P(W > R) <= E[z^W] / z^(R+1)``, with ``E[z^W]`` bounded through the loop structure above
 and every rejection probability replaced by its worst case; computed by :func:`reserve_tail_log10`) gives
 
-* numeric (one DLap draw; measured mean 9.6 words, max 62 in 10^6): ``P(W > 1024) < 1e-130``
-* location (two geometrics + 1 word; mean 18.2, max 77 in 10^6):    ``P(W > 1024) < 1e-126``
+* numeric (one DLap draw; measured mean 9.6 words, max 62 in 10^6): ``P(W > 1024) < 1e-129`` (for ε_t ≤ 32)
+* location (two geometrics + 1 word; mean 18.2, max 77 in 10^6):    ``P(W > 1024) < 1e-125``
 * categorical (1 or 2 words unless ``uniform_below(k)`` rejects, probability ``< k/2**64``):
   ``P(W > 1024) < 2**-(32*1023)`` for ``k <= 2**32``
 
