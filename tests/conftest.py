@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -11,7 +13,9 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The private release ledger never goes to the user's home folder, not even from module-scoped fixtures
 # that export before the per-test fixture below runs (each test then gets its own).
-os.environ["LMDK_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="lmdk-ledger-")) / "ledger.jsonl")
+_LEDGER_DIR = tempfile.mkdtemp(prefix="lmdk-ledger-")
+atexit.register(shutil.rmtree, _LEDGER_DIR, ignore_errors=True)
+os.environ["LMDK_LEDGER"] = str(Path(_LEDGER_DIR) / "ledger.jsonl")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
