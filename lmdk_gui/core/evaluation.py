@@ -240,10 +240,13 @@ class EvaluationResult:
     def csv_text(self) -> str:
         """``percentage,scheme,mae_mean,mae_std,runs``: the requested percentage, full-precision floats,
         ``nan`` where no run had a value."""
+        from .writers import neutralise_cell
+
         buf = io.StringIO()
         buf.write(",".join(CSV_COLUMNS) + "\n")
         for r in self.rows():
-            buf.write(f"{_num(r['percentage'])},{r['scheme']},{_num(r['mae_mean'])},{_num(r['mae_std'])},"
+            scheme = neutralise_cell(str(r["scheme"]))  # no text cell a spreadsheet would run (issue 17)
+            buf.write(f"{_num(r['percentage'])},{scheme},{_num(r['mae_mean'])},{_num(r['mae_std'])},"
                       f"{r['runs']}\n")
         return buf.getvalue()
 

@@ -45,9 +45,16 @@ NUMBA_BACKENDS = (securenoise.BACKEND_SNAPPED, securenoise.BACKEND_PLANAR, secur
 
 
 # --------------------------------------------------------------------------------- secure noise hooks
+def grid_exponent(settings: PrivacySettings) -> int:
+    """The snapped sampler's grid exponent for a numeric release: from Δ and the release's ε only (every
+    event's ε_t ≤ ε), the same for every event (issue 17, finding 3)."""
+    return securenoise.laplace_grid_exponent(settings.sensitivity, settings.sensitivity / settings.epsilon)
+
+
 @numba.njit(cache=True, nogil=True)
-def _sec_laplace(x, scale, sens, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_laplace_one(x, scale, sens, words, pos)
+def _sec_laplace(x, scale, sens, t, aux, pos):  # pragma: no cover - compiled
+    # aux = (words, public grid exponent): every event of the release on the same grid (finding 3)
+    return securenoise.secure_laplace_grid_one(x, scale, sens, aux[1], aux[0], pos)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -60,9 +67,8 @@ def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
     return securenoise.secure_rr_one(code, eps, k, words, pos)
 
 
-def public_uniforms(source, n: int) -> np.ndarray:
-    """Adaptive's sampling uniforms u_t (public, data-independent): 53-bit uniforms from the word source."""
-    return (source.words(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+#: Adaptive's sampling uniforms u_t (public, data-independent), from the export's own word source.
+public_uniforms = securenoise.public_uniforms
 
 
 # ---------------------------------------------------------------------------------------------- kinds
@@ -111,8 +117,14 @@ class Kind:
 
     def secure_noise(self, x: np.ndarray, budgets: np.ndarray, settings: PrivacySettings, k: int,
                      backend: str, source) -> np.ndarray:
-        """Floating-point-safe releases of the events ``x`` with budgets ``budgets`` (all > 0)."""
+        """Floating-point-safe releases of the events ``x`` with budgets ``budgets`` (all > 0). ``settings``
+        are the release's (ε − ε_sel with dummies): any grid is taken from them, never from ``budgets``."""
         raise NotImplementedError
+
+    def kernel_aux(self, words: np.ndarray, settings: PrivacySettings) -> Any:
+        """What the Adaptive kernel passes to :attr:`secure_one`: the word buffer (numeric: with the public
+        grid exponent of ``settings``)."""
+        return words
 
     def empty_values(self, x: np.ndarray) -> np.ndarray:
         """An output array shaped like ``x``: NaN for real values, uninitialised codes."""
@@ -154,9 +166,13 @@ class NumericKind(Kind):
 
     def secure_noise(self, x, budgets, settings, k, backend, source):
         scales = settings.sensitivity / budgets
+        e = grid_exponent(settings)  # public settings only, the same for every event (finding 3)
         if backend not in NUMBA_BACKENDS:
-            return securenoise.opendp_laplace(x, scales, settings.sensitivity)
-        return securenoise.secure_laplace(x, scales, settings.sensitivity, source)
+            return securenoise.opendp_laplace(x, scales, settings.sensitivity, grid_exponent=e)
+        return securenoise.secure_laplace(x, scales, settings.sensitivity, source, grid_exponent=e)
+
+    def kernel_aux(self, words, settings):
+        return (words, np.int64(grid_exponent(settings)))
 
     def error(self, truth, values, codes=None):
         return np.abs(values - truth)
@@ -402,22 +418,24 @@ def denoised_values(release: Release, settings: PrivacySettings) -> np.ndarray |
 
 
 # ------------------------------------------------------------------------------------- export runner
-class SamplerExhausted(RuntimeError):
-    """The secure sampler ran out of random words for one event (astronomically unlikely)."""
-
-
 class ExportRunner:
     """Draws a plan's release with floating-point-safe noise, chunk by chunk.
 
     ``chunks()`` yields ``(a, b, values, approximated)`` for rows a..b-1; ``budgets`` is complete once the
     iteration ends (Adaptive fills it as it goes) and is what the final independent check must examine.
     Random words are consumed in the export's fixed order (Adaptive's public uniforms, or the first fresh
-    release when events before it republish it, then the chunks), so a seeded export is reproducible."""
+    release when events before it republish it, then the chunks), so a keyed export is reproducible.
 
-    def __init__(self, p: Plan, backend: str, source, chunk_rows: int) -> None:
+    Adaptive's loop draws through a :class:`~.securenoise.WordBuffer`, which tells a sampler's failures
+    apart: bad input raises ValueError naming the event (``describe(i)``, e.g. its file row), running out of
+    words raises :class:`~.securenoise.RandomnessExhausted`."""
+
+    def __init__(self, p: Plan, backend: str, source, chunk_rows: int,
+                 describe: Callable[[int], str] | None = None) -> None:
         self.plan = p
         self.backend = backend
         self.source = source
+        self.describe = describe
         self.chunk = max(1, int(chunk_rows))
         n = p.n
         self.budgets = np.empty(n)
@@ -426,8 +444,8 @@ class ExportRunner:
         self._carry: Any = p.inp.fallback
         if p.budgets is None:
             self._u = public_uniforms(source, n)
-            self._buf = np.empty(max(4 * securenoise.RESERVE_WORDS, 16 * self.chunk), dtype=np.uint64)
-            self._pos = len(self._buf)  # forces a fill before the first event
+            self._wb = securenoise.WordBuffer(source, max(4 * securenoise.RESERVE_WORDS, 16 * self.chunk))
+            self._aux = p.kind.kernel_aux(self._wb.words, p.settings)  # refills keep the same array
             self._out_v = np.empty_like(p.inp.x)
             self._state = adaptive.new_state(int(p.landmarks.size))
             self._args = p.adaptive_args()
@@ -456,18 +474,14 @@ class ExportRunner:
     def _adaptive_chunk(self, a: int, b: int) -> np.ndarray:
         p = self.plan
         mask, eps_a, base, inc, dec, rmin, param = self._args
-        buf = self._buf
-        limit = len(buf) - securenoise.RESERVE_WORDS
+        wb = self._wb
         t = a
         while t < b:
-            if self._pos > limit:
-                self.source.fill(buf)
-                self._pos = 0
-            t, self._pos = p.kind.kernel(p.kind.secure_one, p.inp.x, mask, self._u, eps_a, base, inc, dec, rmin,
-                                         param, buf, self._pos, t, b, limit, self._state, self._out_v,
-                                         self.budgets, self.fresh)
-            if self._pos < 0:
-                raise SamplerExhausted("the noise sampler ran out of random words for one event")
+            wb.ensure()
+            t, pos = p.kind.kernel(p.kind.secure_one, p.inp.x, mask, self._u, eps_a, base, inc, dec, rmin, param,
+                                   self._aux, wb.pos, t, b, wb.limit, self._state, self._out_v, self.budgets,
+                                   self.fresh)
+            wb.check(pos, t, self.describe)  # -2: ValueError naming event t; -1: RandomnessExhausted
         return self._out_v[a:b]
 
     def _fixed_chunk(self, a: int, b: int) -> np.ndarray:

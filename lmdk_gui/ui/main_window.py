@@ -627,12 +627,14 @@ class MainWindow(QMainWindow):
         self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))
         job = self.export_release(v["path"], v["scheme"], include_budget=v["include_budget"],
                                   include_flags=v["include_flags"], seed=v["seed"], backend=v["backend"],
-                                  force=v["force"], include_input_name=v["include_input_name"])
+                                  force=v["force"], include_input_name=v["include_input_name"],
+                                  verbatim_labels=v.get("verbatim_labels", False))
         job.finished.connect(lambda path: self._export_message(path))
 
     def export_release(self, path: str | os.PathLike, scheme: str, include_budget: bool = False,
-                       include_flags: bool = False, seed: int | None = None, *, backend: str | None = None,
-                       force: bool = False, include_input_name: bool = False) -> ExportJob:
+                       include_flags: bool = False, seed: bytes | str | None = None, *, backend: str | None = None,
+                       force: bool = False, include_input_name: bool = False,
+                       verbatim_labels: bool = False) -> ExportJob:
         """Start an export without dialogs (the automation API); returns the running :class:`ExportJob`.
 
         It works on a snapshot of the session taken now; later edits do not change what is written.
@@ -643,7 +645,7 @@ class MainWindow(QMainWindow):
             raise RuntimeError("an export is already running")
         opts = ExportOptions(scheme=scheme, include_budget=include_budget, include_flags=include_flags, seed=seed,
                              backend=backend, force=force, chunk_rows=16384,
-                             include_input_name=include_input_name)
+                             include_input_name=include_input_name, verbatim_labels=verbatim_labels)
         job = ExportJob(self.session.snapshot(), path, opts, self)
         self.export_job = job
         job.progress.connect(self._export_progress)

@@ -1,8 +1,10 @@
 """The one release pipeline (issue 12): plan, runners, kinds — and that the refactor changed no output.
 
-The fingerprints below were computed with the code before the refactor (three copies of the per-kind logic
-in release.py, export.py and evaluation.py): previews on common random numbers and seeded exports must stay
-bit for bit what they were.
+The preview fingerprints below were computed with the code before the refactor (three copies of the
+per-kind logic in release.py, export.py and evaluation.py): previews on common random numbers must stay bit
+for bit what they were. The export fingerprints are those of the pre-refactor export *with issue 17's
+hardening* (branch harden-export: a 128-bit export key instead of an int seed, one public sampler grid per
+release, values printed on the public decimal grid): the pipeline's keyed exports must stay bit for bit those.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from lmdk_gui.core.noise import UnitNoise
 from lmdk_gui.core.release import compute_release
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from tests.keys import test_key
 
 N = 300
 LM = [0, 1, 2, 50, 51, 120, 200, 299]
@@ -27,28 +30,29 @@ SETTINGS = {"numeric": PrivacySettings(epsilon=0.7, sensitivity=2.0, bounds=(0.0
             "location": PrivacySettings(epsilon=0.7, radius_m=150.0),
             "categorical": PrivacySettings(epsilon=0.7)}
 
-# sha256(values ‖ budgets)[:16] of compute_release(…, UnitNoise(300, 5)), and sha256 of the CSV written by
-# export_release(seed=99, chunk_rows=64, both opt-in columns), before the refactor. Location is left out:
+# sha256(values ‖ budgets)[:16] of compute_release(…, UnitNoise(300, 5)), before the refactor, and sha256 of
+# the CSV written by export_release(seed=test_key(99), chunk_rows=64, both opt-in columns) by the hardened
+# pre-refactor export. Location is left out:
 # its trigonometry may differ in the last bit between machines.
 PINNED = {
     "preview/numeric/uniform": "0d44d53eced8eb4a",
-    "export/numeric/uniform": "110781bd7f21ac08",
+    "export/numeric/uniform": "c5e7dd69eb5dae11",
     "preview/numeric/skip": "ac8add8d32723f73",
-    "export/numeric/skip": "618117d6c91d2044",
+    "export/numeric/skip": "5594659b3e27664b",
     "preview/numeric/adaptive": "82aac5b6660d9635",
-    "export/numeric/adaptive": "4f5e58cbed736a9d",
+    "export/numeric/adaptive": "42be42688b70a26d",
     "preview/numeric/event": "29e530e687309626",
     "preview/numeric/user": "bd3a4e5229c8a6b6",
-    "export/numeric/user": "e88265e1e8a5bc67",
+    "export/numeric/user": "ec1f001f057c7ed0",
     "preview/categorical/uniform": "4b28f8e6cdbe0056",
-    "export/categorical/uniform": "ae69e66f460ddaea",
+    "export/categorical/uniform": "b91be062b7d90513",
     "preview/categorical/skip": "b7db0a723363b695",
-    "export/categorical/skip": "beeada583fdb58ac",
+    "export/categorical/skip": "0aec13f813444fd4",
     "preview/categorical/adaptive": "3783b5424cb51aa0",
-    "export/categorical/adaptive": "411b39f0ea39a3c9",
+    "export/categorical/adaptive": "667892f2c8705c20",
     "preview/categorical/event": "4bd62e355a2843ef",
     "preview/categorical/user": "a9f5586c7164a50d",
-    "export/categorical/user": "6fadf2c04bf9ddf2",
+    "export/categorical/user": "7a286f4ddc5fee67",
 }
 
 
@@ -74,11 +78,11 @@ def test_previews_are_bit_identical_to_before_the_refactor(key):
 
 
 @pytest.mark.parametrize("key", sorted(k for k in PINNED if k.startswith("export/")))
-def test_seeded_exports_are_bit_identical_to_before_the_refactor(key, tmp_path):
+def test_keyed_exports_are_bit_identical_to_before_the_refactor(key, tmp_path):
     _, kind, scheme = key.split("/")
     out = tmp_path / "r.csv"
     export_release(_series(kind), LM, SETTINGS[kind], out,
-                   ExportOptions(scheme, seed=99, chunk_rows=64, include_budget=True, include_flags=True))
+                   ExportOptions(scheme, seed=test_key(99), chunk_rows=64, include_budget=True, include_flags=True))
     assert hashlib.sha256(out.read_bytes()).hexdigest()[:16] == PINNED[key]
 
 
