@@ -373,3 +373,17 @@ def test_published_landmark_sum_no_longer_tells_the_number_of_landmarks(tmp_path
         exact.add(ledger.entries()[-1]["landmark_sum"])
     assert len(exact) > 1  # the exact sums do differ with |L| (kept in the private ledger only)
     assert shown == {1.0}
+
+
+def test_bad_input_inside_the_adaptive_runner_names_its_file_row(tmp_path, monkeypatch):
+    """The pipeline's ExportRunner reports a sampler's -2 through the export's description of the event: the
+    file row (events in any order), its timestamp and column — the input, not the randomness."""
+    monkeypatch.setattr(export_mod, "_check_noise_range", lambda *a, **k: None)
+    src = tmp_path / "in.csv"
+    src.write_text("when,load\n2020-01-01 02:00:00,2\n2020-01-01 01:00:00,1e308\n2020-01-01 00:00:00,1.0\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(ValueError, match=r"row 3 of in\.csv \(2020-01-01 01:00:00\), column 'load'") as e:
+        export_release(load_series(src), [], PrivacySettings(), out / "r.csv", ExportOptions("adaptive"))
+    assert "random words" not in str(e.value)
+    assert list(out.iterdir()) == []
