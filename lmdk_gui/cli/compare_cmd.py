@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..core.dummies import generate_options, mae_runs_with_dummies, select_for_release, selection_rng
-from ..core.metrics import mae_over_runs, unit_label
-from ..core.noise import UnitNoise
-from ..core.release import compute_all
+from ..core.metrics import unit_label
+from ..core.preview import NoiseCache, Snapshot, compute_average, compute_preview
+from ..core.release import normalize_landmarks
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
 from .common import (
     add_dummy_options,
@@ -28,7 +27,7 @@ from .common import (
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare the schemes' budgets and errors",
-                       description="For uniform, skip, adaptive and the event/user baselines: landmark sum and "
+                       description="For uniform, skip, adaptive, balanced and the event/user baselines: landmark sum and "
                        "verdict, mean ε_t, share of approximated events, and MAE averaged over R runs; with "
                        "--dummies, each scheme also with dummy landmarks.")
     add_selection_options(p)
@@ -61,28 +60,29 @@ def compare(sel, runs: int, seed: int, dummies=None) -> list[dict]:
 
 
 def compare_with_dummies(sel, runs: int, seed: int, dummies=None) -> tuple[list[dict], dict | None]:
-    n = sel.series.n
-    releases = compute_all(sel.series, sel.landmarks, sel.settings, UnitNoise(n, seed))
+    """The window's preview and average (:func:`~lmdk_gui.core.preview.compute_preview` /
+    :func:`~lmdk_gui.core.preview.compute_average`) on seed ``seed`` and dummy draw 0."""
+    snap = Snapshot(sel.series, normalize_landmarks(sel.landmarks, sel.series.n), sel.settings, seed, runs,
+                    dummies=dummies)
+    preview = compute_preview(snap, NoiseCache())
+    assert preview is not None  # never cancelled here
+    if preview.dummy_error:  # the generator refuses (Optimal beyond its limit): one clear message
+        raise ValueError(preview.dummy_error)
+    average = compute_average(snap, preview.options)
+    assert average is not None
     info = None
-    if dummies is None:
-        stats = mae_over_runs(sel.series, sel.landmarks, sel.settings, runs=runs, seed=seed)
-    else:
-        opts = generate_options(n, sel.landmarks, dummies.generator) if n > len(sel.landmarks) else None
-        chosen = select_for_release(n, sel.landmarks, sel.settings.epsilon, dummies,
-                                    rng=selection_rng(seed, 0), options=opts)
-        st = sel.settings.with_(epsilon=chosen.epsilon_remaining)
-        with_d = compute_all(sel.series, chosen.landmarks, st, UnitNoise(n, seed))
-        stats, stats_d, mean_size = mae_runs_with_dummies(sel.series, sel.landmarks, sel.settings, dummies,
-                                                          runs=runs, seed=seed, options=opts)
+    chosen = preview.selection
+    if chosen is not None:
+        assert dummies is not None
         info = {**dummies.to_dict(), "epsilon_selection": chosen.epsilon_selection,
                 "epsilon_release": chosen.epsilon_remaining, "dummies_this_seed": int(chosen.dummies.size),
                 "landmarks_with_dummies_this_seed": int(chosen.landmarks.size),
-                "mean_landmarks_with_dummies": mean_size}
+                "mean_landmarks_with_dummies": average.dummy_size}
     rows = []
     for s in ALL_SCHEMES:
-        row = {"scheme": s, **_row(releases[s], stats[s], sel.settings.epsilon)}
-        if dummies is not None:
-            row["with_dummies"] = _row(with_d[s], stats_d[s], chosen.epsilon_remaining)
+        row = {"scheme": s, **_row(preview.plain[s].release, average.plain[s], sel.settings.epsilon)}
+        if chosen is not None:
+            row["with_dummies"] = _row(preview.preview[s].release, average.average[s], chosen.epsilon_remaining)
         rows.append(row)
     return rows, info
 

@@ -1,16 +1,32 @@
 """``lmdk export``: write a protected CSV and its JSON sidecar.
 
 With ``--dummies GENERATOR`` the export hides the landmarks among dummy landmarks (thesis §4.2): it draws a
-selection ``L' ⊃ L`` with fresh randomness (derived from ``--seed`` when given), releases on ``L'`` with
+selection ``L' ⊃ L`` with fresh randomness (derived from the export key when given), releases on ``L'`` with
 ``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.export`).
+
+Reproducible exports take a secret key of at least 128 bits (``--seed HEX``, ``--seed-file PATH`` or
+``--new-key``), never a small integer; the key is kept in the private ledger so that ``lmdk ledger
+reexport`` can make the same release again. Before writing, a release of an input that was released before
+prints the composed ε on stderr (and goes on). Skip/Adaptive print their republishing warning.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from ..core.export import BACKEND_ALIASES, ExportOptions, export_release
+from ..core import ledger
+from ..core.export import (
+    BACKEND_ALIASES,
+    ExportError,
+    ExportOptions,
+    export_key,
+    export_release,
+    new_export_key,
+)
+from ..core.settings import ALL_SCHEMES
+from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 from .common import (
     add_dummy_options,
     add_landmark_options,
@@ -26,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Write the release of one scheme to OUTPUT and its metadata to OUTPUT.json.")
     add_selection_options(p)
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="release CSV to write")
-    p.add_argument("--scheme", required=True, choices=("uniform", "skip", "adaptive", "event", "user"))
+    p.add_argument("--scheme", required=True, choices=ALL_SCHEMES)
     add_landmark_options(p)
     add_privacy_options(p, epsilon_required=True)
     add_dummy_options(p)
@@ -37,8 +53,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="add an 'approximated' column (0/1); reveals landmark positions")
     g.add_argument("--include-input-name", action="store_true",
                    help="write the input file's name into OUTPUT.json (off by default: it can name a person)")
-    g.add_argument("--seed", type=int, metavar="N",
-                   help="seed the noise (reproducible by anyone holding the seed; default: OS entropy)")
+    k = g.add_mutually_exclusive_group()
+    k.add_argument("--seed", metavar="HEX",
+                   help="a secret export key of at least 32 hex digits (128 bits): the release can be made "
+                   "again by whoever holds it (`lmdk ledger reexport`); default: fresh OS entropy")
+    k.add_argument("--seed-file", metavar="PATH", help="read the export key (hex) from PATH")
+    k.add_argument("--new-key", action="store_true",
+                   help="generate a fresh export key, keep it in the private ledger only (reproducible)")
+    g.add_argument("--verbatim-labels", action="store_true",
+                   help="write text cells as they are (default: a cell starting with = + - @ tab or CR gets a "
+                   "leading ' so that spreadsheets do not run it as a formula)")
     g.add_argument("--noise-backend", choices=BACKEND_ALIASES, default="exact",
                    help="floating-point-safe noise: 'exact' (default; exact integer samplers, numba) or "
                    "'opendp' (OpenDP's samplers; numeric and categorical; not for Adaptive, no seed)")
@@ -46,15 +70,48 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _key_argument(args: argparse.Namespace) -> str | None:
+    """The export key from --seed/--seed-file/--new-key, checked (a short or integer key: exit 2)."""
+    if args.new_key:
+        return new_export_key()
+    text = args.seed
+    if args.seed_file:
+        try:
+            text = Path(args.seed_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"--seed-file {args.seed_file}: cannot read the key ({getattr(e, 'strerror', None) or e})"
+                             ) from None
+    if text is None:
+        return None
+    try:
+        export_key(text)
+    except ExportError as e:
+        opt = "--seed-file" if args.seed_file else "--seed"
+        raise UsageError(f"{opt}: {e}") from None
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     dummies = dummy_settings(args)
+    key = _key_argument(args)
     sel = load_selection(args)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
-                         include_flags=args.include_flags, seed=args.seed, backend=args.noise_backend,
-                         force=args.force, dummies=dummies, include_input_name=args.include_input_name)
-    result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts)
+                         include_flags=args.include_flags, seed=key, backend=args.noise_backend,
+                         force=args.force, dummies=dummies, include_input_name=args.include_input_name,
+                         verbatim_labels=args.verbatim_labels,
+                         categories_from_data=sel.series.kind == "categorical" and not args.categories)
+    src = sel.series.source
+    notice = ledger.composition_notice(src.sha256 if src is not None else None, sel.settings.epsilon)
+    if notice:
+        print(f"lmdk: note: {notice}", file=sys.stderr)
+    result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts,
+                            should_cancel=INTERRUPTED.is_set)
+    RELEASE_WRITTEN.set()
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
+    if key is not None:
+        print(f"lmdk: the export key is kept in the private ledger {ledger.ledger_path()} "
+              "(`lmdk ledger reexport` makes this release again)", file=sys.stderr)
     g = result.guarantee
     if result.dummies is None:
         print(f"wrote {result.path} ({result.rows} rows, {args.scheme}, ε = {sel.settings.epsilon:g}, "

@@ -1,6 +1,6 @@
 """``lmdk tpl``: temporal privacy loss of every scheme under temporal correlation (DESIGN §7).
 
-Computes the preview releases of the five schemes on common random numbers (Adaptive's budgets depend on
+Computes the preview releases of every scheme on common random numbers (Adaptive's budgets depend on
 its sampling, hence ``--seed``), then the landmark temporal privacy loss (thesis Definition 10) of each at
 every event, under a Markov chain: the thesis' Laplacian-smoothed matrix (``--s``, ``--states``) or a
 user-given matrix file (``--matrix``).

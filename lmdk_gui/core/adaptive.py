@@ -17,8 +17,8 @@ after it. Since the landmarks finally spend at most ``(n_s + left)·base``, ever
 Kernels are resumable: they process events ``start .. stop-1`` and stop early, before an event, when
 ``pos > pos_limit`` (the caller refills the word
 buffer of the secure samplers) and keep their state in the float64 array ``state``:
-``[rate, has_last, last0, last1, n_sampled_landmarks, landmarks_left]``. A noise function reporting an
-exhausted buffer (``pos < 0``) stops the kernel with ``pos = -1``.
+``[rate, has_last, last0, last1, n_sampled_landmarks, landmarks_left]``. A noise function reporting a
+failure (``pos < 0``: -1 out of words, -2 invalid input) stops the kernel with that ``pos``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def adaptive_numeric(f, x, is_lm, u, eps_a, base, inc, dec, rmin, sens, aux, pos
             scale = sens / e
             o, pos = f(x[t], scale, sens, t, aux, pos)
             if pos < 0:
-                return t, -1
+                return t, pos  # -1 out of words, -2 invalid input: the caller tells them apart
             if has_last:
                 rate = _adapt(rate, abs(o - last) > scale, inc, dec, rmin)
             last = o
@@ -124,7 +124,7 @@ def adaptive_location(f, x, is_lm, u, eps_a, base, inc, dec, rmin, radius, aux, 
             scale = radius / e
             o0, o1, pos = f(x[t, 0], x[t, 1], scale, t, aux, pos)
             if pos < 0:
-                return t, -1
+                return t, pos  # -1 out of words, -2 invalid input: the caller tells them apart
             if has_last:
                 rate = _adapt(rate, haversine_one(o0, o1, last0, last1) > scale, inc, dec, rmin)
             last0 = o0
@@ -176,7 +176,7 @@ def adaptive_categorical(f, x, is_lm, u, eps_a, base, inc, dec, rmin, k, aux, po
         if sample and e > 0.0:
             o, pos = f(x[t], e, k, t, aux, pos)
             if pos < 0:
-                return t, -1
+                return t, pos  # -1 out of words, -2 invalid input: the caller tells them apart
             if has_last:
                 # The categorical "noise scale" test: did the released category change?
                 rate = _adapt(rate, o != last, inc, dec, rmin)

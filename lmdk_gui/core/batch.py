@@ -202,10 +202,10 @@ def person_key(master: bytes, person_id: str) -> bytes:
     return hmac.new(master, str(person_id).encode("utf-8"), hashlib.sha256).digest()
 
 
-def export_seed(key: bytes) -> int:
-    """Adapter from a person's key to ``ExportOptions.seed``: the only place to change when the export takes
-    keys directly (today it takes a non-negative integer; Philox seeds from all 256 bits)."""
-    return int.from_bytes(key, "big")
+def export_seed(key: bytes) -> str:
+    """A person's key as ``ExportOptions.seed`` (and ``lmdk export --seed``) take it: 64 hex digits, a secret
+    of 256 bits (issue 17: export seeds are keys, never small integers)."""
+    return key.hex()
 
 
 def _key_id(master: bytes) -> str:

@@ -1,10 +1,10 @@
 """Utility evaluation: the schemes' mean absolute error for 0–100 % landmarks (issue 8).
 
 This reproduces the thesis' utility experiment (Katsomallos 2021, §5.2.1, Figure 5.1) on any series: for
-each landmark percentage and each scheme (Uniform, Skip, Adaptive and the event-/user-level baselines), the
-MAE of the preview release in the data's units (metrics.mae: kWh-like units, metres, mismatch rate),
-averaged over R runs of the noise, with its spread (population standard deviation over the runs, as
-:func:`lmdk_gui.core.metrics.mae_over_runs`).
+each landmark percentage and each scheme (Uniform, Skip, Adaptive, Balanced and the event-/user-level
+baselines), the MAE of the preview release in the data's units (metrics.mae: kWh-like units, metres,
+mismatch rate), averaged over R runs of the noise, with its spread (population standard deviation over the
+runs, as :func:`lmdk_gui.core.metrics.mae_over_runs`).
 
 Landmark sets by percentage (thesis §5.1.3):
 
@@ -23,15 +23,16 @@ order). Every scheme and every percentage of a run share that run's unit noise (
 DESIGN §5): differences between bars come from the budgets, not from luck.
 
 Speed. A naive evaluation calls ``compute_release`` + ``mae`` P·S·R times (3,000 for 6 × 5 × 100).
-Here the four fixed-budget schemes never build a release. Their budget is one number at every *fresh*
-event: ε/(|L|+1) for Uniform, ε for Skip and event-level, ε/n for user-level. Their release at t is the
-mechanism applied to the input at ``src[t]``, the last fresh event up to t (``src = t`` for all but Skip).
-One compiled kernel per kind then computes the MAE of a chunk of runs at once from the (runs × n) unit
-noise, without materialising any release. Event- and user-level do not depend on the landmarks, and a
-0 % Uniform/Skip has event-level's budget and ``src``, so those are computed once per run and shared.
-Adaptive's sampling is sequential and data-dependent, so it runs the same compiled loop as
-``compute_release`` once per run and percentage. Progress and cancellation are polled between units of
-work (a chunk of runs × one percentage).
+Here the fixed-budget schemes never build a release. Each is planned once per percentage
+(:func:`.pipeline.plan`, the same plan as the preview and the export); its release at t is the mechanism
+applied to the input at ``src[t]``, the last fresh event up to t (``src = t`` for all but Skip), with the
+fresh event's budget (one number for Uniform, Skip and the baselines; two for Balanced: landmarks and
+regular events). One compiled kernel per kind then computes the MAE of a chunk of runs at once from the
+(runs × n) unit noise and the per-event scales, without materialising any release. Plans with one budget
+everywhere (event- and user-level, and a 0 % Uniform/Skip/Balanced) are computed once per run and shared.
+Adaptive's sampling is sequential and data-dependent, so it runs the preview's compiled loop
+(:func:`.pipeline.run_adaptive_preview`) once per run and percentage. Progress and cancellation are polled
+between units of work (a chunk of runs × one percentage).
 
 Privacy note: the evaluation uses the true data to measure errors. Its numbers are *not* differentially
 private; they are for the data steward choosing a scheme, not for publication.
@@ -53,10 +54,10 @@ import numpy as np
 
 from . import mechanisms
 from .correlation import DISTRIBUTIONS, synthetic_landmarks
-from .guarantee import allocatable
 from .metrics import unit_label
 from .noise import UnitNoise
-from .release import _adaptive, _kind_input, fixed_budgets, normalize_landmarks, public_fallback
+from .pipeline import Plan, kind_of, plan, run_adaptive_preview
+from .release import normalize_landmarks
 from .series import Series
 from .settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .suggestions import get_rule, rule_for_percentage
@@ -67,7 +68,7 @@ assert set(PLACEMENTS) == set(DISTRIBUTIONS)
 DEFAULT_PERCENTAGES: tuple[float, ...] = (0.0, 20.0, 40.0, 60.0, 80.0, 100.0)
 DEFAULT_RUNS = 100
 CSV_COLUMNS: tuple[str, ...] = ("percentage", "scheme", "mae_mean", "mae_std", "runs")
-FIXED_SCHEMES: tuple[str, ...] = ("uniform", "skip", "event", "user")
+FIXED_SCHEMES: tuple[str, ...] = ("uniform", "skip", "balanced", "event", "user")
 
 #: unit noise elements (runs × events) held per chunk and stream: bounds memory for long series
 _CHUNK_ELEMENTS = 1 << 18
@@ -239,10 +240,13 @@ class EvaluationResult:
     def csv_text(self) -> str:
         """``percentage,scheme,mae_mean,mae_std,runs``: the requested percentage, full-precision floats,
         ``nan`` where no run had a value."""
+        from .writers import neutralise_cell
+
         buf = io.StringIO()
         buf.write(",".join(CSV_COLUMNS) + "\n")
         for r in self.rows():
-            buf.write(f"{_num(r['percentage'])},{r['scheme']},{_num(r['mae_mean'])},{_num(r['mae_std'])},"
+            scheme = neutralise_cell(str(r["scheme"]))  # no text cell a spreadsheet would run (issue 17)
+            buf.write(f"{_num(r['percentage'])},{scheme},{_num(r['mae_mean'])},{_num(r['mae_std'])},"
                       f"{r['runs']}\n")
         return buf.getvalue()
 
@@ -322,7 +326,7 @@ def _jsonable(d: Mapping[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ compiled kernels
 @numba.njit(cache=True, nogil=True)
 def _mae_numeric(x_in, x, src, scale, fallback, lap, out):  # pragma: no cover - compiled
-    """Per run r: mean over t of |o_t − x_t| with o_t = x_in[j] + lap[r, j]·scale, j = src[t]
+    """Per run r: mean over t of |o_t − x_t| with o_t = x_in[j] + lap[r, j]·scale[j], j = src[t]
     (src −1: the public fallback; −2: nothing published, not counted). Same formulas as
     ``compute_release`` (Laplace on unit noise, then republish the last fresh value)."""
     runs, n = lap.shape
@@ -332,7 +336,7 @@ def _mae_numeric(x_in, x, src, scale, fallback, lap, out):  # pragma: no cover -
         for t in range(n):
             j = src[t]
             if j >= 0:
-                o = x_in[j] + lap[r, j] * scale
+                o = x_in[j] + lap[r, j] * scale[j]
             elif j == -1:
                 o = fallback
             else:
@@ -380,7 +384,7 @@ def _mae_location(x_in, coslat, src, scale, gam, cth, sth, out):  # pragma: no c
             j = src[t]
             if j < 0:
                 continue
-            rr = gam[r, j] * scale
+            rr = gam[r, j] * scale[j]
             east = rr * cth[r, j]
             north = rr * sth[r, j]
             lat = x_in[j, 0]
@@ -431,7 +435,8 @@ def _mean_distance(x, coslat, values):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _mae_categorical(codes, src, keep_p, k, fallback, ukeep, uother, out):  # pragma: no cover - compiled
-    """Per run: share of events whose randomized-response release (of codes[src[t]]) differs from codes[t]."""
+    """Per run: share of events whose randomized-response release (of codes[src[t]], kept with probability
+    keep_p[src[t]]) differs from codes[t]."""
     runs, n = ukeep.shape
     for r in range(runs):
         acc = 0.0
@@ -440,7 +445,7 @@ def _mae_categorical(codes, src, keep_p, k, fallback, ukeep, uother, out):  # pr
             j = src[t]
             if j >= 0:
                 c = codes[j]
-                if k > 1 and not (ukeep[r, j] < keep_p):
+                if k > 1 and not (ukeep[r, j] < keep_p[j]):
                     jj = int(uother[r, j] * (k - 1))
                     if jj > k - 2:
                         jj = k - 2
@@ -456,17 +461,18 @@ def _mae_categorical(codes, src, keep_p, k, fallback, ukeep, uother, out):  # pr
 
 
 # ------------------------------------------------------------------------------------- evaluation
-@dataclass(frozen=True)
-class _Plan:
-    """Everything a fixed-budget scheme's MAE needs besides the noise."""
+@dataclass(frozen=True, eq=False)
+class _Batch:
+    """What a fixed-budget scheme's batched MAE needs besides the noise: its plan's budgets turned into the
+    kernels' per-event arrays."""
 
     key: tuple  # equal keys give equal MAEs on the same noise (shared between percentages/schemes)
-    src: np.ndarray
-    budget: float
+    src: np.ndarray  # the fresh event each event republishes (−1 fallback, −2 nothing)
+    scale: np.ndarray  # per event: noise scale (numeric Δ/ε_t, location r/ε_t) or P(keep) (categorical)
 
 
 class _Context:
-    """Per-evaluation constants: the mechanism input, the fallback, the fixed schemes' plans."""
+    """Per-evaluation constants: the mechanism input, the fallback, the plans of every set and scheme."""
 
     def __init__(self, series: Series, settings: PrivacySettings, sets: Sequence[LandmarkSet],
                  schemes: Sequence[str]) -> None:
@@ -474,37 +480,47 @@ class _Context:
         self.settings = settings
         self.n = series.n
         self.kind = series.kind
-        self.eps_a = allocatable(settings.epsilon, self.n)
-        self.x_in, labels = _kind_input(series, settings)
-        self.x_in = np.ascontiguousarray(self.x_in)
-        self.k = len(labels) if labels is not None else 0
+        self.mech = kind_of(series)
+        inp = self.mech.prepare(series, settings)
+        self.x_in = np.ascontiguousarray(inp.x)
+        self.k = inp.k
         self.codes = self.x_in if self.kind == "categorical" else None  # codes in the release's space
-        self.fallback = public_fallback(series, settings)
+        self.fallback = inp.fallback
         self.coslat = _coslat(self.x_in) if self.kind == "location" else None
         self.sets = list(sets)
         self.schemes = tuple(schemes)
         identity = np.arange(self.n, dtype=np.int64)
-        self.plans: list[dict[str, _Plan]] = []
+        self.plans: list[dict[str, Plan]] = []
+        self.batches: list[dict[str, _Batch]] = []
         for i, ls in enumerate(self.sets):
-            plans = {}
+            plans: dict[str, Plan] = {}
+            batches = {}
             for s in self.schemes:
-                if s == "adaptive":
+                # The baselines do not depend on the landmarks: planned without them, they share results.
+                lm = ls.rows if s not in ("event", "user") else np.zeros(0, np.int64)
+                p = plans[s] = plan(series, lm, settings, s, inp=inp)
+                if p.budgets is None:
                     continue
-                budgets_lm = ls.rows if s in ("uniform", "skip") else np.zeros(0, np.int64)
-                b = fixed_budgets(s, self.n, budgets_lm, self.eps_a)
-                fresh = b > 0
-                budget = float(b[int(np.argmax(fresh))]) if fresh.any() else 0.0
-                if fresh.all():
-                    plans[s] = _Plan(("all", budget), identity, budget)
+                fresh = p.budgets > 0
+                lo, hi = (float(p.budgets.min()), float(p.budgets.max())) if self.n else (0.0, 0.0)
+                if lo == hi and lo > 0:  # one budget everywhere: shared with every plan of that budget
+                    batches[s] = _Batch(("all", lo), identity, self._scales(p.budgets, fresh))
                 else:
-                    plans[s] = _Plan((s, i, budget), self._src(fresh), budget)
+                    batches[s] = _Batch((s, i), self._src(fresh), self._scales(p.budgets, fresh))
             self.plans.append(plans)
-        if self.kind == "numeric":
-            self.adaptive_fn = mechanisms.laplace_unit_one
-        elif self.kind == "location":
-            self.adaptive_fn = mechanisms.planar_unit_one
-        else:
-            self.adaptive_fn = mechanisms.rr_unit_one
+            self.batches.append(batches)
+
+    def _scales(self, budgets: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+        """The kernels' per-event parameter at fresh events (0 elsewhere: never read)."""
+        out = np.zeros(self.n)
+        st = self.settings
+        if self.kind != "categorical":
+            np.divide(st.sensitivity if self.kind == "numeric" else st.radius_m, budgets, out=out, where=fresh)
+            return out
+        for b in np.unique(budgets[fresh]):  # one or two distinct budgets: the scalar formula, as before
+            at = fresh & (budgets == b)
+            out[at] = float(1.0 / (1.0 + (self.k - 1) * np.exp(-np.float64(b)))) if self.k > 1 else 1.0
+        return out
 
     def _src(self, fresh: np.ndarray) -> np.ndarray:
         """For each event, the fresh event whose release it republishes (release.fill_approximations):
@@ -539,50 +555,31 @@ class _Context:
         return stacks, noises
 
     # ---------------------------------------------------------------------------------- fixed MAE
-    def fixed_mae(self, plan: _Plan, stacks: dict[str, np.ndarray]) -> np.ndarray:
+    def fixed_mae(self, batch: _Batch, stacks: dict[str, np.ndarray]) -> np.ndarray:
         runs = next(iter(stacks.values())).shape[0]
         out = np.empty(runs)
-        st = self.settings
         if self.kind == "numeric":
-            scale = st.sensitivity / plan.budget if plan.budget > 0 else 0.0
             fb = float(self.fallback) if self.fallback is not None else 0.0
-            _mae_numeric(self.x_in, self.series.values, plan.src, scale, fb, stacks["laplace"], out)
+            _mae_numeric(self.x_in, self.series.values, batch.src, batch.scale, fb, stacks["laplace"], out)
         elif self.kind == "location":
-            scale = st.radius_m / plan.budget if plan.budget > 0 else 0.0
-            _mae_location(self.x_in, self.coslat, plan.src, scale, stacks["gamma"], stacks["cos"], stacks["sin"],
-                          out)
+            _mae_location(self.x_in, self.coslat, batch.src, batch.scale, stacks["gamma"], stacks["cos"],
+                          stacks["sin"], out)
         else:
-            keep_p = float(1.0 / (1.0 + (self.k - 1) * np.exp(-np.float64(plan.budget)))) if self.k > 1 else 1.0
             fb = int(self.fallback) if self.fallback is not None else 0
-            _mae_categorical(self.codes, plan.src, keep_p, self.k, fb, stacks["keep"], stacks["other"], out)
+            _mae_categorical(self.codes, batch.src, batch.scale, self.k, fb, stacks["keep"], stacks["other"], out)
         return out
 
     # ------------------------------------------------------------------------------- adaptive MAE
     def adaptive_mae(self, i: int, noise: UnitNoise) -> float:
-        lm = self.sets[i].rows
-        if self.kind == "numeric":
-            aux = noise.laplace
-        elif self.kind == "location":
-            aux = noise.location_aux()
-        else:
-            aux = noise.categorical_aux()
-        values, _, _ = _adaptive(self.series, self.x_in, lm, self.settings, self.eps_a, noise.sample,
-                                 self.adaptive_fn, aux, self.k)
+        values, _, _ = run_adaptive_preview(self.plans[i]["adaptive"], noise)
         if self.kind == "location":
             return float(_mean_distance(self.x_in, self.coslat, values))
-        return _mean_error(self.series, self.kind, values, self.codes)
+        return _mean_error(self.series, self.mech, values, self.codes)
 
 
-def _mean_error(series: Series, kind: str, values: np.ndarray, codes: np.ndarray | None) -> float:
-    """metrics.mae on bare values (no Release object): numeric |o − x|, location haversine, categorical
-    mismatch; missing values excluded."""
-    if kind == "numeric":
-        err = np.abs(values - series.values)
-    elif kind == "location":
-        err = mechanisms.haversine(series.values, values)
-    else:
-        err = (values != codes).astype(np.float64)
-        err[values < 0] = np.nan
+def _mean_error(series: Series, mech, values: np.ndarray, codes: np.ndarray | None) -> float:
+    """metrics.mae on bare values (no Release object): the kind's error metric, missing values excluded."""
+    err = mech.error(series.values, values, codes)
     if err.size == 0:
         return float("nan")
     m = float(err.mean())
@@ -669,10 +666,10 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
                 for j, s in enumerate(schemes):
                     if s == "adaptive":
                         continue
-                    plan = ctx.plans[i][s]
-                    got = memo.get(plan.key)
+                    batch = ctx.batches[i][s]
+                    got = memo.get(batch.key)
                     if got is None:
-                        got = memo[plan.key] = ctx.fixed_mae(plan, stacks)
+                        got = memo[batch.key] = ctx.fixed_mae(batch, stacks)
                     res[i, j] = got
                 if do_adaptive:
                     for q, u in enumerate(noises):

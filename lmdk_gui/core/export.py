@@ -1,21 +1,26 @@
-"""Export: the one step that must never go wrong (DESIGN §5, §9; issues 2 and 4).
+"""Export: the one step that must never go wrong (DESIGN §5, §9; issues 2, 4 and 17).
 
 ``export_release`` writes the release of one scheme with *fresh* floating-point-safe noise
-(:mod:`.securenoise`, OS entropy unless the caller asks for a seed), streaming in chunks with a progress
-callback and a cancel flag, through :class:`~.writers.AtomicFile`. Order of work:
+(:mod:`.securenoise`: OS entropy, or a secret export key of ≥ 128 bits for a reproducible export — never a
+small integer seed), streaming in chunks with a progress callback and a cancel flag, through
+:class:`~.writers.AtomicFile`. Order of work:
 
-1. Pre-flight, before any noise is drawn: settings, scheme/backend, output path (not a folder, not the
-   input, no overwrite without ``force``), the input file still has the SHA-256 it had when loaded, and —
-   for schemes whose budgets are known up front — the landmark-sum check.
-2. Chunks of rows: noise for the fresh events, approximations republish the previous release, rows are
-   appended to the temporary file; progress after each chunk; cancel between chunks.
+1. Pre-flight, before any noise is drawn: settings, key, scheme/backend, output paths (not a folder, neither
+   the CSV nor the sidecar is the input, only regular files are replaced and only with ``force``), the input
+   still has the SHA-256 it had when loaded, the landmark-sum check for schemes whose budgets are known up
+   front, and ε and the values against the sampler's range (one-line errors naming ε, or the event and
+   column).
+2. Chunks of rows: noise for the fresh events on one public grid for the whole release (Δ and ε only, never
+   ε_t), approximations republish the previous release; values are printed on the public decimal grid of
+   :func:`value_decimals`; text cells are neutralised against spreadsheet formulas unless asked otherwise.
 3. The independent landmark-sum check on the final budgets (Adaptive's budgets are only known now). A
    failure raises :class:`~.guarantee.GuaranteeError` and the temporary file is removed.
-4. The sidecar is written to its own temporary file; then the old sidecar (if any) is removed, the CSV is
+4. The sidecar is written to its own temporary file; the release is recorded in the private ledger
+   (:mod:`.ledger`); then, holding a lock on the folder, the old sidecar (if any) is removed, the CSV is
    renamed into place, then the sidecar. A crash between steps never leaves a partial or unprotected CSV.
 
 Dummy landmarks (issue 6, thesis §4.2, DESIGN §6): with ``ExportOptions.dummies`` set, step 1 is followed by
-a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export's seed when there is one:
+a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export key when there is one:
 never the preview's selection), and the release, its budget pre-check and the final landmark-sum check all
 use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-private for L. The sidecar's
 ``epsilon`` is the total ε and its ``epsilon_selection`` the object :func:`~.dummies.release_record`
@@ -26,19 +31,21 @@ sidecar never says which events, nor how many, are dummies, and the CSV has the 
 from __future__ import annotations
 
 import errno
+import hashlib
+import math
 import os
+import secrets
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
-from . import adaptive, securenoise
+from . import securenoise
 from .dummies import (
-    EXPORT_STREAM,
     DummySelection,
     DummySettings,
     release_record,
@@ -46,21 +53,34 @@ from .dummies import (
     selection_rng,
 )
 from .guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
-from .release import (
-    _kind_input,
-    fill_approximations,
-    fixed_budgets,
-    landmark_mask,
-    normalize_landmarks,
-    public_fallback,
+from .pipeline import (
+    KINDS,
+    NUMBA_BACKENDS,
+    ExportRunner,
+    grid_exponent,
+    plan,
+    public_uniforms,  # noqa: F401  (re-exported: the audits draw exactly as the export does)
 )
+from .release import fixed_budgets, normalize_landmarks
 from .securenoise import Cancelled
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
-from .writers import AtomicFile, build_sidecar, file_sha256, format_timestamps, sidecar_path, sidecar_text
+from .writers import (
+    AtomicFile,
+    PairLock,
+    build_sidecar,
+    file_sha256,
+    format_timestamps,
+    neutralise_cells,
+    release_statement,
+    round_up_significant,
+    sidecar_path,
+    sidecar_text,
+    value_units,
+)
 
-__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "draw_dummies", "export_release",
-           "preflight"]
+__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "draw_dummies", "export_key",
+           "export_release", "key_selection_rng", "new_export_key", "preflight", "value_decimals"]
 
 Progress = Callable[[int, int], None]
 
@@ -74,7 +94,9 @@ class ExportOptions:
     scheme: str
     include_budget: bool = False
     include_flags: bool = False
-    seed: int | None = None
+    # A secret export key (issue 17, finding 2): bytes of at least 16, or a hex string of at least 32 digits;
+    # None = fresh OS entropy. Small integer seeds are refused (they are for previews only).
+    seed: bytes | str | None = None
     backend: str | None = None  # None = the default floating-point-safe backend for the kind
     force: bool = False
     chunk_rows: int = 1 << 16
@@ -83,6 +105,12 @@ class ExportOptions:
     dummies: DummySettings | None = None
     # The input's file name goes into the public sidecar only when the user asks: it can be a person's name.
     include_input_name: bool = False
+    # Text cells starting with = + - @ tab CR get a leading ' unless the user asks for verbatim labels.
+    verbatim_labels: bool = False
+    # True when the category list came from the data itself (published whole in the sidecar).
+    categories_from_data: bool = False
+    # The ledger id this export re-creates (same key, same input: the same release, no new ε spent).
+    reexport_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,11 +124,10 @@ class ExportResult:
     columns: tuple[str, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
     dummies: dict[str, Any] | None = None  # the sidecar's epsilon_selection object (public), None if off
+    sidecar_doc: dict[str, Any] = field(default_factory=dict)  # what the sidecar says (public)
 
 
 # ------------------------------------------------------------------------------------------- backends
-#: Our own exact-integer samplers (numba); they can run inside the Adaptive loop and can be seeded.
-NUMBA_BACKENDS = (securenoise.BACKEND_SNAPPED, securenoise.BACKEND_PLANAR, securenoise.BACKEND_RR)
 BACKEND_ALIASES = ("exact", "opendp")
 
 
@@ -121,9 +148,66 @@ def resolve_backend(kind: str, name: str | None) -> str:
     return name
 
 
-def public_uniforms(source, n: int) -> np.ndarray:
-    """Adaptive's sampling uniforms u_t (public, data-independent): 53-bit uniforms from the word source."""
-    return (source.words(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+# ------------------------------------------------------------------------------------------- keys
+KEY_HELP = ("an export key is a secret of at least 128 bits: 32 or more hex digits (the app and "
+            "`lmdk_gui.core.export.new_export_key()` make one); small integer seeds are for previews only, "
+            "since a small seed can be guessed and the release de-noised")
+
+
+def new_export_key() -> str:
+    """A fresh 256-bit export key as 64 hex digits (for reproducible exports; keep it secret)."""
+    return secrets.token_hex(32)
+
+
+def export_key(seed: bytes | str | None) -> bytes | None:
+    """The key bytes of ``ExportOptions.seed``; :class:`ExportError` (one line) for anything that is not a
+    secret of at least 128 bits — in particular every integer."""
+    if seed is None:
+        return None
+    if isinstance(seed, bytes | bytearray):
+        key = bytes(seed)
+    elif isinstance(seed, str):
+        text = "".join(seed.split()).lower().removeprefix("0x")
+        if not text or any(c not in "0123456789abcdef" for c in text):
+            raise ExportError(f"the export key must be hex digits; {KEY_HELP}")
+        key = bytes.fromhex(text if len(text) % 2 == 0 else "0" + text)
+        if len(text) < 2 * securenoise.MIN_KEY_BYTES:
+            raise ExportError(f"the export key has {len(text)} hex digits, fewer than "
+                              f"{2 * securenoise.MIN_KEY_BYTES}; {KEY_HELP}")
+    else:
+        raise ExportError(f"an integer seed cannot seed an export; {KEY_HELP}")
+    if len(key) < securenoise.MIN_KEY_BYTES:
+        raise ExportError(f"the export key has {8 * len(key)} bits, fewer than {8 * securenoise.MIN_KEY_BYTES}; "
+                          f"{KEY_HELP}")
+    return key
+
+
+def key_selection_rng(key: bytes | None) -> np.random.Generator:
+    """The dummy selection's randomness: fresh OS entropy, or derived from the export key (SHAKE-256 with its
+    own label, so it is independent of the noise words drawn from the same key)."""
+    if key is None:
+        return selection_rng(None)
+    material = hashlib.shake_256(b"lmdk export dummies v1\x00" + key).digest(32)
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(material, "little")))
+
+
+def _word_source(key: bytes | None) -> securenoise.WordSource:
+    return securenoise.WordSource.from_os() if key is None else securenoise.WordSource.from_key(key)
+
+
+# ------------------------------------------------------------------------------------- public precision
+# The sampler's grid exponent (grid_exponent, from Δ and the release's ε only) is the numeric kind's:
+# core.pipeline; it is imported above. The printed decimals are post-processing of the sampler's output.
+def value_decimals(kind: str, settings: PrivacySettings) -> int | None:
+    """Decimals written for released values (public settings only; issue 14): numeric values on the decimal
+    grid ``10**(floor(log10(Δ/ε)) − 3)`` — four significant digits of the smallest noise scale any event can
+    have, never finer than the sampler's grid (≤ Δ/ε·2**-20) —, locations on the sampler's 1e-7° grid.
+    A negative count rounds to tens, hundreds…; None leaves the column as it is (categorical)."""
+    if kind == "numeric":
+        return 3 - math.floor(math.log10(settings.sensitivity / settings.epsilon))
+    if kind == "location":
+        return 7
+    return None
 
 
 # ----------------------------------------------------------------------------------------- pre-flight
@@ -141,6 +225,7 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
         settings.validate()
     except ValueError as e:
         raise ExportError(str(e)) from None
+    export_key(options.seed)  # a small integer or a short key: refused before anything else
     if options.scheme not in ALL_SCHEMES:
         raise ExportError(f"unknown scheme {options.scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
     backend = resolve_backend(series.kind, options.backend)
@@ -150,18 +235,8 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
                               "the default (exact) backend can do that")
         if options.seed is not None:
             raise ExportError(f"the {backend} backend draws from its own OS randomness and cannot be seeded")
-    out = Path(output)
-    if out.is_dir():
-        raise ExportError(f"{out} is a folder; choose a file name for the release")
-    if not out.parent.exists():
-        raise ExportError(f"the folder {out.parent} does not exist")
+    _check_output_paths(series, Path(output), options.force)
     src = series.source
-    if src is not None and _same_file(out, Path(src.path)):
-        raise ExportError(f"refusing to write the release over its own input file {out}")
-    if not options.force:
-        for p in (out, sidecar_path(out)):
-            if p.exists():
-                raise ExportError(f"{p} already exists; choose another name or allow overwriting (--force)")
     if src is not None and src.sha256:  # "" = built from an in-memory frame (batch): no file to re-hash
         try:
             now = file_sha256(src.path)
@@ -178,7 +253,91 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
             raise ExportError(str(e)) from None
     lm = normalize_landmarks(landmarks, series.n)
     _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
+    _check_noise_range(series, lm, settings, options.scheme, options.dummies is not None)
     return lm, backend
+
+
+def _check_output_paths(series: Series, out: Path, force: bool) -> None:
+    """The CSV and the sidecar: not a folder, not the input (same file, through any link), not a special
+    file, no overwrite without ``force`` (issue 17, findings 7 and 8)."""
+    if out.is_dir():
+        raise ExportError(f"{out} is a folder; choose a file name for the release")
+    if not out.parent.exists():
+        raise ExportError(f"the folder {out.parent} does not exist")
+    src = series.source
+    for p in (out, sidecar_path(out)):
+        if src is not None and _same_file(p, Path(src.path)):
+            what = "release" if p == out else "release's metadata"
+            raise ExportError(f"refusing to write the {what} over its own input file {p}")
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise ExportError(f"cannot check {p}: {e.strerror or e}") from None
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a link" if stat.S_ISLNK(st.st_mode) \
+                else "not a regular file"
+            raise ExportError(f"{p} is {kind}; a release only replaces regular files, choose another name")
+        if not force:
+            raise ExportError(f"{p} already exists; choose another name or allow overwriting (--force)")
+
+
+def _min_budget(scheme: str, n: int, lm: np.ndarray, epsilon: float, dummies: bool) -> float:
+    """The smallest positive ε_t the release can give (Adaptive: a landmark's ε_a/(|L|+1), which no regular
+    event goes below). With dummies L′ can grow up to every event; ε − ε_sel is checked again later."""
+    eps_a = allocatable(epsilon, n)
+    if scheme == "adaptive":
+        return eps_a / ((n if dummies else lm.size) + 1)
+    b = fixed_budgets(scheme, n, lm, eps_a)
+    pos = b[b > 0]
+    return float(pos.min()) if pos.size else eps_a
+
+
+def _check_noise_range(series: Series, lm: np.ndarray, settings: PrivacySettings, scheme: str,
+                       dummies: bool) -> None:
+    """ε and the values the floating-point-safe sampler can take, checked before any noise is drawn, with a
+    message naming what is wrong (issue 17, finding 12: never "ran out of random words")."""
+    if series.kind != "numeric" or series.n == 0:
+        return
+    e = grid_exponent(settings)
+    eps_t = _min_budget(scheme, series.n, lm, settings.epsilon, dummies)
+    try:
+        securenoise.laplace_grid(settings.sensitivity / eps_t, settings.sensitivity, e)
+    except ValueError:
+        raise ExportError(f"ε = {settings.epsilon:g} is too small for the {scheme} scheme here: some event would "
+                          f"get ε_t = {eps_t:.3g}, noise over ten billion times the sensitivity; use a larger "
+                          f"--epsilon") from None
+    x = KINDS[series.kind].prepare(series, settings).x  # what the sampler gets: clamped to the bounds
+    limit = securenoise.max_abs_value(e)
+    bad = np.flatnonzero(~(np.abs(x) <= limit))
+    if bad.size:
+        i = int(bad[0])
+        col = _value_columns(series)[0]
+        t = format_timestamps(series.times[i:i + 1], "iso")[0]
+        row = _file_row(series, lambda v: ~(np.abs(v if settings.bounds is None else np.clip(v, *settings.bounds))
+                                            <= limit))
+        where = f"row {row} of {Path(series.source.path).name} ({t})" if row and series.source else \
+            f"{t} (event {i + 1} in time order)"
+        raise ExportError(f"the value {series.values[i]:g} at {where}, column {col!r}, is out of range for the "
+                          f"noise sampler (|value| ≤ {limit:.3g} with Δ = {settings.sensitivity:g}, ε = "
+                          f"{settings.epsilon:g}); set --bounds or fix the value")
+
+
+def _file_row(series: Series, bad: Callable[[np.ndarray], np.ndarray]) -> int | None:
+    """The file row (1-based line, header = 1, as the loader's messages count) of the first value for which
+    ``bad`` holds; None when the file cannot tell (read again on this error path only)."""
+    src = series.source
+    if src is None or not src.value_cols:
+        return None
+    try:
+        df = pd.read_csv(src.path, sep=src.delimiter, usecols=[src.value_cols[0]], dtype=str,
+                         skip_blank_lines=False, keep_default_na=False)
+        vals = pd.to_numeric(df[src.value_cols[0]].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
+    except (OSError, ValueError, KeyError):
+        return None
+    hits = np.flatnonzero(bad(np.nan_to_num(vals, nan=0.0)))
+    return int(hits[0]) + 2 if hits.size else None
 
 
 def _precheck_budgets(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> None:
@@ -191,9 +350,9 @@ def _precheck_budgets(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> No
 
 def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySettings,
                  options: ExportOptions) -> DummySelection:
-    """The export's own selection of ``L'``: from fresh OS entropy, or derived from ``options.seed``."""
+    """The export's own selection of ``L'``: from fresh OS entropy, or derived from the export key."""
     assert options.dummies is not None
-    rng = selection_rng(options.seed, EXPORT_STREAM)
+    rng = key_selection_rng(export_key(options.seed))
     try:
         return select_for_release(series.n, landmarks, settings.epsilon, options.dummies, rng=rng)
     except ValueError as e:  # Optimal beyond its limit: one clear message
@@ -201,45 +360,25 @@ def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySetting
 
 
 # --------------------------------------------------------------------------------- secure noise hooks
-@numba.njit(cache=True, nogil=True)
-def _sec_laplace(x, scale, sens, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_laplace_one(x, scale, sens, words, pos)
+# The kinds own them (core.pipeline); these names stay for the audits that draw exactly as the export does.
+_SEC_ONE = {name: kind.secure_one for name, kind in KINDS.items()}
 
 
-@numba.njit(cache=True, nogil=True)
-def _sec_planar(lat, lon, scale_m, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_planar_one(lat, lon, scale_m, words, pos)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_rr_one(code, eps, k, words, pos)
-
-
-_SEC_ONE = {"numeric": _sec_laplace, "location": _sec_planar, "categorical": _sec_rr}
+def kernel_aux(kind: str, words: np.ndarray, settings: PrivacySettings):
+    """What the Adaptive kernel passes to the ``_SEC_ONE`` hook: the word buffer (numeric: with the public
+    grid exponent)."""
+    return KINDS[kind].kernel_aux(words, settings)
 
 
 def _fresh_noise(kind: str, x: np.ndarray, budgets: np.ndarray, settings: PrivacySettings, k: int,
                  backend: str, source) -> np.ndarray:
     """Noisy releases of the events ``x`` with budgets ``budgets`` (all > 0)."""
-    if kind == "numeric":
-        scales = settings.sensitivity / budgets
-        if backend not in NUMBA_BACKENDS:
-            return securenoise.opendp_laplace(x, scales, settings.sensitivity)
-        return securenoise.secure_laplace(x, scales, settings.sensitivity, source)
-    if kind == "location":
-        return securenoise.secure_planar(x, settings.radius_m / budgets, source)
-    if backend not in NUMBA_BACKENDS:
-        return securenoise.opendp_rr(x, budgets, k)
-    return securenoise.secure_rr(x, budgets, k, source)
+    return KINDS[kind].secure_noise(x, budgets, settings, k, backend, source)
 
 
 # ------------------------------------------------------------------------------------------- columns
 def _value_columns(series: Series) -> list[str]:
-    src = series.source
-    if src is not None and src.value_cols:
-        return list(src.value_cols)
-    return ["lat", "lon"] if series.kind == "location" else ["value"]
+    return KINDS[series.kind].value_columns(series)
 
 
 def _time_column(series: Series) -> tuple[str, str]:
@@ -257,29 +396,32 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                    should_cancel: Callable[[], bool] | None = None) -> ExportResult:
     """Write the protected CSV and its sidecar; see the module docstring for the guarantees."""
     lm, backend = preflight(series, landmarks, settings, output, options)
+    lm_true, settings_true = lm, settings  # what the ledger keeps for a re-export (private)
     cancelled = should_cancel or (lambda: False)
     total_epsilon = settings.epsilon
     record = None
+    sel = None
     if options.dummies is not None:
-        # From here on the release works on L' and ε − ε_sel (guarantee checks included).
+        # From here on the release works on L' and ε − ε_sel (the plan's pre-check and the final check too).
         sel = draw_dummies(series, lm, settings, options)
-        lm = sel.landmarks
-        settings = settings.with_(epsilon=sel.epsilon_remaining)
         record = release_record(sel)
-        del sel
-        _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
+    # This module's allocation functions (replaceable: the audits inject faults through them).
+    p = plan(series, lm, settings, options.scheme, sel, budgets_fn=fixed_budgets, allocatable_fn=allocatable)
+    del sel
+    if p.precheck is not None and not p.precheck.holds:
+        raise GuaranteeError(p.precheck, options.scheme)
+    lm, settings = p.landmarks, p.settings
+    if record is not None:
+        _check_noise_range(series, lm, settings, options.scheme, False)  # on L' and ε − ε_sel
         if cancelled():
             raise Cancelled("export cancelled")
     out = Path(output)
     n = series.n
     scheme = options.scheme
-    seeded = options.seed is not None
-    source = (securenoise.WordSource.from_seed(options.seed) if options.seed is not None
-              else securenoise.WordSource.from_os())
-    eps_a = allocatable(settings.epsilon, n)
-    x, labels = _kind_input(series, settings)
-    k = len(labels) if labels is not None else 0
-    fallback = public_fallback(series, settings)
+    key = export_key(options.seed)
+    seeded = key is not None
+    source = _word_source(key)
+    labels = p.inp.labels
     time_col, time_format = _time_column(series)
     value_cols = _value_columns(series)
     columns = [time_col, *value_cols]
@@ -287,82 +429,29 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
         columns.append("epsilon")
     if options.include_flags:
         columns.append("approximated")
-    warnings = []
-    if options.include_budget or options.include_flags:
-        warnings.append("the epsilon/approximated columns reveal where the landmarks are (thesis §4.2)")
-    if seeded:
-        warnings.append("this release is seeded: anyone who holds the seed can reproduce its noise"
-                        + (" and its dummy selection" if record is not None else ""))
+    warnings = export_warnings(scheme, options, dummies=record is not None)
 
-    budgets = np.empty(n)
-    fresh_all = np.empty(n, dtype=np.bool_)
-    chunk = max(1, int(options.chunk_rows))
-
-    # Adaptive state, or the fixed budgets.
-    if scheme == "adaptive":
-        mask = landmark_mask(lm, n)
-        base = eps_a / (lm.size + 1)
-        state = adaptive.new_state(int(lm.size))
-        kern = adaptive.KERNELS[series.kind]
-        param = {"numeric": settings.sensitivity, "location": settings.radius_m, "categorical": k}[series.kind]
-        u = public_uniforms(source, n)
-        buf = np.empty(max(4 * securenoise.RESERVE_WORDS, 16 * chunk), dtype=np.uint64)
-        pos = len(buf)  # forces a fill before the first event
-        out_v = np.empty_like(x)
-        f = _SEC_ONE[series.kind]
-        p = settings.adaptive
-    else:
-        budgets[:] = fixed_budgets(scheme, n, lm, eps_a)
-        fresh_all[:] = budgets > 0
-    carry: Any = fallback
-    first_fresh_value = None
-    if scheme != "adaptive" and fallback is None and n and not fresh_all[0] and fresh_all.any():
-        # Events before the first fresh release republish it (post-processing): draw it now, once.
-        j = int(np.argmax(fresh_all))
-        first_fresh_value = _fresh_noise(series.kind, x[j:j + 1], budgets[j:j + 1], settings, k, backend,
-                                         source)
-        carry = first_fresh_value[0]
+    # Draws Adaptive's public uniforms, or the first fresh release when earlier events republish it, now.
+    runner = ExportRunner(p, backend, source, options.chunk_rows, lambda i: _describe_event(series, i))
+    budgets = runner.budgets
 
     try:
         with AtomicFile(out) as csv_file:
-            writer = _ChunkWriter(csv_file.file, columns, series, time_format, labels, options)
+            writer = _ChunkWriter(csv_file.file, columns, series, time_format, labels, options,
+                                  value_decimals(series.kind, settings))
             done = 0
-            for a in range(0, n, chunk):
+            chunks = runner.chunks()
+            while True:
                 if cancelled():
                     raise Cancelled("export cancelled")
-                b = min(n, a + chunk)
-                if scheme == "adaptive":
-                    t = a
-                    while t < b:
-                        if pos > len(buf) - securenoise.RESERVE_WORDS:
-                            source.fill(buf)
-                            pos = 0
-                        t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, param, buf, pos, t, b,
-                                      len(buf) - securenoise.RESERVE_WORDS, state, out_v, budgets, fresh_all)
-                        if pos < 0:
-                            raise ExportError("the noise sampler ran out of random words for one event "
-                                              "(astronomically unlikely); nothing was written, try again")
-                    vals = out_v[a:b]
-                else:
-                    fr = fresh_all[a:b]
-                    vals = np.empty_like(x[a:b])
-                    if series.kind == "numeric" or series.kind == "location":
-                        vals[...] = np.nan
-                    idx = np.flatnonzero(fr)
-                    if first_fresh_value is not None:
-                        j = int(np.argmax(fresh_all))
-                        if a <= j < b:
-                            vals[j - a] = first_fresh_value[0]
-                            idx = idx[idx != j - a]
-                    if idx.size:
-                        vals[idx] = _fresh_noise(series.kind, x[a:b][idx], budgets[a:b][idx], settings, k,
-                                                 backend, source)
-                    # Rows before this chunk's first fresh one republish the previous chunk's last release
-                    # (the carry), the public fallback, or — before any release — the pre-drawn first one.
-                    vals = fill_approximations(vals, fr, carry)
-                    if fr.any():
-                        carry = vals[int(np.flatnonzero(fr)[-1])]
-                writer.write(a, b, vals, budgets[a:b], ~fresh_all[a:b])
+                try:
+                    a, b, vals, approx = next(chunks)
+                except StopIteration:
+                    break
+                except securenoise.RandomnessExhausted:
+                    raise ExportError("the noise sampler ran out of random words for one event "
+                                      "(astronomically unlikely); nothing was written, try again") from None
+                writer.write(a, b, vals, budgets[a:b], approx)
                 done = b
                 if progress is not None:
                     progress(done, n)
@@ -386,23 +475,94 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 categories=labels if series.kind == "categorical" else None,
                 noise_backend=backend,
                 seeded=seeded,
-                landmark_sum=result.worst,
+                landmark_sum=published_landmark_sum(result.worst, settings.epsilon),
                 guarantee_holds=result.holds,
                 columns=columns,
+                statement=release_statement(
+                    kind=series.kind, scheme=scheme, epsilon=total_epsilon, sensitivity=settings.sensitivity,
+                    radius_m=settings.radius_m, units=value_units(series), dummies=record is not None,
+                    budget_columns=options.include_budget or options.include_flags),
+                units=value_units(series),
+                duplicates=series.source.duplicates if series.source is not None else None,
+                categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
+                precision=_precision_text(series.kind, settings),
+                formula_cells="verbatim" if options.verbatim_labels else "neutralised",
             )
             side = sidecar_path(out)
             with AtomicFile(side) as side_file:
                 side_file.file.write(sidecar_text(doc))
                 side_file.finish()
                 csv_file.finish()
-                if side.exists():  # never leave an old sidecar describing the new CSV
-                    side.unlink()
-                csv_file.commit()
-                side_file.commit()
+                if cancelled():
+                    raise Cancelled("export cancelled")
+                _record(series, lm_true, settings_true, out, options, result, key, n)
+                with PairLock(out):  # no other export commits a CSV/sidecar pair here meanwhile (finding 9)
+                    if side.exists():  # never leave an old sidecar describing the new CSV
+                        side.unlink()
+                    csv_file.commit()
+                    side_file.commit()
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
     return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
-                        record)
+                        record, doc)
+
+
+def export_warnings(scheme: str, options: ExportOptions, *, dummies: bool) -> list[str]:
+    """What the release file itself gives away (said where the choice is made: dialog, command, sidecar)."""
+    out = []
+    if scheme in REPUBLISHING_SCHEMES and not dummies:
+        out.append(REPUBLISH_WARNING)
+    if options.include_budget or options.include_flags:
+        out.append("the epsilon/approximated columns reveal where the landmarks are (thesis §4.2)")
+    if options.seed is not None:
+        out.append("this release is seeded with an export key: anyone who holds the key can reproduce its noise"
+                   + (" and its dummy selection" if dummies else "") + "; keep the key secret")
+    return out
+
+
+#: Skip and Adaptive republish the previous value at skipped events; Skip skips exactly the landmarks.
+REPUBLISHING_SCHEMES = ("skip", "adaptive")
+REPUBLISH_WARNING = ("Skip and Adaptive republish the previous value exactly at events they skip (Skip: every "
+                     "landmark), so repeated values in the plain CSV show where the landmarks are; add dummy "
+                     "landmarks to hide them")
+
+
+def published_landmark_sum(worst: float, epsilon: float) -> float:
+    """The sidecar's ``landmark_sum``: rounded UP to 4 significant digits and capped at the ε it was checked
+    against (still an upper bound; the 17-digit value narrowed |L| down, finding 13). The exact value is kept
+    in the private ledger only."""
+    return min(round_up_significant(worst, 4), float(epsilon))
+
+
+def _precision_text(kind: str, settings: PrivacySettings) -> float | None:
+    d = value_decimals(kind, settings)
+    return None if d is None else float(10.0 ** -d)
+
+
+def _describe_event(series: Series, i: int) -> str:
+    """Event ``i`` for a sampler's bad-input error (Adaptive's loop): its file row when the file can tell
+    (the first row holding its value; read again on this error path only), its timestamp and column."""
+    if not 0 <= i < series.n:
+        return f"event {i + 1}"
+    t = format_timestamps(series.times[i:i + 1], "iso")[0]
+    v = series.values[i]
+    row = _file_row(series, lambda x: x == v) if series.kind == "numeric" else None
+    where = f"row {row} of {Path(series.source.path).name} ({t})" if row and series.source else \
+        f"the event at {t} (event {i + 1} in time order)"
+    return f"{where}, column {_value_columns(series)[0]!r}"
+
+
+def _record(series: Series, lm: np.ndarray, settings: PrivacySettings, out: Path, options: ExportOptions,
+            result: GuaranteeResult, key: bytes | None, n: int) -> None:
+    """The private ledger entry, written before the release is renamed into place (a failure to record it
+    leaves nothing written: the accounting never misses a release)."""
+    from . import ledger
+
+    try:
+        ledger.record_export(series, lm, settings, out, options, result, key, rows=n)
+    except OSError as e:
+        raise ExportError(f"could not record the release in the private ledger {ledger.ledger_path()}: "
+                          f"{e.strerror or e}; nothing was written") from None
 
 
 def _public_input_name(series: Series) -> str:
@@ -419,38 +579,85 @@ def _os_message(e: OSError, out: Path) -> str:
     return f"could not write {out}: {e.strerror or e}; nothing was written"
 
 
+def format_values(v: np.ndarray, decimals: int) -> np.ndarray:
+    """Released values as text on the decimal grid ``10**-decimals`` ("" for no value): a deterministic
+    function of the sampler's output, so post-processing (issue 14)."""
+    out = np.round(np.asarray(v, dtype=np.float64), decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
+    text = np.char.mod(f"%.{max(decimals, 0)}f", out)
+    return np.where(np.isnan(out), "", text).astype(object)
+
+
 class _ChunkWriter:
-    """Formats release rows and appends them to the open CSV file, chunk by chunk."""
+    """Formats release rows and appends them to the open CSV file, chunk by chunk.
+
+    Released values are printed on the public decimal grid of :func:`value_decimals` (post-processing of
+    the sampler's output). Text cells — category labels and the header — that a spreadsheet would take for a
+    formula get a leading single quote unless ``options.verbatim_labels`` (OWASP's CSV-injection rule;
+    numbers are never altered)."""
 
     def __init__(self, fh, columns: list[str], series: Series, time_format: str,
-                 labels: tuple[str, ...] | None, options: ExportOptions) -> None:
+                 labels: tuple[str, ...] | None, options: ExportOptions, decimals: int | None = None) -> None:
         self.fh = fh
+        verbatim = options.verbatim_labels
         self.columns = columns
+        self.header_cells = columns if verbatim else neutralise_cells(columns)
         self.series = series
         self.time_format = time_format
-        self.labels = np.asarray(list(labels) + [""], dtype=object) if labels is not None else None
+        shown = list(labels) if labels is not None else None
+        if shown is not None and not verbatim:
+            shown = neutralise_cells(shown)
+        self.labels = np.asarray(shown + [""], dtype=object) if shown is not None else None
         self.options = options
+        self.decimals = decimals
         self.header = True
+
+    def _round(self, v: np.ndarray) -> np.ndarray:
+        return v if self.decimals is None else format_values(v, self.decimals)
 
     def write(self, a: int, b: int, vals: np.ndarray, budgets: np.ndarray, approx: np.ndarray) -> None:
         s = self.series
-        cols: dict[str, Any] = {self.columns[0]: format_timestamps(s.times[a:b], self.time_format)}
-        names = self.columns[1:]
+        names = self.header_cells
+        cols: dict[str, Any] = {names[0]: format_timestamps(s.times[a:b], self.time_format)}
         if s.kind == "location":
-            cols[names[0]] = vals[:, 0]
-            cols[names[1]] = vals[:, 1]
-            rest = names[2:]
+            cols[names[1]] = self._round(vals[:, 0])
+            cols[names[2]] = self._round(vals[:, 1])
+            rest = list(zip(names[3:], self.columns[3:], strict=True))
         elif s.kind == "categorical":
             assert self.labels is not None
-            cols[names[0]] = self.labels[vals]  # code -1 → "" (nothing released, no fallback)
-            rest = names[1:]
+            cols[names[1]] = self.labels[vals]  # code -1 → "" (nothing released, no fallback)
+            rest = list(zip(names[2:], self.columns[2:], strict=True))
         else:
-            cols[names[0]] = vals
-            rest = names[1:]
-        for name in rest:
+            cols[names[1]] = self._round(vals)
+            rest = list(zip(names[2:], self.columns[2:], strict=True))
+        for shown, name in rest:
             if name == "epsilon":
-                cols[name] = budgets
+                cols[shown] = budgets
             elif name == "approximated":
-                cols[name] = approx.astype(np.int8)
-        pd.DataFrame(cols, copy=False).to_csv(self.fh, header=self.header, index=False, lineterminator="\n")
+                cols[shown] = approx.astype(np.int8)
+        if s.kind == "categorical":
+            self._write_text_rows(cols)
+        else:
+            pd.DataFrame(cols, copy=False).to_csv(self.fh, header=self.header, index=False,
+                                                  lineterminator="\n")
         self.header = False
+
+    def _write_text_rows(self, cols: dict[str, Any]) -> None:
+        """Rows with free text (category labels): every cell holding , " CR or LF is quoted — pandas' writer
+        leaves a lone CR unquoted, which splits the row for every CSV reader."""
+        if self.header:
+            self.fh.write(",".join(_csv_cell(str(c)) for c in cols) + "\n")
+        parts = []
+        for v in cols.values():
+            arr = np.asarray(v)
+            if arr.dtype.kind == "f":
+                parts.append([repr(float(x)) for x in arr])
+            else:
+                parts.append([_csv_cell(str(x)) for x in arr.tolist()])
+        if parts and parts[0]:
+            self.fh.write("\n".join(",".join(row) for row in zip(*parts, strict=True)) + "\n")
+
+
+def _csv_cell(text: str) -> str:
+    if any(ch in text for ch in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text

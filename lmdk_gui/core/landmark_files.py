@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .series import LoadError, Series
-from .writers import AtomicFile, format_timestamps
+from .writers import AtomicFile, format_timestamps, neutralise_frame
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
@@ -136,5 +136,6 @@ def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarra
         fmt = "iso"
     df = pd.DataFrame({"timestamp": format_timestamps(series.times[rows], fmt), "row": rows})
     with AtomicFile(path, private=True) as af:
-        df.to_csv(af.file, index=False, lineterminator="\n")
+        # our own timestamps and row numbers: never a formula, but every text cell goes through one rule
+        neutralise_frame(df).to_csv(af.file, index=False, lineterminator="\n")
         af.commit()

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import mechanisms
 from .noise import UnitNoise
+from .pipeline import KINDS
 from .release import Release, category_space, compute_release
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -25,18 +25,12 @@ UNITS = {"numeric": "", "location": "m", "categorical": "share"}
 
 
 def error_per_event(series: Series, release: Release, settings: PrivacySettings | None = None) -> np.ndarray:
-    """Per-event error (NaN where the release has no value)."""
-    if series.kind == "numeric":
-        return np.abs(release.values - series.values)
-    if series.kind == "location":
-        return mechanisms.haversine(series.values, release.values)
-    codes = series.values
-    if release.categories is not None and series.categories is not None and \
+    """Per-event error (NaN where the release has no value): the kind's error metric."""
+    codes = None
+    if series.kind == "categorical" and release.categories is not None and series.categories is not None and \
             tuple(release.categories) != tuple(series.categories):
         codes, _, _ = category_space(series, settings or PrivacySettings(categories=release.categories))
-    err = (release.values != codes).astype(np.float64)
-    err[release.values < 0] = np.nan
-    return err
+    return KINDS[series.kind].error(series.values, release.values, codes)
 
 
 def mae(series: Series, release: Release, settings: PrivacySettings | None = None) -> float:

@@ -1,7 +1,9 @@
 """Schemes (DESIGN §4) and the release: series + landmarks + settings + scheme + randomness → a release.
 
 Every release carries its per-event budgets ``ε_t``, its published values, a per-event ``approximated``
-flag, and the verdict of the independent landmark-sum check (:mod:`.guarantee`).
+flag, and the verdict of the independent landmark-sum check (:mod:`.guarantee`). The budgets of the schemes
+that do not depend on the data are :func:`fixed_budgets` (Balanced: :func:`balanced_budgets`); the per-kind
+mechanisms, the plan and the runners are in :mod:`.pipeline`, which :func:`compute_release` calls.
 
 Approximations. An event with ``ε_t = 0`` publishes nothing data-dependent: it republishes the previous
 release (post-processing, free). Before any release exists the *public fallback* is used when there is
@@ -13,13 +15,13 @@ release (post-processing too: the whole series is published at once). If nothing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import adaptive, mechanisms
-from .guarantee import GuaranteeResult, allocatable, check_guarantee
+from .guarantee import GuaranteeResult, allocatable
 from .noise import UnitNoise
 from .series import Series
 from .settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
@@ -84,7 +86,7 @@ def landmark_mask(landmarks: np.ndarray, n: int) -> np.ndarray:
 
 # -------------------------------------------------------------------------------------------- budgets
 def fixed_budgets(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
-    """Budgets of the schemes that do not depend on the data: uniform, skip, event, user."""
+    """Budgets of the schemes that do not depend on the data: uniform, skip, balanced, event, user."""
     m = int(landmarks.size)
     if scheme == "uniform":
         return np.full(n, eps_a / (m + 1))
@@ -92,11 +94,33 @@ def fixed_budgets(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> n
         b = np.full(n, eps_a)
         b[landmarks] = 0.0
         return b
+    if scheme == "balanced":
+        return balanced_budgets(n, landmarks, eps_a)
     if scheme == "event":
         return np.full(n, eps_a)
     if scheme == "user":
         return np.full(n, eps_a / max(n, 1))
     raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
+
+
+def balanced_landmark_total(n: int, m: int, eps_a: float) -> float:
+    """B* = ε_a·m / (m + √(n − m)): the landmarks' total that minimises Σ_t Δ/ε_t when each of the m
+    landmarks gets B*/m and each of the n − m regular events ε_a − B* (docs/pipeline.md)."""
+    if m <= 0:
+        return 0.0
+    if m >= n:
+        return eps_a
+    return eps_a * m / (m + math.sqrt(n - m))
+
+
+def balanced_budgets(n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
+    """The Balanced scheme: B*/m per landmark, ε_a − B* per regular event (no landmarks: ε_a each)."""
+    m = int(landmarks.size)
+    total = balanced_landmark_total(n, m, eps_a)
+    b = np.full(n, eps_a - total)
+    if m:
+        b[landmarks] = total / m
+    return b
 
 
 # ----------------------------------------------------------------------------------- category spaces
@@ -149,77 +173,16 @@ def fill_approximations(values: np.ndarray, fresh: np.ndarray, fallback) -> np.n
 
 
 # ------------------------------------------------------------------------------------------- release
-def _kind_input(series: Series, settings: PrivacySettings):
-    """The mechanism's input (numeric clamped to public bounds; categorical in the public code space)."""
-    if series.kind == "numeric":
-        return mechanisms.clamp(series.values, settings.bounds), None
-    if series.kind == "categorical":
-        codes, labels, _ = category_space(series, settings)
-        return codes, labels
-    return series.values, None
-
-
-def _adaptive(series: Series, x: np.ndarray, lm: np.ndarray, settings: PrivacySettings, eps_a: float,
-              u: np.ndarray, f: Callable, aux, k: int):
-    n = series.n
-    mask = landmark_mask(lm, n)
-    base = eps_a / (lm.size + 1)
-    p = settings.adaptive
-    out_v = np.empty_like(x)
-    out_eps = np.empty(n)
-    out_fresh = np.empty(n, dtype=np.bool_)
-    state = adaptive.new_state(int(lm.size))
-    kern = adaptive.KERNELS[series.kind]
-    param = {"numeric": settings.sensitivity, "location": settings.radius_m, "categorical": k}[series.kind]
-    t, _ = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, param, aux, 0, 0, n, 1 << 62,
-                state, out_v, out_eps, out_fresh)
-    assert t == n
-    return out_v, out_eps, out_fresh
-
-
 def compute_release(series: Series, landmarks, settings: PrivacySettings, scheme: str,
                     noise: UnitNoise) -> Release:
-    """A preview release on common random numbers (DESIGN §5)."""
-    settings.validate()
+    """A preview release on common random numbers (DESIGN §5): :func:`.pipeline.plan` then
+    :func:`.pipeline.run_preview`, with this module's allocation (so a fault injected here shows)."""
+    from .pipeline import plan, run_preview  # the pipeline is built on this module's types
+
     if noise.n != series.n:
         raise ValueError("the unit noise was drawn for another series length")
-    n = series.n
-    lm = normalize_landmarks(landmarks, n)
-    eps_a = allocatable(settings.epsilon, n)
-    x, labels = _kind_input(series, settings)
-    k = len(labels) if labels is not None else 0
-    if scheme == "adaptive":
-        if series.kind == "numeric":
-            f, aux = mechanisms.laplace_unit_one, noise.laplace
-        elif series.kind == "location":
-            f, aux = mechanisms.planar_unit_one, noise.location_aux()
-        else:
-            f, aux = mechanisms.rr_unit_one, noise.categorical_aux()
-        values, budgets, fresh = _adaptive(series, x, lm, settings, eps_a, noise.sample, f, aux, k)
-    else:
-        budgets = fixed_budgets(scheme, n, lm, eps_a)
-        fresh = budgets > 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if series.kind == "numeric":
-                scales = settings.sensitivity / budgets
-                values = np.where(fresh, x + noise.laplace * scales, np.nan)
-            elif series.kind == "location":
-                scales = np.where(fresh, settings.radius_m / np.where(fresh, budgets, 1.0), 0.0)
-                values = mechanisms.planar_unit(x, scales, noise.gamma, noise.angle)
-            else:
-                values = mechanisms.rr_unit(x, budgets, k, noise.keep, noise.other)
-        values = fill_approximations(values, fresh, public_fallback(series, settings))
-    return Release(
-        scheme=scheme,
-        kind=series.kind,
-        epsilon=settings.epsilon,
-        landmarks=lm,
-        budgets=budgets,
-        values=values,
-        approximated=~fresh,
-        guarantee=check_guarantee(budgets, lm, settings.epsilon),
-        categories=labels,
-    )
+    return run_preview(plan(series, landmarks, settings, scheme, budgets_fn=fixed_budgets,
+                            allocatable_fn=allocatable), noise)
 
 
 def compute_all(series: Series, landmarks, settings: PrivacySettings, noise: UnitNoise,

@@ -20,33 +20,40 @@ Samplers (all exact)
 * ``DLap(t)`` with ``P(z) ∝ exp(-|z|/t)`` for an integer ``t >= 1`` -- CKS Algorithm 2 with ``s = 1``.
   Its first half (``U + t*V``) is an exact geometric ``P(x) ∝ exp(-x/t)`` on ``x >= 0``, used below.
 
-Numeric: snapped discrete Laplace (``secure_laplace_one``)
----------------------------------------------------------
-Public inputs: scale ``b = Δ/ε_t`` and sensitivity ``Δ``. From them only:
+Numeric: snapped discrete Laplace (``secure_laplace_one``, ``secure_laplace_grid_one``)
+------------------------------------------------------------------------------------
+Public inputs: the event's scale ``b = Δ/ε_t``, the sensitivity ``Δ`` and the grid exponent ``E``. An export
+takes ``E`` from *public settings only* (issue 17, finding 3): ``E = laplace_grid_exponent(Δ, Δ/ε)`` with
+``ε`` the release's total budget, the same for every event of the release, so the grid a value lies on says
+nothing about its own ``ε_t`` (earlier versions used ``ε_t`` here, and the low bits of an Adaptive release
+told landmarks from regular events). A stand-alone call (``secure_laplace_one``) uses ``Δ/ε = b``.
 
-* grid ``g = 2**E`` with ``E = min(ceil(log2 b) - 40, floor(log2 Δ) - 20)``, clamped to
-  ``E >= ceil(log2 b) - 43`` (so ``g <= b * 2**-39`` and, unless ``ε_t < 2**-22``, ``g <= Δ * 2**-20``);
-* ``Δ_k = floor(Δ/g) + 1``, ``t = ceil(Δ_k * (b/Δ) * (1 + 2**-48))`` (so ``2**39 <= t <= 2**44``; a
-  ``t`` above ``2**44`` only arises for ``ε_t = Δ/b`` below about ``2**-43 ≈ 1e-13`` -- noise a trillion
-  times the sensitivity -- and is refused as invalid input).
+* grid ``g = 2**E`` with ``E = min(floor(log2 Δ), ceil(log2(Δ/ε))) - 21``, so ``g <= Δ * 2**-21`` and
+  ``g <= (Δ/ε) * 2**-20 <= b * 2**-20`` for every event, because every event's ``ε_t <= ε``;
+* ``Δ_k = floor(Δ/g) + 1``, ``t = ceil(Δ_k * (b/Δ) * (1 + 2**-48))``; ``t < 2**55`` is required (so
+  ``ε_t`` above about ``2**-34 * max(1, ε)``, i.e. ``6e-11`` for ``ε <= 1``), a smaller ``ε_t`` -- noise ten
+  billion times the sensitivity -- is refused as invalid input.
 
-Release: ``k = rint(x/g)`` (``x/g`` is exact because ``g`` is a power of two, so ``|k - x/g| <= 1/2``),
-``Z ~ DLap(t)``, output ``g*k + g*Z`` in float64.
+Release: ``k = rint(x/g)`` (``x/g`` is exact because ``g`` is a power of two, so ``|k - x/g| <= 1/2``);
+``|k| < 2**61`` is required (``|x|`` below about ``2**40 * min(Δ, Δ/ε)``, a trillion sensitivities for
+``ε = 1``; larger values are refused as invalid input). ``Z ~ DLap(t)`` with ``|Z| < 2**62`` (else the
+sampler aborts; probability ``< exp(-2**62/t) <= exp(-128)`` per draw), ``n = k + Z`` exactly in int64
+(``|n| < 2**63``), output ``g * float64(n)``.
 
 Privacy. Neighbours ``|x - x'| <= Δ`` give ``|k - k'| <= Δ/g + 1``, an integer, so ``<= Δ_k``. For the
 exact integer ``n = k + Z``: ``P(n | k) / P(n | k') = exp((|n-k'| - |n-k|)/t) <= exp(Δ_k/t) <= exp(ε_t)``.
-The float output is a function of ``n`` alone: ``g*k`` and ``g*Z`` are exact doubles (power-of-two scaling of
-integers with ``|Z| < 2**53``; ``k`` is an integer-valued double of any size), so IEEE addition returns the
-correctly rounded value of the exact real ``g*k + g*Z = g*n`` -- a deterministic function of ``n``. Rounding
-is post-processing, so the release is ε_t-DP exactly, with no floating-point caveat. The factor
-``(1 + 2**-48)`` absorbs the (at most five) roundings in computing ``t`` in float, including the caller's own
-``b = Δ/ε_t``, so ``t >= Δ_k/ε_t`` holds for the exact real numbers.
+The output is a function of ``n`` alone: ``float64(n)`` is the correctly rounded conversion of one integer
+and the multiplication by the power of two ``g`` is exact. So the release is ε_t-DP exactly, with no
+floating-point caveat; rounding is post-processing. The argument never used ``g``'s relation to ``ε_t``
+(a public grid finer than the event's own would have been only makes ``t`` larger): it holds for any
+public ``g`` as long as ``t`` and ``k`` stay in the stated ranges. The factor ``(1 + 2**-48)`` absorbs the
+(at most five) roundings in computing ``t`` in float, including the caller's own ``b = Δ/ε_t``, so
+``t >= Δ_k/ε_t`` holds for the exact real numbers.
 
 Cost: the noise is slightly wider than ``Laplace(b)``; its scale in value units is
-``g*t <= b * (1 + g/Δ) * (1 + 2**-48) + g``, i.e. a factor ``<= 1 + 2**-20 + 2**-38`` (about 1 + 1e-6) for
-``ε_t >= 2**-22 ≈ 2.4e-7``, about ``1 + 2**-42/ε_t`` below that (``effective_laplace_scale`` returns the
-exact figure). Outputs lie on the public grid ``g·Z`` (for ``|output| >= 2**53 g``, i.e. beyond about
-``2**13 b``, on the coarser grid of doubles -- still a function of ``n`` alone).
+``g*t <= b * (1 + g/Δ) * (1 + 2**-48) + g <= b * (1 + 2**-21 + 2**-20 + 2**-47)``, a factor below
+``1 + 1.5e-6`` (``effective_laplace_scale`` returns the exact figure). Outputs lie on the public grid
+``g·Z`` (for ``|n| >= 2**53``, on the coarser grid of doubles -- still a function of ``n`` alone).
 
 Location: discretised planar Laplace (``secure_planar_one``)
 -----------------------------------------------------------
@@ -89,8 +96,11 @@ effective ``ε_eff = ln(1 + k(1-α_eff)/α_eff) <= ε`` (and ``<= ln(1 + k·2**6
 
 Randomness and the buffer protocol
 ----------------------------------
-Words come from a :class:`WordSource`: ``from_os()`` (``os.urandom``; the default for exports) or
-``from_seed(seed)`` (numpy ``Philox`` seeded with ``seed``; reproducible by anyone holding the seed).
+Words come from a :class:`WordSource`: ``from_os()`` (``os.urandom``; the default for exports),
+``from_key(key)`` (a secret export key of at least 128 bits, expanded with SHAKE-256 in counter mode: a
+reproducible export that only the key's holder can reproduce; issue 17, finding 2) or ``from_seed(seed)``
+(numpy ``Philox`` seeded with a small integer: previews and tests only, never an export).
+:class:`WordBuffer` is the one refill loop over a source (``_run`` and the export's Adaptive loop).
 Callers of the ``*_one`` functions guarantee at least ``RESERVE_WORDS`` unread words in ``words`` from
 ``pos`` before each event. A function that would read past the end of ``words`` returns ``pos = -1``
 (never reads out of bounds); invalid arguments return ``pos = -2`` (non-finite ``x``, scale or sensitivity
@@ -101,14 +111,14 @@ How likely is one event to need more than ``RESERVE_WORDS = 1024`` words? A Cher
 of words ``W`` (``P(W > R) <= E[z^W] / z^(R+1)``, with ``E[z^W]`` bounded through the loop structure above
 and every rejection probability replaced by its worst case; computed by :func:`reserve_tail_log10`) gives
 
-* numeric (one DLap draw; measured mean 9.6 words, max 62 in 10^6): ``P(W > 1024) < 1e-130``
-* location (two geometrics + 1 word; mean 18.2, max 77 in 10^6):    ``P(W > 1024) < 1e-126``
+* numeric (one DLap draw; measured mean 9.6 words, max 62 in 10^6): ``P(W > 1024) < 1e-129`` (for ε_t ≤ 32)
+* location (two geometrics + 1 word; mean 18.2, max 77 in 10^6):    ``P(W > 1024) < 1e-125``
 * categorical (1 or 2 words unless ``uniform_below(k)`` rejects, probability ``< k/2**64``):
   ``P(W > 1024) < 2**-(32*1023)`` for ``k <= 2**32``
 
 so even 10^12 events fail with probability below 1e-110. The samplers also fail (``pos = -1``) in the
-equally impossible case that a draw would leave the range where the float conversion is exact (a geometric
-reaching ``2**53``: probability ``< exp(-2**9) ≈ 1e-222`` per draw, as ``t < 2**44``).
+equally impossible case that a draw would leave the range where the integer arithmetic is exact (a
+geometric reaching ``2**62``: probability ``< exp(-2**7) ≈ 3e-56`` per draw, as ``t < 2**55``).
 
 Backends (for the sidecar)
 --------------------------
@@ -123,6 +133,7 @@ Everything here is Qt-free.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections.abc import Callable
@@ -141,6 +152,7 @@ __all__ = [
     "RESERVE_WORDS",
     "R_EARTH_M",
     "RandomnessExhausted",
+    "WordBuffer",
     "WordSource",
     "backends_for",
     "bernoulli_exp",
@@ -148,10 +160,14 @@ __all__ = [
     "effective_laplace_scale",
     "geometric",
     "laplace_grid",
+    "laplace_grid_exponent",
+    "max_abs_value",
+    "public_uniforms",
     "opendp_laplace",
     "opendp_rr",
     "reserve_tail_bound",
     "secure_laplace",
+    "secure_laplace_grid_one",
     "secure_laplace_one",
     "secure_planar",
     "secure_planar_one",
@@ -164,6 +180,10 @@ __all__ = [
 
 #: Unread words a caller must guarantee before starting one event (see module docstring for the bound).
 RESERVE_WORDS = 1024
+
+#: Smallest export key, bytes (128 bits), and the SHAKE-256 domain label of the export keystream.
+MIN_KEY_BYTES = 16
+_KEY_LABEL = b"lmdk export words v1\x00"
 
 #: Public output grid for locations, degrees (≈ 1.1 cm of latitude).
 LATLON_GRID_DEG = 1e-7
@@ -224,9 +244,9 @@ class RandomnessExhausted(RuntimeError):
 class WordSource:
     """A stream of independent uniformly random ``uint64`` words.
 
-    ``from_os()`` reads ``os.urandom`` (fresh OS entropy, the export default). ``from_seed(seed)`` is
-    reproducible: numpy ``Philox`` seeded with ``seed``, raw 64-bit outputs (anyone holding the seed can
-    reproduce the release).
+    ``from_os()`` reads ``os.urandom`` (fresh OS entropy, the export default). ``from_key(key)`` expands a
+    secret key of at least 128 bits (reproducible exports). ``from_seed(seed)`` is numpy ``Philox`` seeded
+    with a small integer, raw 64-bit outputs: for previews and tests only (a small seed can be guessed).
     """
 
     def __init__(self, fill: Callable[[np.ndarray], None], description: str, seed: int | None = None):
@@ -242,6 +262,26 @@ class WordSource:
                 buf[:] = np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
 
         return cls(fill, "os.urandom")
+
+    @classmethod
+    def from_key(cls, key: bytes) -> WordSource:
+        """A secret export key (``bytes``, at least 16 = 128 bits) expanded by SHAKE-256 in counter mode:
+        fill ``i`` is ``SHAKE256(label ‖ len(key) ‖ key ‖ i)``. Reproducible by the key's holder only; the
+        description never shows the key."""
+        key = bytes(key)
+        if len(key) < MIN_KEY_BYTES:
+            raise ValueError(f"an export key needs at least {8 * MIN_KEY_BYTES} bits, got {8 * len(key)}")
+        prefix = _KEY_LABEL + len(key).to_bytes(4, "big") + key
+        counter = [0]
+
+        def fill(buf: np.ndarray) -> None:
+            n = buf.shape[0]
+            if n:
+                block = hashlib.shake_256(prefix + counter[0].to_bytes(8, "big")).digest(8 * n)
+                counter[0] += 1
+                buf[:] = np.frombuffer(block, dtype="<u8")
+
+        return cls(fill, "SHAKE-256 keystream of a secret export key")
 
     @classmethod
     def from_seed(cls, seed: int) -> WordSource:
@@ -280,6 +320,12 @@ class WordSource:
 
     def __repr__(self) -> str:
         return f"WordSource({self.description})"
+
+
+def public_uniforms(source: WordSource, n: int) -> np.ndarray:
+    """``n`` uniforms in [0, 1) on the 2**-53 grid from the same word source as the noise (Adaptive's public
+    sampling decisions: data-independent, drawn from the vetted source, never from numpy's float RNGs)."""
+    return (source.words(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 # ------------------------------------------------------------------------------------- exact primitives
@@ -345,8 +391,8 @@ def bernoulli_exp(num, den, words, pos):
 def geometric(t, words, pos):
     """Exact ``P(x) ∝ exp(-x/t)`` on ``x = 0, 1, ...`` for integer ``t >= 1`` (CKS Alg. 2, first half).
 
-    Returns ``(x: uint64, pos)`` with ``x < 2**53``; ``pos = -1`` also when ``x`` could reach ``2**53``
-    (``V >= 2**53 // t``: probability ``< exp(-2**53/t + 1)``).
+    Returns ``(x: uint64, pos)`` with ``x < 2**62``; ``pos = -1`` also when ``x`` could reach ``2**62``
+    (``V >= 2**62 // t - 1``: probability ``< exp(-2**62/t + 2)``).
     """
     t = np.uint64(t)
     while True:
@@ -366,7 +412,7 @@ def geometric(t, words, pos):
         if not a:
             break
         v += _U1
-    if v >= np.uint64(1 << 53) // t:
+    if v + _U1 >= np.uint64(1 << 62) // t:
         return _U0, -1
     return u + t * v, pos
 
@@ -375,7 +421,7 @@ def geometric(t, words, pos):
 def discrete_laplace(t, words, pos):
     """Exact ``P(z) ∝ exp(-|z|/t)`` on the integers, integer ``t >= 1`` (CKS Algorithm 2, s = 1).
 
-    Returns ``(z: int64, pos)`` with ``|z| < 2**53``; ``pos = -1`` when out of words.
+    Returns ``(z: int64, pos)`` with ``|z| < 2**62``; ``pos = -1`` when out of words.
     """
     n = words.shape[0]
     while True:
@@ -411,16 +457,25 @@ def _floor_log2(v):
     return e - 1
 
 
+_T_LIMIT = 36028797018963968.0  # 2**55: largest integer noise scale t (see the module docstring)
+_K_LIMIT = 2305843009213693952.0  # 2**61: largest |rint(x/g)|
+_GRID_SHIFT = 21
+
+
 @numba.njit(cache=True, nogil=True)
-def _laplace_params(scale, sensitivity):
-    """(grid g, integer scale t) for public ``scale = Δ/ε`` and ``sensitivity = Δ``; see module docstring."""
-    cb = _ceil_log2(scale)
-    e = min(cb - 40, _floor_log2(sensitivity) - 20)
-    e = max(e, cb - 43)
+def _grid_exponent(sensitivity, min_scale):
+    """``E = min(floor(log2 Δ), ceil(log2(Δ/ε))) - 21`` from public ``Δ`` and ``min_scale = Δ/ε``."""
+    return min(_floor_log2(sensitivity), _ceil_log2(min_scale)) - _GRID_SHIFT
+
+
+@numba.njit(cache=True, nogil=True)
+def _laplace_params(scale, sensitivity, e):
+    """(grid g, integer scale t) for the event's ``scale = Δ/ε_t``, ``sensitivity = Δ`` and the public grid
+    exponent ``e``; ``t = 0`` flags an ε_t too small for the grid (see module docstring)."""
     g = math.ldexp(1.0, e)
     dk = math.floor(sensitivity / g) + 1.0
     q = dk * (scale / sensitivity) * _MARGIN
-    if not (q < 17592186044416.0):  # 2**44: only for ε_t below ~2**-43 (or NaN); flagged by t = 0
+    if not (q < _T_LIMIT):  # only for ε_t below ~2**-34·max(1, ε) (or NaN); flagged by t = 0
         return g, _U0
     return g, np.uint64(math.ceil(q))
 
@@ -431,36 +486,59 @@ def _param_ok(v):
 
 
 @numba.njit(cache=True, nogil=True)
-def secure_laplace_one(x, scale, sensitivity, words, pos):
-    """Snapped discrete Laplace release of one real ``x`` with public ``scale = Δ/ε_t`` and ``Δ``.
-
-    Returns ``(value: float, pos)``; ``pos < 0`` means abort (``-1`` out of words, ``-2`` invalid input).
+def secure_laplace_grid_one(x, scale, sensitivity, e, words, pos):
+    """Snapped discrete Laplace release of one real ``x`` with ``scale = Δ/ε_t``, ``Δ`` and the public grid
+    exponent ``e`` (:func:`laplace_grid_exponent`). Returns ``(value: float, pos)``; ``pos < 0`` means abort
+    (``-1`` out of words, ``-2`` invalid input: non-finite, ``|x|`` too large for the grid, ε_t too small).
     """
-    if not (math.isfinite(x) and _param_ok(scale) and _param_ok(sensitivity)):
+    if not (math.isfinite(x) and _param_ok(scale) and _param_ok(sensitivity)) or e < -1060:
         return math.nan, -2
-    g, t = _laplace_params(scale, sensitivity)
+    g, t = _laplace_params(scale, sensitivity, e)
     k = np.rint(x / g)
-    if t == _U0 or not math.isfinite(k):
+    if t == _U0 or not (abs(k) < _K_LIMIT):
         return math.nan, -2
     z, pos = discrete_laplace(t, words, pos)
     if pos < 0:
         return math.nan, pos
-    return g * k + g * np.float64(z), pos
+    n = np.int64(k) + np.int64(z)  # exact: |k| < 2**61, |z| < 2**62
+    return g * np.float64(n), pos
 
 
-def laplace_grid(scale: float, sensitivity: float) -> tuple[float, int]:
-    """The public grid ``g`` and integer noise scale ``t`` (grid units) used for ``(scale, sensitivity)``."""
-    if not (_MIN_PARAM <= scale <= _MAX_PARAM and _MIN_PARAM <= sensitivity <= _MAX_PARAM):
+@numba.njit(cache=True, nogil=True)
+def secure_laplace_one(x, scale, sensitivity, words, pos):
+    """:func:`secure_laplace_grid_one` on the grid of a stand-alone release with ``ε = Δ/scale``."""
+    if not (_param_ok(scale) and _param_ok(sensitivity)):
+        return math.nan, -2
+    return secure_laplace_grid_one(x, scale, sensitivity, _grid_exponent(sensitivity, scale), words, pos)
+
+
+def laplace_grid_exponent(sensitivity: float, min_scale: float) -> int:
+    """The public grid exponent for a release whose smallest possible noise scale is ``min_scale = Δ/ε``
+    (``ε`` the release's total budget: every event's ``ε_t <= ε``). Depends on public settings only."""
+    if not (_MIN_PARAM <= min_scale <= _MAX_PARAM and _MIN_PARAM <= sensitivity <= _MAX_PARAM):
         raise ValueError("scale and sensitivity must be finite and in [1e-300, 1e300]")
-    g, t = _laplace_params(float(scale), float(sensitivity))
+    return int(_grid_exponent(float(sensitivity), float(min_scale)))
+
+
+def laplace_grid(scale: float, sensitivity: float, grid_exponent: int | None = None) -> tuple[float, int]:
+    """The grid ``g`` and integer noise scale ``t`` (grid units) used for ``(scale, sensitivity)`` on the
+    public grid ``2**grid_exponent`` (default: a stand-alone release, ``Δ/ε = scale``)."""
+    e = laplace_grid_exponent(sensitivity, scale) if grid_exponent is None else int(grid_exponent)
+    g, t = _laplace_params(float(scale), float(sensitivity), e)
     if t == 0:
-        raise ValueError(f"ε = sensitivity/scale = {sensitivity / scale:.3g} is below the supported 2**-42")
+        raise ValueError(f"ε = sensitivity/scale = {sensitivity / scale:.3g} is too small for the noise grid "
+                         f"(noise above 2**55 grid steps)")
     return float(g), int(t)
 
 
-def effective_laplace_scale(scale: float, sensitivity: float) -> float:
+def max_abs_value(grid_exponent: int) -> float:
+    """The largest ``|x|`` the snapped sampler accepts on the grid ``2**grid_exponent``."""
+    return math.ldexp(1.0, int(grid_exponent)) * (_K_LIMIT - 1.0)
+
+
+def effective_laplace_scale(scale: float, sensitivity: float, grid_exponent: int | None = None) -> float:
     """The actual noise scale ``g*t`` (value units) of the snapped mechanism; ``>= scale``, ≈ ``scale``."""
-    g, t = laplace_grid(scale, sensitivity)
+    g, t = laplace_grid(scale, sensitivity, grid_exponent)
     return g * t
 
 
@@ -551,12 +629,12 @@ def secure_rr_one(code, eps, k, words, pos):
 
 
 @numba.njit(cache=True, nogil=True)
-def _laplace_kernel(x, scales, sensitivity, out, start, stop, words, pos):
+def _laplace_kernel(x, scales, sensitivity, e, out, start, stop, words, pos):
     n = words.shape[0]
     for j in range(start, stop):
         if n - pos < RESERVE_WORDS:
             return j, pos
-        v, pos = secure_laplace_one(x[j], scales[j], sensitivity, words, pos)
+        v, pos = secure_laplace_grid_one(x[j], scales[j], sensitivity, e, words, pos)
         if pos < 0:
             return j, pos
         out[j] = v
@@ -604,34 +682,56 @@ def _per_event(values, n: int, what: str) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+class WordBuffer:
+    """The one refill loop for the ``*_one`` samplers: a word buffer over a :class:`WordSource` that keeps
+    at least ``RESERVE_WORDS`` unread words before each event (``ensure``), and turns a sampler's negative
+    ``pos`` into the right exception (``check``): bad input is a ``ValueError`` naming the element, never
+    "ran out of random words"."""
+
+    def __init__(self, source: WordSource, size: int) -> None:
+        self.source = source
+        self.words = np.empty(max(int(size), 2 * RESERVE_WORDS), dtype=np.uint64)
+        self.pos = len(self.words)  # empty: the first ensure() fills it
+
+    @property
+    def limit(self) -> int:
+        """Kernels stop before an event once ``pos`` passes this (the caller then calls :meth:`ensure`)."""
+        return len(self.words) - RESERVE_WORDS
+
+    def ensure(self) -> None:
+        if len(self.words) - self.pos < RESERVE_WORDS:
+            self.pos = self.source.refill(self.words, self.pos)
+
+    def check(self, pos: int, element: int, describe: Callable[[int], str] | None = None) -> int:
+        """Accept a kernel's new ``pos``; raise for ``POS_INVALID``/``POS_EXHAUSTED``."""
+        if pos == POS_INVALID:
+            what = describe(element) if describe is not None else f"element {element}"
+            raise ValueError(f"invalid input at {what} (non-finite, out of range, or too large for the noise "
+                             "grid)")
+        if pos < 0:
+            raise RandomnessExhausted(f"element {element} needed more than {RESERVE_WORDS} random words "
+                                      "(probability < 1e-120); export aborted")
+        self.pos = pos
+        return pos
+
+
 def _run(kernel, args, n: int, source: WordSource, words_per_event: int, progress, should_cancel) -> None:
-    """Chunking/refill loop shared by the drivers: ``kernel(*args, start, stop, words, pos)``."""
+    """Chunking loop shared by the drivers: ``kernel(*args, start, stop, words, pos)`` over a
+    :class:`WordBuffer`."""
     if n == 0:
         if progress is not None:
             progress(0, 0)
         return
-    size = min(n, CHUNK_EVENTS) * words_per_event + 2 * RESERVE_WORDS
-    words = np.empty(size, dtype=np.uint64)
-    source.fill(words)
-    pos = 0
+    buf = WordBuffer(source, min(n, CHUNK_EVENTS) * words_per_event + 2 * RESERVE_WORDS)
     i = 0
     while i < n:
         if should_cancel is not None and should_cancel():
             raise Cancelled("cancelled")
         stop = min(n, i + CHUNK_EVENTS)
         while i < stop:
-            if size - pos < RESERVE_WORDS:
-                pos = source.refill(words, pos)
-            j, pos = kernel(*args, i, stop, words, pos)
-            if pos == POS_INVALID:
-                raise ValueError(
-                    f"invalid input at element {j} (non-finite, out of range, or too large for the noise grid)"
-                )
-            if pos < 0:
-                raise RandomnessExhausted(
-                    f"element {j} needed more than {RESERVE_WORDS} random words (probability < 1e-120); "
-                    "export aborted"
-                )
+            buf.ensure()
+            j, pos = kernel(*args, i, stop, buf.words, buf.pos)
+            buf.check(pos, j)
             i = j
         if progress is not None:
             progress(i, n)
@@ -645,11 +745,14 @@ def secure_laplace(
     *,
     progress: Callable[[int, int], None] | None = None,
     should_cancel: Callable[[], bool] | None = None,
+    grid_exponent: int | None = None,
 ) -> np.ndarray:
     """Snapped discrete Laplace for a whole array: ``x[i] + DLap`` with ``scales[i] = Δ/ε_i`` (scalar ok).
 
-    ``source`` defaults to fresh OS entropy. Raises ValueError on non-finite ``x`` or a scale/ε that is
-    ``<= 0`` or non-finite, :class:`Cancelled` when ``should_cancel()`` turns true between chunks.
+    All outputs lie on the grid ``2**grid_exponent``: pass :func:`laplace_grid_exponent` of the release's
+    *public* settings (an export does); the default takes the smallest scale of the call. ``source``
+    defaults to fresh OS entropy. Raises ValueError on non-finite ``x`` or a scale/ε that is ``<= 0`` or
+    non-finite, :class:`Cancelled` when ``should_cancel()`` turns true between chunks.
     """
     xs = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
     if xs.ndim != 1:
@@ -664,7 +767,10 @@ def secure_laplace(
     if n and not (np.all(sc >= _MIN_PARAM) and np.all(sc <= _MAX_PARAM)):
         raise ValueError("scales must lie in [1e-300, 1e300]")
     out = np.empty(n, dtype=np.float64)
-    _run(_laplace_kernel, (xs, sc, sens, out), n, source or WordSource.from_os(), 12, progress, should_cancel)
+    if grid_exponent is None:
+        grid_exponent = laplace_grid_exponent(sens, float(sc.min())) if n else 0
+    _run(_laplace_kernel, (xs, sc, sens, np.int64(grid_exponent), out), n, source or WordSource.from_os(), 12,
+         progress, should_cancel)
     return out
 
 
@@ -728,10 +834,10 @@ def _dp():
     return dp
 
 
-def _opendp_laplace_measurement(dp, m: int, scale: float, sensitivity: float):
-    """A vector Laplace measurement whose own privacy map certifies ``ε = Δ/scale``."""
+def _opendp_laplace_measurement(dp, m: int, scale: float, sensitivity: float, k: int):
+    """A vector Laplace measurement on the public grid ``2**k`` whose own privacy map certifies
+    ``ε = Δ/scale``."""
     target = sensitivity / scale
-    k = math.floor(math.log2(scale)) - 40
     domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=m)
     metric = dp.l1_distance(T=float)
     s = scale
@@ -751,11 +857,13 @@ def opendp_laplace(
     *,
     progress: Callable[[int, int], None] | None = None,
     should_cancel: Callable[[], bool] | None = None,
+    grid_exponent: int | None = None,
 ) -> np.ndarray:
     """Laplace noise by opendp (its own OS randomness; seeds do not apply), batched by distinct scale.
 
-    Each distinct scale gets one ``make_laplace`` over a vector domain, granularity ``2**(floor(log2 b)-40)``,
-    its scale raised (by ~1e-9 relative) until opendp's privacy map gives ``Δ/scale`` or less.
+    Each distinct scale gets one ``make_laplace`` over a vector domain on the public granularity
+    ``2**grid_exponent`` (as :func:`secure_laplace`; the same for every scale, so the grid says nothing about
+    ``ε_t``), its scale raised (by ~1e-9 relative) until opendp's privacy map gives ``Δ/scale`` or less.
     """
     xs = np.asarray(x, dtype=np.float64)
     if xs.ndim != 1:
@@ -771,6 +879,8 @@ def opendp_laplace(
     if n == 0:
         return out
     dp = _dp()
+    if grid_exponent is None:
+        grid_exponent = laplace_grid_exponent(sens, float(sc.min()))
     uniq, inverse = np.unique(sc, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
@@ -781,7 +891,7 @@ def opendp_laplace(
         idx = order[bounds[gi] : bounds[gi + 1]]
         for c0 in range(0, len(idx), CHUNK_EVENTS):
             part = idx[c0 : c0 + CHUNK_EVENTS]
-            meas = _opendp_laplace_measurement(dp, len(part), float(s), sens)
+            meas = _opendp_laplace_measurement(dp, len(part), float(s), sens, int(grid_exponent))
             out[part] = np.asarray(meas(xs[part].tolist()), dtype=np.float64)
             done += len(part)
             if progress is not None:
@@ -848,10 +958,11 @@ def reserve_tail_bound(kind: str, reserve: int = RESERVE_WORDS) -> float:
 
     ``P(W > R) <= min_z E[z^W] / z^(R+1)``. ``E[z^W]`` is bounded through the loop structure:
     a ``uniform_below(h)`` costs a geometric number of words with rejection ``q < h/2**64``
-    (``q <= 2**-20`` for ``h = t < 2**44``, ``q <= 1/4`` inside Algorithm 1 where ``h = den*K <= 2**62``);
+    (``q <= 2**-9`` for ``h = t < 2**55``, ``q <= 1/4`` inside Algorithm 1 where ``h = den*K <= 2**62``);
+    (numeric: ``t >= 2**21/ε_t``, so ``t >= 2**16`` for ``ε_t <= 32``, assumed here);
     Algorithm 1 with parameter γ makes ``N`` trials, ``P(N >= K) = γ^(K-1)/(K-1)!``, returning 1 iff ``N``
-    is odd; in the geometric sampler γ = U/t is averaged over U (t >= 2**39, so the average is the integral
-    up to ~2**-39, covered by a 2**-30 slack). Categorical assumes ``k <= 2**32``. Returns a float (it
+    is odd; in the geometric sampler γ = U/t is averaged over U (the discrete average of an increasing
+    function of γ lies below the integral; a 2**-30 slack covers the rest). Categorical assumes ``k <= 2**32``. Returns a float (it
     underflows to 0.0 for the default reserve; see :func:`reserve_tail_log10`).
     """
     return 10.0 ** reserve_tail_log10(kind, reserve)
@@ -895,18 +1006,18 @@ def reserve_tail_log10(kind: str, reserve: int = RESERVE_WORDS) -> float:
         o_bar = e_bar = 0.0
         cost = 1.0
         for kk in range(1, 160):
-            cost *= f_unif(z, min(0.25, kk * 2.0 ** (44 - 64)))
+            cost *= f_unif(z, min(0.25, kk * 2.0 ** (55 - 64)))
             term = cost * (1.0 / math.factorial(kk) - 1.0 / math.factorial(kk + 1))
             if kk % 2:
                 o_bar += term
             else:
                 e_bar += term
-        o_bar += 2.0**-30  # Riemann sum over U vs the integral: differs by O(1/t), t >= 2**39
+        o_bar += 2.0**-30  # slack for the Riemann sum over U vs the integral
         e_bar += 2.0**-30
-        fu = f_unif(z, 2.0**-20)
+        fu = f_unif(z, 2.0**-9)
         if kind == "numeric":
             succ = fu * o_bar * mv * z
-            fail = fu * e_bar + succ * 2.0**-38  # restart when B = 1 and X = 0 (P <= 1/(2t))
+            fail = fu * e_bar + succ * 2.0**-17  # restart when B = 1 and X = 0 (P <= 1/(2t), t >= 2**16)
             if fail >= 1:
                 return math.inf
             return math.log(succ / (1 - fail))

@@ -7,7 +7,13 @@ so cancelling, failing or closing the window never leaves a partial file at the 
 
 Dummy landmarks (issue 6): when the snapshot has them on, the job asks the core for them
 (``ExportOptions.dummies``): the export draws its *own* selection with fresh randomness (derived from the
-seed when the user seeds the export) — never the preview's — and releases on ``L'`` with ``ε − ε_sel``.
+export key when the user asks for a reproducible export) — never the preview's — and releases on ``L'``
+with ``ε − ε_sel``.
+
+Issue 17: a reproducible export uses a generated secret key (shown, copyable, kept in the private ledger
+for "re-export the same release"), never a small seed; Skip/Adaptive say next to the scheme that repeated
+values show the landmarks; text cells are neutralised unless the user keeps them verbatim; and an input
+released before asks (``ask_repeat_release``, replaceable) after showing the composed ε.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -29,14 +35,22 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
 )
 
+from ..core import ledger
 from ..core.dummies import split_budget
-from ..core.export import Cancelled, ExportError, ExportOptions, export_release
-from ..core.guarantee import GuaranteeError, allocatable, check_guarantee
-from ..core.release import fixed_budgets
+from ..core.export import (
+    REPUBLISH_WARNING,
+    REPUBLISHING_SCHEMES,
+    Cancelled,
+    ExportError,
+    ExportOptions,
+    export_release,
+    new_export_key,
+)
+from ..core.guarantee import GuaranteeError
+from ..core.pipeline import export_verdicts, precheck
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
 from .runner import WorkerJob
 from .session import Snapshot
@@ -58,6 +72,8 @@ class ExportJob(WorkerJob):
         if options.dummies is None and snapshot.dummies is not None:
             # Dummies on in the session: the export draws its own selection (never the preview's).
             options = replace(options, dummies=snapshot.dummies)
+        if snapshot.series.kind == "categorical" and snapshot.settings.categories is None:
+            options = replace(options, categories_from_data=True)  # the sidecar says so (finding 5)
         self.options = options
 
     @property
@@ -80,39 +96,9 @@ class ExportJob(WorkerJob):
         self.finished.emit(str(self.path))
 
 
-def _smallest_superset(snapshot: Snapshot) -> np.ndarray:
-    """With dummies on, the export's L' has at least one dummy (when there is a regular event): L plus the
-    first regular event stands for it in the pre-checks (the fixed schemes' verdicts do not depend on which
-    events are dummies, only on whether there is one)."""
-    lm = snapshot.landmarks
-    n = snapshot.series.n
-    if snapshot.dummies is None or lm.size >= n:
-        return lm
-    free = np.flatnonzero(np.isin(np.arange(min(n, lm.size + 1)), lm, invert=True))
-    return np.union1d(lm, free[:1])
-
-
 def exportable_schemes(snapshot: Snapshot) -> dict[str, str]:
-    """Scheme → reason it cannot be exported ('' when it can). Baselines failing the check are refused."""
-    out = {}
-    n = snapshot.series.n
-    eps = snapshot.settings.epsilon
-    lm = _smallest_superset(snapshot)
-    dm = snapshot.dummies is not None
-    for s in ALL_SCHEMES:
-        if s == "adaptive":
-            out[s] = ""
-            continue
-        b = fixed_budgets(s, n, lm, allocatable(eps, n))
-        g = check_guarantee(b, lm, eps)
-        if g.holds:
-            out[s] = ""
-        elif dm and check_guarantee(fixed_budgets(s, n, snapshot.landmarks, allocatable(eps, n)),
-                                    snapshot.landmarks, eps).holds:
-            out[s] = "fails the landmark-sum check once dummies are added"
-        else:
-            out[s] = f"fails the landmark-sum check ({g.worst:.4g} > ε = {eps:g})"
-    return out
+    """Scheme → reason it cannot be exported ('' when it can): the core's pre-check verdicts."""
+    return export_verdicts(snapshot.series, snapshot.landmarks, snapshot.settings, snapshot.dummies)
 
 
 class ExportDialog(QDialog):
@@ -143,6 +129,11 @@ class ExportDialog(QDialog):
             else ALL_SCHEMES.index("adaptive")
         self.scheme.setCurrentIndex(idx)
         form.addRow("Scheme", self.scheme)
+        self.republish_warning = QLabel(f"⚠ {REPUBLISH_WARNING} (Dummy landmarks panel).")
+        self.republish_warning.setObjectName("exportRepublishWarning")
+        self.republish_warning.setWordWrap(True)
+        self.republish_warning.setStyleSheet("color: #a05a00;")
+        form.addRow("", self.republish_warning)
 
         stem = Path(snapshot.series.source.path).stem if snapshot.series.source else snapshot.series.name
         self.path_edit = QLineEdit(str(Path(start_dir) / f"{stem}_protected.csv"))
@@ -171,17 +162,34 @@ class ExportDialog(QDialog):
             self.backend.addItem("OpenDP samplers (slower; not for Adaptive; no seed)", "opendp")
         form.addRow("Noise", self.backend)
 
-        self.use_seed = QCheckBox("Seed the noise")
-        self.seed = QSpinBox()
-        self.seed.setRange(0, 2**31 - 1)
+        self.use_seed = QCheckBox("Reproducible export (generate a secret key)")
+        self.use_seed.setObjectName("exportReproducible")
+        self.seed = QLineEdit()  # the generated key: shown, read-only, copyable
+        self.seed.setObjectName("exportKey")
+        self.seed.setReadOnly(True)
         self.seed.setEnabled(False)
-        srow = QHBoxLayout()
-        srow.addWidget(self.use_seed)
-        srow.addWidget(self.seed, 1)
-        form.addRow("Randomness", srow)
-        self.seed_warning = QLabel("⚠ A seeded release can be reproduced by anyone who holds the seed.")
+        self.seed.setPlaceholderText("fresh randomness (no key)")
+        self.copy_key = QPushButton("Copy")
+        self.copy_key.setObjectName("exportKeyCopy")
+        self.copy_key.setEnabled(False)
+        self.copy_key.clicked.connect(lambda: QApplication.clipboard().setText(self.seed.text()))
+        form.addRow("Randomness", self.use_seed)
+        krow = QHBoxLayout()
+        krow.addWidget(self.seed, 1)
+        krow.addWidget(self.copy_key)
+        form.addRow("Export key", krow)
+        self.seed_warning = QLabel("⚠ Anyone who holds this key can reproduce the noise (and remove it): keep it "
+                                   "secret. It is kept in your private release ledger so that the same release "
+                                   "can be made again without spending ε again.")
+        self.seed_warning.setWordWrap(True)
         self.seed_warning.setStyleSheet("color: #a05a00;")
         form.addRow("", self.seed_warning)
+        self.verbatim_labels = QCheckBox("Keep text cells verbatim, formulas included")
+        self.verbatim_labels.setToolTip("Off (default): a label starting with = + - @, a tab or a carriage return "
+                                        "gets a leading ' so that spreadsheets do not run it as a formula.")
+        self.verbatim_labels.setObjectName("exportVerbatimLabels")
+        self.verbatim_labels.setEnabled(snapshot.series.kind == "categorical")
+        form.addRow("Text cells", self.verbatim_labels)
 
         self.summary = QLabel()
         self.summary.setObjectName("exportSummary")
@@ -210,8 +218,17 @@ class ExportDialog(QDialog):
 
     def _update(self) -> None:
         self.columns_warning.setVisible(self.include_budget.isChecked() or self.include_flags.isChecked())
-        self.seed.setEnabled(self.use_seed.isChecked())
-        self.seed_warning.setVisible(self.use_seed.isChecked())
+        keyed = self.use_seed.isChecked()
+        if keyed and not self.seed.text():
+            self.seed.setText(new_export_key())  # a fresh secret for this export only
+            self.seed.setCursorPosition(0)
+        elif not keyed:
+            self.seed.clear()
+        self.seed.setEnabled(keyed)
+        self.copy_key.setEnabled(keyed)
+        self.seed_warning.setVisible(keyed)
+        self.republish_warning.setVisible(self.scheme.currentData() in REPUBLISHING_SCHEMES
+                                          and self.snapshot.dummies is None)
         opendp = self.backend.currentData() == "opendp"
         if opendp:
             self.use_seed.setChecked(False)
@@ -222,20 +239,22 @@ class ExportDialog(QDialog):
         eps = snap.settings.epsilon
         if scheme == "adaptive":
             how = "Adaptive samples events and republishes between samples; its budgets are checked after drawing."
+        elif scheme == "balanced":
+            how = ("Balanced gives the landmarks together B* = ε·k/(k + √(n − k)) and every other event ε − B*: "
+                   "the least total noise under the landmark-sum constraint.")
         elif scheme in LANDMARK_SCHEMES:
             how = ""
         else:
             how = "This is a baseline, exported because it passes the check for these landmarks."
         dm = snap.dummies
         if dm is None:
-            b = None if scheme == "adaptive" else fixed_budgets(scheme, n, snap.landmarks, allocatable(eps, n))
-            lsum = (f"{check_guarantee(b, snap.landmarks, eps).worst:.6g}" if b is not None
-                    else "≤ ε (checked on export)")
+            check = precheck(scheme, n, snap.landmarks, eps)
+            lsum = f"{check.worst:.6g}" if check is not None else "≤ ε (checked on export)"
             dummies = ""
         else:
             eps_rem = split_budget(eps, dm.share)[1]
             lsum = f"≤ ε − ε_sel = {eps_rem:.6g}, checked on export against L'"
-            seeded = "derived from the seed" if self.use_seed.isChecked() else "fresh randomness"
+            seeded = "derived from the export key" if self.use_seed.isChecked() else "fresh randomness"
             dummies = (
                 f"<br><b>Dummy landmarks:</b> on ({dm.describe()}). The export draws a <i>new</i> selection "
                 f"({seeded}; not the preview's): an exponential mechanism with ε_sel = {dm.share * eps:.4g} "
@@ -266,7 +285,19 @@ class ExportDialog(QDialog):
                                        QMessageBox.StandardButton.No)
             if ans != QMessageBox.StandardButton.Yes:
                 return
+        src = self.snapshot.series.source
+        notice = ledger.composition_notice(src.sha256 if src is not None else None, self.snapshot.settings.epsilon)
+        if notice and not self.ask_repeat_release(notice):
+            return
         self.accept()
+
+    def ask_repeat_release(self, notice: str) -> bool:
+        """Asked before another release of an input released before (tests replace it)."""
+        ans = QMessageBox.question(self, "Release this data again?",
+                                   f"{notice[0].upper()}{notice[1:]}.<br>Export anyway?",
+                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                   QMessageBox.StandardButton.No)
+        return ans == QMessageBox.StandardButton.Yes
 
     def values(self) -> dict:
         p = Path(self.path_edit.text()).expanduser()
@@ -276,7 +307,8 @@ class ExportDialog(QDialog):
             "include_budget": self.include_budget.isChecked(),
             "include_flags": self.include_flags.isChecked(),
             "include_input_name": self.include_input_name.isChecked(),
-            "seed": self.seed.value() if self.use_seed.isChecked() else None,
+            "seed": self.seed.text() if self.use_seed.isChecked() else None,
+            "verbatim_labels": self.verbatim_labels.isChecked(),
             "backend": self.backend.currentData(),
             "force": p.exists() or p.with_name(p.name + ".json").exists(),
         }

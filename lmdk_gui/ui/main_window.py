@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         plots.setObjectName("plotSplitter")
         plots.addWidget(self.series_plot)
         plots.addWidget(self.budget_plot)
+        self.budget_plot.setMinimumHeight(int(self.budget_plot.ci.minimumHeight()) + 2)  # never clip a scheme's row
         plots.addWidget(self.preview_plot)
         plots.setStretchFactor(0, 5)
         plots.setStretchFactor(1, 4)
@@ -638,7 +639,7 @@ class MainWindow(QMainWindow):
         else:
             val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
         lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
-        for scheme in ("uniform", "skip", "adaptive", "event", "user"):
+        for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
                 mark = " (approx.)" if p.approximated[row] else ""
@@ -693,12 +694,14 @@ class MainWindow(QMainWindow):
         self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))
         job = self.export_release(v["path"], v["scheme"], include_budget=v["include_budget"],
                                   include_flags=v["include_flags"], seed=v["seed"], backend=v["backend"],
-                                  force=v["force"], include_input_name=v["include_input_name"])
+                                  force=v["force"], include_input_name=v["include_input_name"],
+                                  verbatim_labels=v.get("verbatim_labels", False))
         job.finished.connect(lambda path: self._export_message(path))
 
     def export_release(self, path: str | os.PathLike, scheme: str, include_budget: bool = False,
-                       include_flags: bool = False, seed: int | None = None, *, backend: str | None = None,
-                       force: bool = False, include_input_name: bool = False) -> ExportJob:
+                       include_flags: bool = False, seed: bytes | str | None = None, *, backend: str | None = None,
+                       force: bool = False, include_input_name: bool = False,
+                       verbatim_labels: bool = False) -> ExportJob:
         """Start an export without dialogs (the automation API); returns the running :class:`ExportJob`.
 
         It works on a snapshot of the session taken now; later edits do not change what is written.
@@ -709,7 +712,7 @@ class MainWindow(QMainWindow):
             raise RuntimeError("an export is already running")
         opts = ExportOptions(scheme=scheme, include_budget=include_budget, include_flags=include_flags, seed=seed,
                              backend=backend, force=force, chunk_rows=16384,
-                             include_input_name=include_input_name)
+                             include_input_name=include_input_name, verbatim_labels=verbatim_labels)
         job = ExportJob(self.session.snapshot(), path, opts, self)
         self.export_job = job
         job.progress.connect(self._export_progress)

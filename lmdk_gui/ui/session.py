@@ -24,172 +24,35 @@ its message, ``dummiesFailed`` announces it, and the preview falls back to the r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from ..core.dummies import (
-    DummyOptions,
-    DummySelection,
-    DummySettings,
-    generate_options,
-    mae_runs_with_dummies,
-    select_for_release,
-    selection_rng,
+from ..core.dummies import DummyOptions, DummySelection, DummySettings
+from ..core.metrics import RunStats
+from ..core.preview import (
+    AverageResult,
+    NoiseCache,
+    OptionsCache,
+    PreviewResult,
+    SchemePreview,
+    Snapshot,
+    compute_average,
+    compute_preview,
+    scheme_previews,
 )
-from ..core.metrics import RunStats, mae, mae_over_runs, relative_error
-from ..core.noise import UnitNoise
-from ..core.release import Release, compute_release, normalize_landmarks
+from ..core.release import normalize_landmarks
 from ..core.series import Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
 from .runner import LatestOnlyRunner
 
-
-@dataclass(frozen=True)
-class SchemePreview:
-    """A scheme's preview release plus its error for this seed."""
-
-    release: Release
-    mae: float
-    relative: float | None
-
-    # The automation contract: preview[scheme].budgets / .values
-    @property
-    def budgets(self) -> np.ndarray:
-        return self.release.budgets
-
-    @property
-    def values(self) -> np.ndarray:
-        return self.release.values
-
-    @property
-    def approximated(self) -> np.ndarray:
-        return self.release.approximated
-
-    @property
-    def guarantee(self):
-        return self.release.guarantee
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """An immutable copy of what a computation or an export works on."""
-
-    series: Series
-    landmarks: np.ndarray
-    settings: PrivacySettings
-    seed: int
-    runs: int = 20
-    extra: dict = field(default_factory=dict)
-    dummies: DummySettings | None = None  # None = no dummy landmarks
-    dummy_draw: int = 0
-
-
-class _NoiseCache:
-    """Unit noise per (series, seed), kept for the latest few (drawn on the worker thread)."""
-
-    def __init__(self) -> None:
-        self._items: dict[tuple[int, int], UnitNoise] = {}
-
-    def get(self, series: Series, seed: int) -> UnitNoise:
-        key = (id(series), seed)
-        noise = self._items.get(key)
-        if noise is None:
-            if len(self._items) > 4:
-                self._items.clear()
-            noise = UnitNoise(series.n, seed)
-            self._items[key] = noise
-        return noise
-
-
-class _OptionsCache:
-    """The dummy generator's options per (n, L, generator): they are deterministic, so Re-draw and re-rolls
-    only redo the exponential mechanism and the within-bin draw. Used on the preview thread only."""
-
-    def __init__(self) -> None:
-        self._items: dict[tuple, DummyOptions] = {}
-
-    def get(self, n: int, landmarks: np.ndarray, generator: str) -> DummyOptions:
-        key = (n, generator, landmarks.size, hash(landmarks.tobytes()))
-        opts = self._items.get(key)
-        if opts is None or not np.array_equal(opts.landmarks, landmarks):
-            if len(self._items) > 4:
-                self._items.clear()
-            opts = generate_options(n, landmarks, generator)  # may refuse (Optimal): ValueError
-            self._items[key] = opts
-        return opts
-
-
-@dataclass(frozen=True)
-class PreviewResult:
-    """What the preview worker hands back (immutable; crosses threads under the runner's lock)."""
-
-    preview: dict[str, SchemePreview]  # with dummies when they are on and the selection succeeded
-    plain: dict[str, SchemePreview]  # without dummies
-    selection: DummySelection | None = None
-    options: DummyOptions | None = None
-    dummy_error: str = ""
-
-
-@dataclass(frozen=True)
-class AverageResult:
-    average: dict[str, RunStats]  # matches PreviewResult.preview
-    plain: dict[str, RunStats]
-    dummy_size: float | None = None  # mean |L'| over the runs
-
-
-def _scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySettings, noise: UnitNoise,
-                     should_cancel) -> dict[str, SchemePreview] | None:
-    out: dict[str, SchemePreview] = {}
-    for scheme in ALL_SCHEMES:
-        if should_cancel is not None and should_cancel():
-            return None
-        rel = compute_release(snap.series, landmarks, settings, scheme, noise)
-        out[scheme] = SchemePreview(rel, mae(snap.series, rel, settings), relative_error(snap.series, rel))
-    return out
-
-
-def compute_preview(snap: Snapshot, noise_cache: _NoiseCache, options_cache: _OptionsCache | None = None, *,
-                    should_cancel=None) -> PreviewResult | None:
-    """The five schemes' preview releases; with dummies on, also the selection and the releases on L'."""
-    noise = noise_cache.get(snap.series, snap.seed)
-    plain = _scheme_previews(snap, snap.landmarks, snap.settings, noise, should_cancel)
-    if plain is None:
-        return None
-    if snap.dummies is None:
-        return PreviewResult(plain, plain)
-    try:
-        opts = None
-        if snap.series.n > snap.landmarks.size:
-            opts = (options_cache or _OptionsCache()).get(snap.series.n, snap.landmarks, snap.dummies.generator)
-        sel = select_for_release(snap.series.n, snap.landmarks, snap.settings.epsilon, snap.dummies,
-                                 rng=selection_rng(snap.seed, snap.dummy_draw), options=opts)
-    except ValueError as e:  # the generator refuses (Optimal beyond its limit)
-        return PreviewResult(plain, plain, dummy_error=str(e))
-    withd = _scheme_previews(snap, sel.landmarks, snap.settings.with_(epsilon=sel.epsilon_remaining), noise,
-                             should_cancel)
-    if withd is None:
-        return None
-    return PreviewResult(withd, plain, sel, opts)
-
-
-def compute_average(snap: Snapshot, options: DummyOptions | None = None, *,
-                    should_cancel=None) -> AverageResult | None:
-    """MAE over ``snap.runs`` runs; with dummies (and ``options`` from the preview), with and without."""
-    if snap.dummies is not None and (options is not None or snap.series.n <= snap.landmarks.size):
-        plain, withd, size = mae_runs_with_dummies(
-            snap.series, snap.landmarks, snap.settings, snap.dummies, runs=snap.runs, seed=snap.seed,
-            draw=snap.dummy_draw, options=options, should_cancel=should_cancel)
-        if should_cancel is not None and should_cancel():
-            return None
-        return AverageResult(withd, plain, size)
-    stats = mae_over_runs(snap.series, snap.landmarks, snap.settings, runs=snap.runs, seed=snap.seed,
-                          should_cancel=should_cancel)
-    if should_cancel is not None and should_cancel():
-        return None
-    return AverageResult(stats, stats)
+# The preview and average computations live in the core (shared with ``lmdk compare``); these names stay
+# importable from here.
+_NoiseCache = NoiseCache
+_OptionsCache = OptionsCache
+_scheme_previews = scheme_previews
 
 
 class _LandmarkEdit(QUndoCommand):
@@ -241,8 +104,8 @@ class Session(QObject):
         self.dummy_error = ""
         self._dummy_options: DummyOptions | None = None
         self._preview_generation = -1
-        self._noise_cache = _NoiseCache()
-        self._options_cache = _OptionsCache()
+        self._noise_cache = NoiseCache()
+        self._options_cache = OptionsCache()
         self._preview_runner = LatestOnlyRunner("preview", self)
         self._preview_runner.finished.connect(self._on_preview)
         self._preview_runner.failed.connect(self._on_preview_failed)

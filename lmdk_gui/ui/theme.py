@@ -12,6 +12,7 @@ SCHEME_COLORS = {
     "uniform": (0, 114, 178),  # Okabe–Ito blue
     "skip": (230, 159, 0),  # orange
     "adaptive": (0, 158, 115),  # bluish green
+    "balanced": (0, 0, 0),  # Okabe–Ito black (vermillion sits too close to the landmarks under deuteranopia)
     "event": (204, 121, 167),  # reddish purple
     "user": (86, 180, 233),  # sky blue
 }

@@ -30,7 +30,8 @@ def test_csv_and_plot(capsys, tmp_path):
         assert label in out
     df = pd.read_csv(out_csv)
     assert list(df.columns) == ["percentage", "scheme", "mae_mean", "mae_std", "runs"]
-    assert len(df) == 6 * 5 and list(df["scheme"][:5]) == list(ALL_SCHEMES)
+    m = len(ALL_SCHEMES)  # issue 12 added Balanced
+    assert len(df) == 6 * m and list(df["scheme"][:m]) == list(ALL_SCHEMES)
     assert sorted(set(df["percentage"])) == [0, 20, 40, 60, 80, 100]
     # the same numbers through the core
     series = load_series(ENERGY)

@@ -9,17 +9,17 @@ import pandas as pd
 import pytest
 
 from lmdk_gui.core.dummies import (
-    EXPORT_STREAM,
     DummySettings,
     select_for_release,
-    selection_rng,
     split_budget,
 )
+from lmdk_gui.core.export import export_key, key_selection_rng
 from lmdk_gui.core.guarantee import check_guarantee
 from lmdk_gui.core.loader import load_series
 from lmdk_gui.core.writers import SIDECAR_KEYS
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
+from tests.keys import test_key
 
 ENERGY = str(SAMPLES / "energy_hue_2013_jan.csv")
 GPS = str(SAMPLES / "gps_bus_limerick.csv")
@@ -31,7 +31,7 @@ def test_export_with_dummies(capsys, tmp_path):
     out = tmp_path / "r.csv"
     code, text, err = run(capsys, "export", ENERGY, "-o", str(out), "--scheme", "skip", "--epsilon", "2",
                           "--landmark-rows", ROWS, "--dummies", "partitioned", "--dummy-share", "2%",
-                          "--dummy-utility", "distance", "--seed", "9", "--include-budget")
+                          "--dummy-utility", "distance", "--seed", test_key(9), "--include-budget")
     assert code == 0, err
     assert "hidden among dummy landmarks (partitioned, distance utility)" in text
     assert "ε_sel = 0.04" in text and "ε − ε_sel = 1.96" in text
@@ -39,7 +39,7 @@ def test_export_with_dummies(capsys, tmp_path):
     eps_sel, eps_rem = split_budget(2.0, 0.02)
     series = load_series(ENERGY)
     sel = select_for_release(series.n, LM, 2.0, DummySettings("partitioned", 0.02, "distance"),
-                             rng=selection_rng(9, EXPORT_STREAM))
+                             rng=key_selection_rng(export_key(test_key(9))))
     b = pd.read_csv(out)["epsilon"].to_numpy()
     assert np.array_equal(np.flatnonzero(b == 0), sel.landmarks)
     assert check_guarantee(b, sel.landmarks, eps_rem).holds

@@ -43,6 +43,7 @@ from lmdk_gui.core.noise import UnitNoise
 from lmdk_gui.core.release import compute_release, landmark_mask, normalize_landmarks
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import PrivacySettings
+from tests.keys import test_key
 
 #: Family-wise error level of one audit (as strict as OpenDP's own statistical tests).
 ALPHA = 1e-6
@@ -252,13 +253,14 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
     functions, its own noise hooks (``_fresh_noise`` for the fixed-budget schemes; the Adaptive kernel with
     ``_SEC_ONE``, the public uniforms and the word buffer for Adaptive) and a seeded word source — without
     the file writing and without the guarantee checks (so that a deliberately broken allocation can be
-    audited). ``test_audit.test_export_runner_draws_what_export_writes`` checks that one run is bit-for-bit
+    audited), and without the printing on the public decimal grid (post-processing). The word source is the
+    one a keyed export with ``test_key(seed)`` uses. ``test_audit.test_export_runner_draws_what_export_writes`` checks that one run is bit-for-bit
     the file ``export_release`` writes with the same seed."""
     x = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
     n = x.size
     lm = normalize_landmarks(landmarks, n)
     eps_a = export_mod.allocatable(settings.epsilon, n)
-    source = sn.WordSource.from_seed(seed)
+    source = sn.WordSource.from_key(export_mod.export_key(test_key(seed)))  # as a keyed export draws
     bk = export_mod.resolve_backend("numeric", backend)
     if scheme == "adaptive":
         mask = landmark_mask(lm, n)
@@ -266,11 +268,10 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
         kern = adaptive.KERNELS["numeric"]
         f = export_mod._SEC_ONE["numeric"]
         p = settings.adaptive
-        # The export's buffer protocol: a buffer of max(4·RESERVE, 16·chunk) words (chunk = n here), refilled
-        # whenever fewer than RESERVE_WORDS unread words are left; runs share the stream of words.
-        buf = np.empty(max(4 * sn.RESERVE_WORDS, 16 * n), dtype=np.uint64)
-        limit = len(buf) - sn.RESERVE_WORDS
-        pos = len(buf)
+        # The export's buffer protocol (ExportRunner): a WordBuffer of max(4·RESERVE, 16·chunk) words (chunk =
+        # n here), refilled whenever fewer than RESERVE_WORDS unread words are left; runs share the stream.
+        wb = sn.WordBuffer(source, max(4 * sn.RESERVE_WORDS, 16 * n))
+        aux = export_mod.kernel_aux("numeric", wb.words, settings)
         vals = np.empty((runs, n))
         buds = np.empty((runs, n))
         fresh = np.empty(n, dtype=np.bool_)
@@ -279,12 +280,10 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
             state = adaptive.new_state(int(lm.size))
             t = 0
             while t < n:
-                if pos > limit:
-                    source.fill(buf)
-                    pos = 0
-                t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, settings.sensitivity, buf,
-                              pos, t, n, limit, state, vals[i], buds[i], fresh)
-                assert pos >= 0
+                wb.ensure()
+                t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, settings.sensitivity, aux,
+                              wb.pos, t, n, wb.limit, state, vals[i], buds[i], fresh)
+                wb.check(pos, t)
         return vals, buds
     budgets = export_mod.fixed_budgets(scheme, n, lm, eps_a)
     fresh = budgets > 0

@@ -26,6 +26,7 @@ from lmdk_gui.core.noise import UnitNoise
 from lmdk_gui.core.release import compute_all
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import PrivacySettings
+from tests.keys import test_key
 
 rng = np.random.default_rng(0)
 series = [Series.from_arrays(rng.random(50)),
@@ -36,7 +37,7 @@ for i, s in enumerate(series):
     compute_all(s, [3, 4, 10], PrivacySettings(), UnitNoise(s.n, 1))
     for scheme in ("uniform", "skip", "adaptive"):
         export_release(s, [3, 4, 10], PrivacySettings(), os.path.join(d, f"{i}{scheme}.csv"),
-                       ExportOptions(scheme, seed=1))
+                       ExportOptions(scheme, seed=test_key(1)))
 print("ok")
 """
 

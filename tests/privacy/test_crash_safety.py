@@ -2,14 +2,14 @@
 the target path, and a pre-existing target (and its sidecar) stays byte-for-byte intact until a new one is
 complete.
 
-The export writes a hidden ``.<name>.<random>.part`` file in the target folder and renames it over the target
+The export writes a hidden ``.lmdk-<random>.part`` file (a short name, issue 17 finding 15) in the target folder and renames it over the target
 only when it is complete (lmdk_gui.core.writers.AtomicFile). SIGKILL gives it no chance to clean up, so the
 ``.part`` file stays behind. What it holds is checked here: the protected values of a prefix of the rows
 (never a raw value) in an owner-only (0600) file. It is still a *second, independent noisy release* of those
 rows: if the user exports again and the stale file is ever published with the new release (a synced or
-shared folder), the rows in both lose up to 2ε — sequential composition. So stale ``.part`` files of a
-target should be removed by the next export to that target; they are not today
-(``test_next_export_removes_stale_part_files`` is an expected failure until they are).
+shared folder), the rows in both lose up to 2ε — sequential composition. So dead writers' ``.part`` files
+are removed by the next export into that folder (whatever its target name), and SIGTERM/SIGINT remove
+the process's own (issue 17, findings 10 and 11).
 
 The command runs as ``sys.executable -c "…lmdk_gui.cli.main()"``: portable (no entry point on PATH needed;
 ``python -m lmdk_gui.cli`` does not work — the package has no ``__main__`` module).
@@ -47,8 +47,9 @@ def big_csv(tmp_path_factory) -> Path:
     return path
 
 
-def _parts(folder: Path, name: str) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.name.startswith(f".{name}.") and p.name.endswith(".part"))
+def _parts(folder: Path, name: str = "") -> list[Path]:
+    """The export's temporary files in ``folder`` (``name`` is kept for the callers; names are short now)."""
+    return sorted(p for p in folder.iterdir() if p.name.startswith(".lmdk-") and p.name.endswith(".part"))
 
 
 def _start(big: Path, out: Path, *extra: str) -> subprocess.Popen:
@@ -90,11 +91,15 @@ def _check_partial_release(part: Path, big: Path) -> int:
     body = [ln for ln in lines[1:-1] if ln]  # the last line may be cut mid-way
     raw = big.read_text(encoding="utf-8").split("\n")[1: len(body) + 1]
     assert len(body) > 1000
+    same = 0
     for got, src in zip(body[:20_000], raw[:20_000], strict=True):
         t_got, v_got = got.split(",")
         t_src, v_src = src.split(",")
         assert t_got == t_src  # the public timestamps, in order
-        assert float(v_got) != float(v_src)  # never the raw value
+        same += float(v_got) == float(v_src)
+    # never the raw value, except by chance: values are printed to 0.001 here (issue 14) and the noise
+    # scale is ~100, so P(noise rounds to 0) ≈ 5e-6 per row (expected 0.1 of 20,000)
+    assert same < 10
     return len(body)
 
 
@@ -106,7 +111,7 @@ def test_sigkill_leaves_no_file_at_the_target(tmp_path, big_csv, min_mb):
     assert not out.exists()
     assert not out.with_name("release.csv.json").exists()
     leftovers = sorted(p.name for p in tmp_path.iterdir())
-    assert all(n.startswith(".release.csv.") and n.endswith(".part") for n in leftovers), leftovers
+    assert all(n.startswith(".lmdk-") and n.endswith(".part") for n in leftovers), leftovers
     if min_mb:
         rows = _check_partial_release(part, big_csv)
         assert rows < ROWS
@@ -152,3 +157,55 @@ def test_next_export_removes_stale_part_files(tmp_path, big_csv):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert _parts(tmp_path, out.name) == []
+
+
+def test_an_export_under_another_name_removes_dead_parts_too(tmp_path, big_csv):
+    """Finding 10: any export into the folder removes dead writers' parts, not only one to the same name."""
+    out = tmp_path / "release.csv"
+    _kill_mid_write(_start(big_csv, out), out, 1024 * 1024)
+    assert _parts(tmp_path)
+    small = tmp_path / "small.csv"
+    small.write_text("timestamp,kwh\n2000-01-01 00:00:00,1.0\n2000-01-01 01:00:00,2.0\n")
+    done = subprocess.run([*CLI, "export", str(small), "-o", str(tmp_path / "other.csv"), "--scheme", "uniform",
+                           "--epsilon", "1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _parts(tmp_path) == []
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_and_sigint_mid_write_remove_the_part(tmp_path, big_csv, sig, code):
+    """Findings 10 and 11: a terminated/interrupted export removes its own temporary file on the way out."""
+    out = tmp_path / "release.csv"
+    proc = _start(big_csv, out)
+    deadline = time.monotonic() + 180
+    while not (_parts(tmp_path) and _parts(tmp_path)[0].stat().st_size > 1024 * 1024):
+        assert proc.poll() is None, "the export finished before it could be signalled"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], err
+    assert b"nothing was written" in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 1.0, 2.0, 3.5])
+def test_sigint_at_any_instant_exits_130_with_nothing_written(tmp_path, delay):
+    """Finding 11: Ctrl-C while modules load (the interpreter's own start-up, the first ~0.1 s, is
+    Python's), during the first compilation of the
+    Adaptive kernels (not cached: every process compiles them) or while writing: exit 130, nothing written.
+    A signal that arrives after the export finished leaves a complete release and exit 0."""
+    src = Path(__file__).resolve().parents[2] / "resources" / "samples" / "energy_hue_2013_jan.csv"
+    out = tmp_path / "release.csv"
+    proc = subprocess.Popen([*CLI, "export", str(src), "-o", str(out), "--scheme", "adaptive", "--epsilon", "1",
+                             "--landmark-rows", "5-40"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:  # finished first: then the release is complete
+        assert out.exists() and out.with_name("release.csv.json").exists()
+        assert delay >= 2.0, "a release finished within a second: the test did not interrupt anything"
+        return
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

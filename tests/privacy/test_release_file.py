@@ -17,6 +17,7 @@ from lmdk_gui.core.export import ExportOptions, export_release
 from lmdk_gui.core.loader import load_series
 from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
 from tests.conftest import SAMPLES
+from tests.keys import test_key
 
 ENERGY = SAMPLES / "energy_hue_2013_jan.csv"
 GPS = SAMPLES / "gps_bus_limerick.csv"
@@ -25,7 +26,7 @@ GPS = SAMPLES / "gps_bus_limerick.csv"
 def _export_pair(tmp_path, series, landmarks, settings, scheme, backend=None):
     """The published file (default columns) and the same release with its flags (same seed → same noise;
     the opendp backend cannot be seeded, so there only the flagged file is read)."""
-    seed = None if backend else 31
+    seed = None if backend else test_key(31)
     flagged = tmp_path / "flagged.csv"
     export_release(series, landmarks, settings, flagged,
                    ExportOptions(scheme, include_flags=True, include_budget=True, seed=seed, backend=backend))
@@ -59,15 +60,19 @@ def test_numeric_release_has_no_raw_value(tmp_path, scheme, backend, bounds):
     vals = df["kwh"].to_numpy(dtype=np.float64)
     raw = s.values
     inputs = np.unique(np.concatenate([raw, np.clip(raw, *bounds) if bounds else raw]))
-    # No fresh value equals its own input, nor any input value of the file (as a number) ...
-    assert not np.any(vals[fresh] == raw[fresh])
-    assert not np.any(np.isin(vals[fresh], inputs))
-    # ... nor is it written as any input's text.
-    assert not np.any(np.isin(df["kwh"].to_numpy()[fresh], raw_text))
-    # Approximations republish the previous release (or the first fresh one / the public midpoint): never
-    # an input.
+    # Values are printed to four significant digits of the smallest noise scale (issue 14: here 0.001 kWh,
+    # the data's own precision), so a noisy value meets an input value by chance now and then (noise
+    # within ±0.0005 of zero, at most ~5e-4 per event when ε_t ≈ ε). A value passed through unprotected
+    # would meet them all the time: no more than chance allows equals its own input ...
+    assert np.mean(vals[fresh] == raw[fresh]) < 0.01
+    # ... and a passed-through file would match its inputs everywhere, a release on the data's own 0.001
+    # grid does so only where noise lands on one of the ~400 distinct inputs packed in [0.4, 5.1] (≈ 15 %).
+    assert np.mean(np.isin(vals[fresh], inputs)) < 0.5
+    assert np.mean(np.isin(df["kwh"].to_numpy()[fresh], raw_text)) < 0.5
+    # Approximations republish the previous release (or the first fresh one / the public midpoint).
     approx = ~fresh
-    assert not np.any(np.isin(vals[approx], inputs[inputs != (np.mean(bounds) if bounds else np.nan)]))
+    assert np.sum(np.isin(vals[approx], inputs[inputs != (np.mean(bounds) if bounds else np.nan)])) <= 0.5 * max(
+        1, approx.sum())
     idx = np.flatnonzero(approx)
     later = idx[idx > np.argmax(fresh)]
     np.testing.assert_array_equal(vals[later], vals[later - 1])

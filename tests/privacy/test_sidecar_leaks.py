@@ -57,7 +57,7 @@ def test_hash_attack_finds_nothing(tmp_path):
     assert _recover_missing_value(text, list(lines), row) is None
     assert not re.search(r"[0-9a-f]{32,}", text), "no digest of any kind in the public sidecar"
     assert "alice" not in text and "meter" not in text
-    assert json.loads(text)["input"] == {"rows": series.n}
+    assert json.loads(text)["input"] == {"rows": series.n, "rows_read": series.n}
 
 
 def test_input_name_only_when_asked(tmp_path, capsys):
@@ -72,4 +72,4 @@ def test_input_name_only_when_asked(tmp_path, capsys):
                        "--landmark-rows", "3,4", "--force", "--include-input-name")
     assert code == 0, err
     side = json.loads((tmp_path / "rel.csv.json").read_text())
-    assert side["input"] == {"rows": side["input"]["rows"], "name": "bob_jones.csv"}
+    assert side["input"] == {"rows": side["input"]["rows"], "rows_read": side["input"]["rows"], "name": "bob_jones.csv"}

@@ -252,7 +252,7 @@ def test_export_dialog_summarises_the_dummies(qtbot, window, tmp_path):
     assert "Dummy landmarks:</b> on (Partitioned, fewer dummies, 1% of ε)" in text
     assert "fresh randomness" in text and "ε − ε_sel = 0.99" in text and "new</i> selection" in text
     dlg.use_seed.setChecked(True)
-    assert "derived from the seed" in dlg.summary.text()
+    assert "derived from the export key" in dlg.summary.text()
 
 
 def test_state_restore_round_trip(qtbot, window):

@@ -56,7 +56,7 @@ def test_run_shows_chart_and_table_and_saves(window, qtbot, tmp_path):
     assert [a[0] for a in asked] == ["png", "csv"] and asked[0][1].endswith("energy_hue_2013_jan_comparison.png")
     assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
     df = pd.read_csv(csv_path)
-    assert list(df.columns) == ["percentage", "scheme", "mae_mean", "mae_std", "runs"] and len(df) == 15
+    assert list(df.columns) == ["percentage", "scheme", "mae_mean", "mae_std", "runs"] and len(df) == 3 * len(ALL_SCHEMES)
     assert "Saved" in tab.status.text()
 
     # the result belongs to the snapshot: a later edit only marks it out of date

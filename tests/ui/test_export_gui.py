@@ -96,7 +96,8 @@ def test_dialog_disables_failing_baselines_and_summarises(qtbot, window, tmp_pat
     qtbot.addWidget(dlg)
     model = dlg.scheme.model()
     enabled = {dlg.scheme.itemData(i): model.item(i).isEnabled() for i in range(dlg.scheme.count())}
-    assert enabled == {"uniform": True, "skip": True, "adaptive": True, "event": False, "user": True}
+    assert enabled == {"uniform": True, "skip": True, "adaptive": True, "balanced": True, "event": False,
+                       "user": True}  # issue 12 added Balanced
     assert dlg.scheme.currentData() == "skip"
     text = dlg.summary.text()
     assert "Skip" in text and "5 landmark" in text and "ε = 1" in text
@@ -106,7 +107,9 @@ def test_dialog_disables_failing_baselines_and_summarises(qtbot, window, tmp_pat
     dlg.use_seed.setChecked(True)
     assert not dlg.seed_warning.isHidden()
     v = dlg.values()
-    assert v["scheme"] == "skip" and v["include_flags"] and v["seed"] == 0
+    # issue 17, finding 2: a reproducible export gets a generated secret key, never a small seed
+    assert v["scheme"] == "skip" and v["include_flags"] and v["seed"] == dlg.seed.text()
+    assert len(v["seed"]) >= 32 and export_mod.export_key(v["seed"]) is not None
     assert v["path"].endswith("energy_hue_2013_jan_protected.csv")
 
 
@@ -133,3 +136,62 @@ def test_close_during_export_asks_and_cancels(qtbot, window, tmp_path, monkeypat
     assert not job.is_running()
     assert not out.exists() or job.state == "finished"
     assert [p for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+
+
+# --------------------------------------------------------------------------------------- issue 17
+def test_reproducible_export_shows_a_copyable_key_that_recreates_the_release(qtbot, window, tmp_path):
+    from PySide6.QtWidgets import QApplication
+
+    from lmdk_gui.core import ledger
+
+    window.session.add_range(10, 30)
+    dlg = ExportDialog(window.session.snapshot(), "adaptive", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    assert dlg.seed.text() == "" and not dlg.copy_key.isEnabled()
+    dlg.use_seed.setChecked(True)
+    key = dlg.seed.text()
+    assert len(key) == 64 and dlg.seed.isReadOnly()
+    dlg.copy_key.click()
+    assert QApplication.clipboard().text() == key
+    dlg.use_seed.setChecked(False)
+    assert dlg.values()["seed"] is None
+    out = tmp_path / "r.csv"
+    job = window.export_release(out, "adaptive", seed=key)
+    with qtbot.waitSignal(job.finished, timeout=30_000):
+        pass
+    side = (tmp_path / "r.csv.json").read_text()
+    assert json.loads(side)["seeded"] is True and key not in side
+    entry = ledger.entries()[-1]
+    assert entry["key"] == key and entry["output"] == str(out)
+    again = tmp_path / "again.csv"
+    ledger.reexport(entry["id"], again)
+    assert again.read_text() == out.read_text()
+
+
+def test_skip_and_adaptive_warn_next_to_the_scheme(qtbot, window, tmp_path):
+    window.session.add_range(10, 12)
+    dlg = ExportDialog(window.session.snapshot(), "uniform", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    assert dlg.republish_warning.isHidden()
+    for scheme in ("skip", "adaptive"):
+        dlg.scheme.setCurrentIndex(dlg.scheme.findData(scheme))
+        assert not dlg.republish_warning.isHidden() and "dummy landmarks" in dlg.republish_warning.text()
+    assert not dlg.verbatim_labels.isEnabled()  # numeric: no text cells to neutralise
+
+
+def test_a_second_release_of_the_same_input_asks_first(qtbot, window, tmp_path):
+    window.session.add_range(10, 12)
+    job = window.export_release(tmp_path / "a.csv", "uniform")
+    with qtbot.waitSignal(job.finished, timeout=30_000):
+        pass
+    dlg = ExportDialog(window.session.snapshot(), "uniform", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    dlg.path_edit.setText(str(tmp_path / "b.csv"))
+    asked = []
+    dlg.ask_repeat_release = lambda notice: asked.append(notice) or False
+    dlg._accept()
+    assert asked and "released 1 time before" in asked[0] and "faces ε = 2" in asked[0]
+    assert dlg.result() != ExportDialog.DialogCode.Accepted
+    dlg.ask_repeat_release = lambda notice: True
+    dlg._accept()
+    assert dlg.result() == ExportDialog.DialogCode.Accepted

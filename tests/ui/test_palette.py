@@ -52,7 +52,7 @@ def test_landmarks_and_dummies_stand_apart_from_every_scheme_under_deuteranopia(
 
 
 def test_the_landmark_schemes_stand_apart_under_deuteranopia():
-    shown = ("uniform", "skip", "adaptive")  # the schemes shown by default
+    shown = ("uniform", "skip", "adaptive", "balanced")  # the landmark-private schemes, shown by default
     for a, b in itertools.combinations(shown, 2):
         assert delta_e(SCHEME_COLORS[a], SCHEME_COLORS[b], deuteranopia=True) >= 40, (a, b)
     for a, b in itertools.combinations(SCHEME_COLORS, 2):

@@ -90,7 +90,8 @@ def test_save_then_open_in_a_new_window_restores_everything(qtbot, new_window, d
     assert w1.windowTitle().startswith("jan (energy.csv)")
     doc = json.loads(path.read_text())
     assert doc["private"] is True and doc["view"]["extensions"]["fake"] == {"zoom": [1, 2], "name": "x"}
-    assert doc["view"]["visible_schemes"] == ["uniform", "adaptive", "event"]
+    # Balanced (issue 12) is a landmark-private scheme: shown by default like Uniform, Skip and Adaptive
+    assert doc["view"]["visible_schemes"] == ["uniform", "adaptive", "event", "balanced"]
 
     w2 = new_window()
     w2.extensions["fake"] = fake2 = _FakeExtension()
@@ -99,7 +100,7 @@ def test_save_then_open_in_a_new_window_restores_everything(qtbot, new_window, d
     s1, s2 = w1.session, w2.session
     assert np.array_equal(s2.landmarks, s1.landmarks)
     assert s2.settings == s1.settings and s2.seed == 77 and s2.runs == 7
-    assert s2.visible_schemes == {"uniform", "adaptive", "event"}
+    assert s2.visible_schemes == {"uniform", "adaptive", "event", "balanced"}
     assert fake2.restored == {"zoom": [1, 2], "name": "x"}
     assert not s2.is_dirty() and not w2.isWindowModified()
     assert _pui(w2).path == path.resolve()

@@ -1,0 +1,504 @@
+"""One release pipeline (issue 12): per-kind mechanisms, a ``plan`` step, and three runners over it.
+
+* :class:`Kind` — one object per kind of series (``KINDS["numeric" | "location" | "categorical"]``) owns its
+  mechanism: the input it protects, the preview noise on common random numbers, the export's
+  floating-point-safe noise, the Adaptive kernel, the error metric, the CSV value columns, the public
+  fallback, and a ``denoise`` slot for post-processing (None = publish the raw release).
+* :func:`plan` — (series, landmarks, settings, scheme, dummies) → :class:`Plan`: the landmark set used, the
+  release's ε, the budgets (or, for Adaptive, what its loop needs) and the pre-check verdict of the
+  independent landmark-sum check. The session, the export dialog, the export, ``lmdk compare`` and
+  ``lmdk evaluate`` all start here.
+* Runners: :func:`run_preview` (plain arrays on :class:`~.noise.UnitNoise`), :class:`ExportRunner` (secure
+  noise, chunk by chunk) and the batched kernels of :mod:`.evaluation` (which read ``Plan.budgets``).
+
+The allocation functions are parameters of :func:`plan` so that a caller's own names are used (the privacy
+audits replace ``export.fixed_budgets`` / ``export.allocatable`` to prove a broken allocation is refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numba
+import numpy as np
+
+from . import adaptive, mechanisms, securenoise
+from .guarantee import GuaranteeResult, allocatable, check_guarantee
+from .noise import UnitNoise
+from .release import (
+    Release,
+    category_space,
+    fill_approximations,
+    fixed_budgets,
+    landmark_mask,
+    normalize_landmarks,
+    public_fallback,
+)
+from .series import Series
+from .settings import ALL_SCHEMES, PrivacySettings
+
+#: Our own exact-integer samplers (numba); they can run inside the Adaptive loop and can be seeded.
+NUMBA_BACKENDS = (securenoise.BACKEND_SNAPPED, securenoise.BACKEND_PLANAR, securenoise.BACKEND_RR)
+
+
+# --------------------------------------------------------------------------------- secure noise hooks
+def grid_exponent(settings: PrivacySettings) -> int:
+    """The snapped sampler's grid exponent for a numeric release: from Δ and the release's ε only (every
+    event's ε_t ≤ ε), the same for every event (issue 17, finding 3)."""
+    return securenoise.laplace_grid_exponent(settings.sensitivity, settings.sensitivity / settings.epsilon)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sec_laplace(x, scale, sens, t, aux, pos):  # pragma: no cover - compiled
+    # aux = (words, public grid exponent): every event of the release on the same grid (finding 3)
+    return securenoise.secure_laplace_grid_one(x, scale, sens, aux[1], aux[0], pos)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sec_planar(lat, lon, scale_m, t, words, pos):  # pragma: no cover - compiled
+    return securenoise.secure_planar_one(lat, lon, scale_m, words, pos)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
+    return securenoise.secure_rr_one(code, eps, k, words, pos)
+
+
+#: Adaptive's sampling uniforms u_t (public, data-independent), from the export's own word source.
+public_uniforms = securenoise.public_uniforms
+
+
+# ---------------------------------------------------------------------------------------------- kinds
+@dataclass(frozen=True, eq=False)
+class KindInput:
+    """What the mechanism protects: ``x`` (numeric clamped to the public bounds; categorical codes in the
+    release's category space), the category labels and their number ``k``, and the public fallback."""
+
+    x: np.ndarray
+    labels: tuple[str, ...] | None
+    k: int
+    fallback: Any
+
+
+class Kind:
+    """A kind's mechanism. Subclasses fill in the per-kind parts; instances live in :data:`KINDS`."""
+
+    name = ""
+    # numba noise functions, as staticmethods: a compiled function is a descriptor and would otherwise be
+    # bound to the kind object when read from it.
+    unit_one: Any = None  # on unit noise (Adaptive's preview loop)
+    secure_one: Any = None  # on secure words (Adaptive's export loop)
+    #: Post-processing of a release (issue 12 part 2): ``denoise(release, settings) -> values`` using only
+    #: the released values, budgets, flags and public settings. None = publish the raw release. Set it on
+    #: the instance (``KINDS["numeric"].denoise = f``) so that it is not bound as a method.
+    denoise: Callable[[Release, PrivacySettings], np.ndarray] | None = None
+
+    @property
+    def kernel(self):
+        return adaptive.KERNELS[self.name]
+
+    def prepare(self, series: Series, settings: PrivacySettings) -> KindInput:
+        return KindInput(series.values, None, 0, public_fallback(series, settings))
+
+    def param(self, settings: PrivacySettings, k: int) -> float:
+        """The kernel's per-kind parameter: Δ, the radius r, or the number of categories."""
+        raise NotImplementedError
+
+    def unit_aux(self, noise: UnitNoise) -> np.ndarray:
+        raise NotImplementedError
+
+    def preview_noise(self, x: np.ndarray, budgets: np.ndarray, fresh: np.ndarray, noise: UnitNoise,
+                      settings: PrivacySettings, k: int) -> np.ndarray:
+        """Releases of every event on common random numbers (values at non-fresh events are replaced)."""
+        raise NotImplementedError
+
+    def secure_noise(self, x: np.ndarray, budgets: np.ndarray, settings: PrivacySettings, k: int,
+                     backend: str, source) -> np.ndarray:
+        """Floating-point-safe releases of the events ``x`` with budgets ``budgets`` (all > 0). ``settings``
+        are the release's (ε − ε_sel with dummies): any grid is taken from them, never from ``budgets``."""
+        raise NotImplementedError
+
+    def kernel_aux(self, words: np.ndarray, settings: PrivacySettings) -> Any:
+        """What the Adaptive kernel passes to :attr:`secure_one`: the word buffer (numeric: with the public
+        grid exponent of ``settings``)."""
+        return words
+
+    def empty_values(self, x: np.ndarray) -> np.ndarray:
+        """An output array shaped like ``x``: NaN for real values, uninitialised codes."""
+        out = np.empty_like(x)
+        if out.dtype.kind == "f":
+            out[...] = np.nan
+        return out
+
+    def error(self, truth: np.ndarray, values: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
+        """Per-event error of released ``values`` against the true values (NaN where nothing is published)."""
+        raise NotImplementedError
+
+    def value_columns(self, series: Series) -> list[str]:
+        src = series.source
+        if src is not None and src.value_cols:
+            return list(src.value_cols)
+        return ["value"]
+
+
+class NumericKind(Kind):
+    name = "numeric"
+    unit_one = staticmethod(mechanisms.laplace_unit_one)
+    secure_one = staticmethod(_sec_laplace)
+
+    def prepare(self, series, settings):
+        return KindInput(mechanisms.clamp(series.values, settings.bounds), None, 0,
+                         public_fallback(series, settings))
+
+    def param(self, settings, k):
+        return settings.sensitivity
+
+    def unit_aux(self, noise):
+        return noise.laplace
+
+    def preview_noise(self, x, budgets, fresh, noise, settings, k):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scales = settings.sensitivity / budgets
+            return np.where(fresh, x + noise.laplace * scales, np.nan)
+
+    def secure_noise(self, x, budgets, settings, k, backend, source):
+        scales = settings.sensitivity / budgets
+        e = grid_exponent(settings)  # public settings only, the same for every event (finding 3)
+        if backend not in NUMBA_BACKENDS:
+            return securenoise.opendp_laplace(x, scales, settings.sensitivity, grid_exponent=e)
+        return securenoise.secure_laplace(x, scales, settings.sensitivity, source, grid_exponent=e)
+
+    def kernel_aux(self, words, settings):
+        return (words, np.int64(grid_exponent(settings)))
+
+    def error(self, truth, values, codes=None):
+        return np.abs(values - truth)
+
+
+class LocationKind(Kind):
+    name = "location"
+    unit_one = staticmethod(mechanisms.planar_unit_one)
+    secure_one = staticmethod(_sec_planar)
+
+    def param(self, settings, k):
+        return settings.radius_m
+
+    def unit_aux(self, noise):
+        return noise.location_aux()
+
+    def preview_noise(self, x, budgets, fresh, noise, settings, k):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scales = np.where(fresh, settings.radius_m / np.where(fresh, budgets, 1.0), 0.0)
+        return mechanisms.planar_unit(x, scales, noise.gamma, noise.angle)
+
+    def secure_noise(self, x, budgets, settings, k, backend, source):
+        return securenoise.secure_planar(x, settings.radius_m / budgets, source)
+
+    def error(self, truth, values, codes=None):
+        return mechanisms.haversine(truth, values)
+
+    def value_columns(self, series):
+        src = series.source
+        if src is not None and src.value_cols:
+            return list(src.value_cols)
+        return ["lat", "lon"]
+
+
+class CategoricalKind(Kind):
+    name = "categorical"
+    unit_one = staticmethod(mechanisms.rr_unit_one)
+    secure_one = staticmethod(_sec_rr)
+
+    def prepare(self, series, settings):
+        codes, labels, _ = category_space(series, settings)
+        return KindInput(codes, labels, len(labels), public_fallback(series, settings))
+
+    def param(self, settings, k):
+        return k
+
+    def unit_aux(self, noise):
+        return noise.categorical_aux()
+
+    def preview_noise(self, x, budgets, fresh, noise, settings, k):
+        return mechanisms.rr_unit(x, budgets, k, noise.keep, noise.other)
+
+    def secure_noise(self, x, budgets, settings, k, backend, source):
+        if backend not in NUMBA_BACKENDS:
+            return securenoise.opendp_rr(x, budgets, k)
+        return securenoise.secure_rr(x, budgets, k, source)
+
+    def error(self, truth, values, codes=None):
+        """Mismatch against ``codes`` (the true codes in the release's category space; default ``truth``)."""
+        err = (values != (truth if codes is None else codes)).astype(np.float64)
+        err[values < 0] = np.nan
+        return err
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (NumericKind(), LocationKind(), CategoricalKind())}
+
+
+def kind_of(series: Series) -> Kind:
+    return KINDS[series.kind]
+
+
+# ----------------------------------------------------------------------------------------------- plan
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Everything about a release that is decided before any noise is drawn.
+
+    ``settings.epsilon`` is the release's ε (ε − ε_sel with dummies) and ``landmarks`` the set the release
+    and its check use (L' with dummies). ``budgets`` is None for Adaptive (its budgets depend on its
+    sampling); ``precheck`` is then None too and the check runs on the budgets the loop produced.
+    """
+
+    series: Series
+    settings: PrivacySettings
+    scheme: str
+    kind: Kind
+    landmarks: np.ndarray
+    eps_a: float  # the allocatable ε the budgets are drawn from
+    inp: KindInput
+    budgets: np.ndarray | None
+
+    # Computed on first use (a frozen dataclass still has a __dict__ for cached_property): the evaluation's
+    # batched kernels plan every scheme and set but need neither.
+    @cached_property
+    def precheck(self) -> GuaranteeResult | None:
+        """The independent landmark-sum check on the planned budgets (None for Adaptive)."""
+        if self.budgets is None:
+            return None
+        return check_guarantee(self.budgets, self.landmarks, self.settings.epsilon)
+
+    @cached_property
+    def landmark_mask(self) -> np.ndarray:
+        return landmark_mask(self.landmarks, self.n)
+
+    @property
+    def n(self) -> int:
+        return self.series.n
+
+    @property
+    def epsilon(self) -> float:
+        return self.settings.epsilon
+
+    @property
+    def is_adaptive(self) -> bool:
+        return self.budgets is None
+
+    @property
+    def fresh(self) -> np.ndarray:
+        assert self.budgets is not None
+        return self.budgets > 0
+
+    @property
+    def holds(self) -> bool | None:
+        """The pre-check verdict: True/False, or None when it can only be known after drawing (Adaptive)."""
+        return None if self.precheck is None else self.precheck.holds
+
+    # Adaptive's loop parameters
+    @property
+    def adaptive_base(self) -> float:
+        return self.eps_a / (self.landmarks.size + 1)
+
+    def adaptive_args(self) -> tuple:
+        """(mask, eps_a, base, inc, dec, min_rate, param): the kernel's arguments after ``u``."""
+        p = self.settings.adaptive
+        return (self.landmark_mask, self.eps_a, self.adaptive_base, p.inc, p.dec,
+                p.min_rate, self.kind.param(self.settings, self.inp.k))
+
+
+def plan(series: Series, landmarks, settings: PrivacySettings, scheme: str, dummies=None, *,
+         budgets_fn: Callable = fixed_budgets, allocatable_fn: Callable = allocatable,
+         inp: KindInput | None = None) -> Plan:
+    """The release's plan (see :class:`Plan`). ``dummies`` is a drawn
+    :class:`~.dummies.DummySelection` (the plan then uses its ``L'`` and ``ε − ε_sel``) or None.
+
+    ``inp`` lets a caller that plans several schemes of one series prepare the kind's input once.
+    Raises ValueError for bad settings, an unknown scheme or landmarks outside the series."""
+    settings.validate()
+    if scheme not in ALL_SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
+    n = series.n
+    if dummies is not None:
+        lm = normalize_landmarks(dummies.landmarks, n)
+        settings = settings.with_(epsilon=dummies.epsilon_remaining)
+    else:
+        lm = normalize_landmarks(landmarks, n)
+    kind = kind_of(series)
+    if inp is None:
+        inp = kind.prepare(series, settings)
+    eps_a = allocatable_fn(settings.epsilon, n)
+    budgets = None if scheme == "adaptive" else budgets_fn(scheme, n, lm, eps_a)
+    return Plan(series, settings, scheme, kind, lm, eps_a, inp, budgets)
+
+
+def export_verdicts(series: Series, landmarks, settings: PrivacySettings, dummies=None) -> dict[str, str]:
+    """Scheme → the reason the export refuses it ('' when it can be exported), from the plans' pre-checks.
+
+    ``dummies`` are the (not yet drawn) dummy settings: the export's ``L'`` has at least one dummy when there
+    is a regular event, so L plus the first regular event stands for it (the fixed schemes' verdicts depend
+    only on whether there is one, not on which). Adaptive is always '' (checked after drawing)."""
+    n = series.n
+    lm = normalize_landmarks(landmarks, n)
+    padded = _smallest_superset(lm, n) if dummies is not None else lm
+    out = {}
+    for s in ALL_SCHEMES:
+        if s == "adaptive":
+            out[s] = ""
+            continue
+        g = precheck(s, n, padded, settings.epsilon)
+        plain = precheck(s, n, lm, settings.epsilon) if dummies is not None else None
+        assert g is not None
+        if g.holds:
+            out[s] = ""
+        elif plain is not None and plain.holds:
+            out[s] = "fails the landmark-sum check once dummies are added"
+        else:
+            out[s] = f"fails the landmark-sum check ({g.worst:.4g} > ε = {settings.epsilon:g})"
+    return out
+
+
+def precheck(scheme: str, n: int, landmarks, epsilon: float) -> GuaranteeResult | None:
+    """The pre-check verdict of a scheme on n events, landmarks and ε without a series (no input is
+    prepared); None for Adaptive, whose budgets are known only after drawing."""
+    if scheme == "adaptive":
+        return None
+    lm = normalize_landmarks(landmarks, n)
+    return check_guarantee(fixed_budgets(scheme, n, lm, allocatable(epsilon, n)), lm, epsilon)
+
+
+def _smallest_superset(lm: np.ndarray, n: int) -> np.ndarray:
+    if lm.size >= n:
+        return lm
+    free = np.flatnonzero(np.isin(np.arange(min(n, lm.size + 1)), lm, invert=True))
+    return np.union1d(lm, free[:1])
+
+
+# ------------------------------------------------------------------------------------ preview runner
+def run_adaptive_preview(p: Plan, noise: UnitNoise) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Adaptive's compiled loop on common random numbers: (values, budgets, fresh)."""
+    n = p.n
+    x = p.inp.x
+    out_v = np.empty_like(x)
+    out_eps = np.empty(n)
+    out_fresh = np.empty(n, dtype=np.bool_)
+    mask, eps_a, base, inc, dec, rmin, param = p.adaptive_args()
+    state = adaptive.new_state(int(p.landmarks.size))
+    t, _ = p.kind.kernel(p.kind.unit_one, x, mask, noise.sample, eps_a, base, inc, dec, rmin, param,
+                         p.kind.unit_aux(noise), 0, 0, n, 1 << 62, state, out_v, out_eps, out_fresh)
+    assert t == n
+    return out_v, out_eps, out_fresh
+
+
+def run_preview(p: Plan, noise: UnitNoise) -> Release:
+    """The preview release of a plan on common random numbers (DESIGN §5); raw values (no denoising)."""
+    if noise.n != p.n:
+        raise ValueError("the unit noise was drawn for another series length")
+    if p.budgets is None:
+        values, budgets, fresh = run_adaptive_preview(p, noise)
+        guarantee = check_guarantee(budgets, p.landmarks, p.epsilon)
+    else:
+        budgets = p.budgets
+        fresh = budgets > 0
+        values = p.kind.preview_noise(p.inp.x, budgets, fresh, noise, p.settings, p.inp.k)
+        values = fill_approximations(values, fresh, p.inp.fallback)
+        assert p.precheck is not None
+        guarantee = p.precheck
+    return Release(scheme=p.scheme, kind=p.kind.name, epsilon=p.epsilon, landmarks=p.landmarks, budgets=budgets,
+                   values=values, approximated=~fresh, guarantee=guarantee, categories=p.inp.labels)
+
+
+def denoised_values(release: Release, settings: PrivacySettings) -> np.ndarray | None:
+    """The kind's post-processing of a release, or None when the kind has no denoiser (raw is published)."""
+    fn = KINDS[release.kind].denoise
+    return None if fn is None else fn(release, settings)
+
+
+# ------------------------------------------------------------------------------------- export runner
+class ExportRunner:
+    """Draws a plan's release with floating-point-safe noise, chunk by chunk.
+
+    ``chunks()`` yields ``(a, b, values, approximated)`` for rows a..b-1; ``budgets`` is complete once the
+    iteration ends (Adaptive fills it as it goes) and is what the final independent check must examine.
+    Random words are consumed in the export's fixed order (Adaptive's public uniforms, or the first fresh
+    release when events before it republish it, then the chunks), so a keyed export is reproducible.
+
+    Adaptive's loop draws through a :class:`~.securenoise.WordBuffer`, which tells a sampler's failures
+    apart: bad input raises ValueError naming the event (``describe(i)``, e.g. its file row), running out of
+    words raises :class:`~.securenoise.RandomnessExhausted`."""
+
+    def __init__(self, p: Plan, backend: str, source, chunk_rows: int,
+                 describe: Callable[[int], str] | None = None) -> None:
+        self.plan = p
+        self.backend = backend
+        self.source = source
+        self.describe = describe
+        self.chunk = max(1, int(chunk_rows))
+        n = p.n
+        self.budgets = np.empty(n)
+        self.fresh = np.empty(n, dtype=np.bool_)
+        self._first: tuple[int, Any] | None = None
+        self._carry: Any = p.inp.fallback
+        if p.budgets is None:
+            self._u = public_uniforms(source, n)
+            self._wb = securenoise.WordBuffer(source, max(4 * securenoise.RESERVE_WORDS, 16 * self.chunk))
+            self._aux = p.kind.kernel_aux(self._wb.words, p.settings)  # refills keep the same array
+            self._out_v = np.empty_like(p.inp.x)
+            self._state = adaptive.new_state(int(p.landmarks.size))
+            self._args = p.adaptive_args()
+        else:
+            self.budgets[:] = p.budgets
+            self.fresh[:] = self.budgets > 0
+            fr = self.fresh
+            if p.inp.fallback is None and n and not fr[0] and fr.any():
+                # Events before the first fresh release republish it (post-processing): draw it now, once.
+                j = int(np.argmax(fr))
+                v = self._noise(p.inp.x[j:j + 1], self.budgets[j:j + 1])
+                self._first = (j, v[0])
+                self._carry = v[0]
+
+    def _noise(self, x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+        p = self.plan
+        return p.kind.secure_noise(x, budgets, p.settings, p.inp.k, self.backend, self.source)
+
+    def chunks(self) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+        n = self.plan.n
+        for a in range(0, n, self.chunk):
+            b = min(n, a + self.chunk)
+            vals = self._adaptive_chunk(a, b) if self.plan.budgets is None else self._fixed_chunk(a, b)
+            yield a, b, vals, ~self.fresh[a:b]
+
+    def _adaptive_chunk(self, a: int, b: int) -> np.ndarray:
+        p = self.plan
+        mask, eps_a, base, inc, dec, rmin, param = self._args
+        wb = self._wb
+        t = a
+        while t < b:
+            wb.ensure()
+            t, pos = p.kind.kernel(p.kind.secure_one, p.inp.x, mask, self._u, eps_a, base, inc, dec, rmin, param,
+                                   self._aux, wb.pos, t, b, wb.limit, self._state, self._out_v, self.budgets,
+                                   self.fresh)
+            wb.check(pos, t, self.describe)  # -2: ValueError naming event t; -1: RandomnessExhausted
+        return self._out_v[a:b]
+
+    def _fixed_chunk(self, a: int, b: int) -> np.ndarray:
+        x = self.plan.inp.x
+        fr = self.fresh[a:b]
+        vals = self.plan.kind.empty_values(x[a:b])
+        idx = np.flatnonzero(fr)
+        if self._first is not None:
+            j, v = self._first
+            if a <= j < b:
+                vals[j - a] = v
+                idx = idx[idx != j - a]
+        if idx.size:
+            vals[idx] = self._noise(x[a:b][idx], self.budgets[a:b][idx])
+        # Rows before this chunk's first fresh one republish the previous chunk's last release (the carry),
+        # the public fallback, or — before any release — the pre-drawn first one.
+        vals = fill_approximations(vals, fr, self._carry)
+        if fr.any():
+            self._carry = vals[int(np.flatnonzero(fr)[-1])]
+        return vals

@@ -1,0 +1,184 @@
+"""Previews and R-run averages of every scheme (DESIGN §5, §10), shared by the window and ``lmdk compare``.
+
+The window's session model (:mod:`lmdk_gui.ui.session`) runs these on its worker threads; the command calls
+them directly. A :class:`Snapshot` is an immutable copy of what a computation works on.
+:func:`compute_preview` gives each scheme's release on common random numbers (with dummies on, also the
+selection ``L' ⊃ L`` drawn from the seed and the draw number, and the releases on ``L'`` with ``ε − ε_sel``);
+:func:`compute_average` the MAE over ``runs`` runs (with dummies: with and without them). Each release is
+:func:`~.pipeline.plan` then :func:`~.pipeline.run_preview` (through :func:`~.release.compute_release`).
+A dummy generator that refuses (Optimal beyond its limit) is not an error of the preview: the result carries
+its message in ``dummy_error`` and the releases without dummies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .dummies import (
+    DummyOptions,
+    DummySelection,
+    DummySettings,
+    generate_options,
+    mae_runs_with_dummies,
+    select_for_release,
+    selection_rng,
+)
+from .metrics import RunStats, mae, mae_over_runs
+from .noise import UnitNoise
+from .release import Release, compute_release
+from .series import Series
+from .settings import ALL_SCHEMES, PrivacySettings
+
+
+@dataclass(frozen=True)
+class SchemePreview:
+    """A scheme's preview release plus its error for this seed."""
+
+    release: Release
+    mae: float
+    relative: float | None
+
+    # The automation contract: preview[scheme].budgets / .values
+    @property
+    def budgets(self) -> np.ndarray:
+        return self.release.budgets
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.release.values
+
+    @property
+    def approximated(self) -> np.ndarray:
+        return self.release.approximated
+
+    @property
+    def guarantee(self):
+        return self.release.guarantee
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An immutable copy of what a computation or an export works on."""
+
+    series: Series
+    landmarks: np.ndarray
+    settings: PrivacySettings
+    seed: int
+    runs: int = 20
+    extra: dict = field(default_factory=dict)
+    dummies: DummySettings | None = None  # None = no dummy landmarks
+    dummy_draw: int = 0
+
+
+class NoiseCache:
+    """Unit noise per (series, seed), kept for the latest few (drawn on the worker thread)."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[int, int], UnitNoise] = {}
+
+    def get(self, series: Series, seed: int) -> UnitNoise:
+        key = (id(series), seed)
+        noise = self._items.get(key)
+        if noise is None:
+            if len(self._items) > 4:
+                self._items.clear()
+            noise = UnitNoise(series.n, seed)
+            self._items[key] = noise
+        return noise
+
+
+class OptionsCache:
+    """The dummy generator's options per (n, L, generator): they are deterministic, so Re-draw and re-rolls
+    only redo the exponential mechanism and the within-bin draw. Used on the preview thread only."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple, DummyOptions] = {}
+
+    def get(self, n: int, landmarks: np.ndarray, generator: str) -> DummyOptions:
+        key = (n, generator, landmarks.size, hash(landmarks.tobytes()))
+        opts = self._items.get(key)
+        if opts is None or not np.array_equal(opts.landmarks, landmarks):
+            if len(self._items) > 4:
+                self._items.clear()
+            opts = generate_options(n, landmarks, generator)  # may refuse (Optimal): ValueError
+            self._items[key] = opts
+        return opts
+
+
+@dataclass(frozen=True)
+class PreviewResult:
+    """What the preview worker hands back (immutable; crosses threads under the runner's lock)."""
+
+    preview: dict[str, SchemePreview]  # with dummies when they are on and the selection succeeded
+    plain: dict[str, SchemePreview]  # without dummies
+    selection: DummySelection | None = None
+    options: DummyOptions | None = None
+    dummy_error: str = ""
+
+
+@dataclass(frozen=True)
+class AverageResult:
+    average: dict[str, RunStats]  # matches PreviewResult.preview
+    plain: dict[str, RunStats]
+    dummy_size: float | None = None  # mean |L'| over the runs
+
+
+def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySettings, noise: UnitNoise,
+                    should_cancel=None) -> dict[str, SchemePreview] | None:
+    """Every scheme's preview release on ``landmarks`` with ``settings`` and its error for this seed; None
+    when cancelled."""
+    series = snap.series
+    out: dict[str, SchemePreview] = {}
+    # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
+    # computed (numeric MAE does not depend on settings), so each release's error is computed once.
+    denom = float(np.mean(np.abs(series.values))) if series.kind == "numeric" and series.n else 0.0
+    for scheme in ALL_SCHEMES:
+        if should_cancel is not None and should_cancel():
+            return None
+        rel = compute_release(series, landmarks, settings, scheme, noise)
+        err = mae(series, rel, settings)
+        out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None)
+    return out
+
+
+def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: OptionsCache | None = None, *,
+                    should_cancel=None) -> PreviewResult | None:
+    """Every scheme's preview release; with dummies on, also the selection and the releases on L'."""
+    noise = noise_cache.get(snap.series, snap.seed)
+    plain = scheme_previews(snap, snap.landmarks, snap.settings, noise, should_cancel)
+    if plain is None:
+        return None
+    if snap.dummies is None:
+        return PreviewResult(plain, plain)
+    try:
+        opts = None
+        if snap.series.n > snap.landmarks.size:
+            opts = (options_cache or OptionsCache()).get(snap.series.n, snap.landmarks, snap.dummies.generator)
+        sel = select_for_release(snap.series.n, snap.landmarks, snap.settings.epsilon, snap.dummies,
+                                 rng=selection_rng(snap.seed, snap.dummy_draw), options=opts)
+    except ValueError as e:  # the generator refuses (Optimal beyond its limit)
+        return PreviewResult(plain, plain, dummy_error=str(e))
+    withd = scheme_previews(snap, sel.landmarks, snap.settings.with_(epsilon=sel.epsilon_remaining), noise,
+                             should_cancel)
+    if withd is None:
+        return None
+    return PreviewResult(withd, plain, sel, opts)
+
+
+def compute_average(snap: Snapshot, options: DummyOptions | None = None, *,
+                    should_cancel=None) -> AverageResult | None:
+    """MAE over ``snap.runs`` runs; with dummies (and ``options`` from the preview), with and without."""
+    if snap.dummies is not None and (options is not None or snap.series.n <= snap.landmarks.size):
+        plain, withd, size = mae_runs_with_dummies(
+            snap.series, snap.landmarks, snap.settings, snap.dummies, runs=snap.runs, seed=snap.seed,
+            draw=snap.dummy_draw, options=options, should_cancel=should_cancel)
+        if should_cancel is not None and should_cancel():
+            return None
+        return AverageResult(withd, plain, size)
+    stats = mae_over_runs(snap.series, snap.landmarks, snap.settings, runs=snap.runs, seed=snap.seed,
+                          should_cancel=should_cancel)
+    if should_cancel is not None and should_cancel():
+        return None
+    return AverageResult(stats, stats)

@@ -1,0 +1,32 @@
+"""The documentation a newcomer reads: the README stays short, and no page points at a file that is not here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_readme_is_short():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+
+
+def test_every_relative_link_resolves():
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+://", target) or target.startswith("mailto:"):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} → {target}")
+    assert broken == []
+
+
+def test_no_reference_to_files_outside_the_repo():
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert "DESIGN" not in text, page.name
+        assert "../shared" not in text, page.name
