@@ -73,20 +73,24 @@ class Snapshot:
 
 
 class NoiseCache:
-    """Unit noise per (series, seed), kept for the latest few (drawn on the worker thread)."""
+    """Unit noise per (series, seed), kept for the latest few (drawn on the worker thread).
+
+    Each entry holds its series: keyed by ``id(series)`` alone, a series freed after a new file was opened could
+    hand its id to the next one and the cache would return noise of the wrong length.
+    """
 
     def __init__(self) -> None:
-        self._items: dict[tuple[int, int], UnitNoise] = {}
+        self._items: dict[tuple[int, int], tuple[Series, UnitNoise]] = {}
 
     def get(self, series: Series, seed: int) -> UnitNoise:
         key = (id(series), seed)
-        noise = self._items.get(key)
-        if noise is None:
+        hit = self._items.get(key)
+        if hit is None or hit[0] is not series:
             if len(self._items) > 4:
                 self._items.clear()
-            noise = UnitNoise(series.n, seed)
-            self._items[key] = noise
-        return noise
+            hit = (series, UnitNoise(series.n, seed))
+            self._items[key] = hit
+        return hit[1]
 
 
 class OptionsCache:

@@ -72,6 +72,11 @@ SCHEME_HELP: dict[str, tuple[str, str]] = {
                  "are steady. Sampled landmarks get ε/(landmarks + 1); what skipped landmarks do not spend goes "
                  "to later regular events; unsampled events repeat the previous release.",
                  "A flat night of readings is sampled rarely, so its budget is saved for the morning's changes."),
+    "balanced": ("Spends on the landmarks exactly what minimises the total noise: each of the k landmarks gets "
+                 "B/k and every regular event ε − B, with B = ε·k/(k + √(n − k)). Usually far less noise than "
+                 "Uniform, and no repeated values as in Skip.",
+                 "1,000 events, 50 landmarks, ε = 1: each landmark gets ε_t ≈ 0.0047 and every other event "
+                 "≈ 0.77 (Uniform would give every event 0.0196)."),
     "event": ("Baseline: every event gets the whole ε. It protects one event at a time, not the landmarks "
               "together, so with landmarks it fails the check and cannot be exported.",
               "ε = 1 and 2 landmarks: a landmark plus one other event spend 3, more than ε."),
