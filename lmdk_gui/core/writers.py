@@ -110,17 +110,20 @@ class AtomicFile:
 
     def __enter__(self):
         folder = self.target.parent if str(self.target.parent) else Path(".")
-        remove_stale_parts(self.target)
-        fd, tmp = tempfile.mkstemp(prefix=PART_PREFIX, suffix=PART_SUFFIX, dir=folder)
-        self.tmp_path = Path(tmp)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            self._f = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
-        except BaseException:
-            os.close(fd)
-            self.discard()
-            raise
+        # Under the folder lock: another writer's cleaner must never find our part between its creation and
+        # its flock (it would take it for a dead writer's debris and delete it under us).
+        with PairLock(self.target):
+            remove_stale_parts(self.target)
+            fd, tmp = tempfile.mkstemp(prefix=PART_PREFIX, suffix=PART_SUFFIX, dir=folder)
+            self.tmp_path = Path(tmp)
+            try:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._f = os.fdopen(fd, self.mode, encoding=self.encoding, newline="" if self.encoding else None)
+            except BaseException:
+                os.close(fd)
+                self.discard()
+                raise
         return self
 
     @property
