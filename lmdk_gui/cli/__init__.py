@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 
+from ..argtypes import EXIT_USAGE, OneLineParser, file_name_bytes_on_console, printable
 from ..core.export import ExportError
 from ..core.guarantee import GuaranteeError
 from ..core.series import LoadError
@@ -18,7 +19,6 @@ from ..core.series import LoadError
 #: module names under lmdk_gui.cli, in the order shown by --help
 COMMANDS = ("export_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd")
 
-EXIT_USAGE = 2
 EXIT_GUARANTEE = 3
 
 
@@ -29,7 +29,7 @@ class UsageError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="lmdk",
         description="Landmark privacy for personal time series (headless). "
         "Exit codes: 0 ok, 2 bad input or usage, 3 the landmark-privacy check failed.",
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    file_name_bytes_on_console()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -56,7 +57,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lmdk: {e}", file=sys.stderr)
         return EXIT_GUARANTEE
     except (LoadError, UsageError, ExportError, ValueError) as e:
-        print(f"lmdk: error: {e}", file=sys.stderr)
+        print(printable(f"lmdk: error: {e}"), file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:  # a file the command had to read or write: one line, naming it
+        where = f"{e.filename}: " if e.filename else ""
+        print(printable(f"lmdk: error: {where}{e.strerror or e}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("lmdk: interrupted; nothing was written", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..argtypes import path_arg
 from ..core.export import BACKEND_ALIASES, ExportOptions, export_release
 from ..core.settings import categories_from_data, categories_from_data_risk
 from . import UsageError
@@ -27,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a protected CSV and its JSON sidecar",
                        description="Write the release of one scheme to OUTPUT and its metadata to OUTPUT.json.")
     add_selection_options(p)
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="release CSV to write")
+    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTPUT", help="release CSV to write")
     p.add_argument("--scheme", required=True, choices=("uniform", "skip", "adaptive", "event", "user"))
     add_landmark_options(p)
     add_privacy_options(p, epsilon_required=True)

@@ -490,8 +490,10 @@ def read_matrix_file(path: str | os.PathLike) -> CorrelationModel:
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ValueError(f"{p}: no such matrix file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{p}: cannot read the matrix file ({e})") from None
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read the matrix file ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p}: the matrix file is not UTF-8 text (bad byte at offset {e.start})") from None
     stripped = text.strip()
     if not stripped:
         raise ValueError(f"{p}: the matrix file is empty")
