@@ -71,6 +71,8 @@ def _commands(tmp: str) -> dict[str, tuple[list[str], dict[str, st.SearchStrateg
         "landmarks": (["--rule", "threshold", "--below", "0.5"],
                       {"--below": FINITE, "--above": FINITE, "--target": FINITE, "--penalty": FINITE,
                        "--rule": CHOICE, "-o": out_files(tmp), "--duplicates": CHOICE}),
+        "tpl --matrix": (["--matrix", os.path.join(tmp, "matrix.csv")],
+                         {"--matrix": in_files(tmp), "--states": st.sampled_from(["2", "3"]), "--seed": SEED}),
         "tpl": (["--s", "0.1"], {**privacy, **landmarks, "--s": NONNEG, "--seed": SEED,
                                  "--states": st.sampled_from(["1", "0", "-2", "101", "9" * 50, "2.5", ""]),
                                  "--curve": out_files(tmp)}),
@@ -87,6 +89,7 @@ def fuzz_dir(tmp_path_factory) -> str:
     d = tmp_path_factory.mktemp("fuzz")
     (d / "empty.csv").write_bytes(b"")
     (d / "binary.csv").write_bytes(bytes(range(256)) * 4)
+    (d / "matrix.csv").write_text("0.9,0.1\n0.2,0.8\n")
     return str(d)
 
 
@@ -108,7 +111,7 @@ def _run_lmdk(capsys, argv: list[str]) -> tuple[int, str]:
     return code, err
 
 
-@pytest.mark.parametrize("command", ["export", "compare", "landmarks", "tpl", "evaluate"])
+@pytest.mark.parametrize("command", ["export", "compare", "landmarks", "tpl", "tpl --matrix", "evaluate"])
 @settings(max_examples=int(os.environ.get("LMDK_FUZZ_EXAMPLES", 40)), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
@@ -117,7 +120,7 @@ def test_lmdk_bad_values_end_in_one_line(command, data, capsys, fuzz_dir):
     n_bad = data.draw(st.integers(1, 3), label="how many")
     chosen = data.draw(st.lists(st.sampled_from(sorted(options)), min_size=n_bad, max_size=n_bad, unique=True),
                        label="options")
-    argv = [command, ENERGY, *base]
+    argv = [command.split()[0], ENERGY, *base]
     for opt in chosen:
         argv += [opt, data.draw(options[opt], label=opt)]
     if data.draw(st.booleans(), label="bad input file"):
