@@ -12,17 +12,43 @@ import argparse
 import os
 import sys
 
+from .argtypes import (
+    EXIT_USAGE,
+    OneLineParser,
+    existing_file,
+    file_name_bytes_on_console,
+    image_output,
+    number_in,
+    size_type,
+)
+
+
+def _row_spec(text: str) -> str:
+    """--landmark-rows: the syntax is checked now (before any window); the rows against the file once open."""
+    from .core.landmark_files import row_spec_ranges
+
+    try:
+        row_spec_ranges(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lmdk-gui", description="Landmark privacy for personal time series.")
-    p.add_argument("file", nargs="?", help="time series (CSV/TSV) or project (.lmdk.json) to open "
-                   "(default: the last file, if it still exists)")
+    """Every value is checked here, before Qt starts: a bad one ends in one line and exit code 2."""
+    p = OneLineParser(prog="lmdk-gui", description="Landmark privacy for personal time series.")
+    p.add_argument("file", nargs="?", type=existing_file, help="time series (CSV/TSV) or project (.lmdk.json) "
+                   "to open (default: the last file, if it still exists)")
     p.add_argument("--sample", choices=("energy", "gps", "contacts"),
                    help="open one of the bundled sample series")
-    p.add_argument("--landmark-rows", metavar="ROWS", help="mark these 0-based rows, e.g. 3,7,10-20")
-    p.add_argument("--epsilon", type=float, help="total privacy budget ε")
-    p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG and exit")
-    p.add_argument("--size", default="1400x900", metavar="WxH", help="window size for --screenshot")
+    p.add_argument("--landmark-rows", type=_row_spec, metavar="ROWS",
+                   help="mark these 0-based rows, e.g. 3,7,10-20")
+    p.add_argument("--epsilon", type=number_in(0.0, low_open=True, what="a positive number"),
+                   help="total privacy budget ε")
+    p.add_argument("--screenshot", type=image_output, metavar="OUT.png",
+                   help="render the window offscreen to a PNG and exit")
+    p.add_argument("--size", type=size_type, default="1400x900", metavar="WxH",
+                   help="window size for --screenshot (200x150 to 8000x8000)")
     p.add_argument("--smoke-test", action="store_true",
                    help="show the window, wait until it is drawn with its preview, close it and exit "
                         "(0 = the app works on this display)")
@@ -37,6 +63,7 @@ SAMPLE_FILES = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    file_name_bytes_on_console()
     args = build_parser().parse_args(argv)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -68,16 +95,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.epsilon is not None:
         session.set_epsilon(args.epsilon)
     if args.landmark_rows and session.series is not None:
-        session.set_landmarks(parse_row_spec(args.landmark_rows, session.n))
+        try:
+            rows = parse_row_spec(args.landmark_rows, session.n)
+        except ValueError as e:  # a row past the end of the file just opened
+            print(f"lmdk-gui: error: --landmark-rows: {e} (see lmdk-gui --help)", file=sys.stderr)
+            window.close()
+            return EXIT_USAGE
+        session.set_landmarks(rows)
     if args.screenshot:
-        w, h = (int(v) for v in args.size.lower().split("x"))
+        w, h = args.size
         window.resize(w, h)
         window.show()
 
+        saved: list[bool] = []
+
         def shoot() -> None:
             app.processEvents()
-            window.grab().save(args.screenshot)
-            print(f"saved {args.screenshot}")
+            saved.append(window.grab().save(args.screenshot))
+            if saved[-1]:
+                print(f"saved {args.screenshot}")
             window.close()
             app.quit()
 
@@ -91,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         QTimer.singleShot(0, when_ready)
         QTimer.singleShot(60_000, app.quit)  # never hang a script
         app.exec()
+        if not (saved and saved[-1]):
+            print(f"lmdk-gui: error: could not write the screenshot {args.screenshot!r}", file=sys.stderr)
+            return EXIT_USAGE
         return 0
     if args.smoke_test:
         from .ui.startup import run_smoke_test

@@ -39,6 +39,7 @@ if threading.current_thread() is threading.main_thread():
 import argparse  # noqa: E402
 import importlib  # noqa: E402
 
+from ..argtypes import EXIT_USAGE, OneLineParser, file_name_bytes_on_console, printable  # noqa: E402
 from ..core.export import ExportError  # noqa: E402
 from ..core.guarantee import GuaranteeError  # noqa: E402
 from ..core.securenoise import Cancelled  # noqa: E402
@@ -50,7 +51,6 @@ for _sig, _h in _import_handlers.items():
 #: module names under lmdk_gui.cli, in the order shown by --help
 COMMANDS = ("export_cmd", "batch_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd", "ledger_cmd")
 
-EXIT_USAGE = 2
 EXIT_GUARANTEE = 3
 
 
@@ -61,7 +61,7 @@ class UsageError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="lmdk",
         description="Landmark privacy for personal time series (headless). "
         "Exit codes: 0 ok, 2 bad input or usage, 3 the landmark-privacy check failed.",
@@ -116,6 +116,7 @@ def _interrupted() -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    file_name_bytes_on_console()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -130,7 +131,13 @@ def _main(argv: list[str] | None) -> int:
     except (LoadError, UsageError, ExportError, ValueError) as e:
         if INTERRUPTED.is_set():
             return _interrupted()
-        print(f"lmdk: error: {e}", file=sys.stderr)
+        print(printable(f"lmdk: error: {e}"), file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:  # a file the command had to read or write: one line, naming it
+        if INTERRUPTED.is_set():
+            return _interrupted()
+        where = f"{e.filename}: " if e.filename else ""
+        print(printable(f"lmdk: error: {where}{e.strerror or e}"), file=sys.stderr)
         return EXIT_USAGE
     except BaseException:
         if INTERRUPTED.is_set():  # an interrupt a library turned into another exception

@@ -3,38 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..argtypes import int_in, number_in, path_arg
 from ..core.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
 from ..core.landmark_files import parse_row_spec, read_landmark_file
 from ..core.loader import DUPLICATE_POLICIES, load_series, scan_table
 from ..core.series import LoadError, Series
 from ..core.settings import AdaptiveParams, PrivacySettings
 
-
-def number_in(low: float, high: float = float("inf"), *, low_open: bool = False, what: str = "a number"):
-    """An argparse type: a finite float in [low, high] (or (low, high] with ``low_open``), with a one-line
-    message naming what was expected."""
-
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        ok = (v > low if low_open else v >= low) and v <= high and v != float("inf")
-        if not ok:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        return v
-
-    return parse
+#: seeds of previews and simulations (exports have their own key option)
+seed_type = int_in(0, 2**63 - 1, what="a seed: a whole number from 0 to 2^63 - 1")
+#: runs of the simulated noise to average over
+runs_type = int_in(1, 100_000, what="at least 1 run and at most 100,000")
 
 
 _positive = number_in(0.0, low_open=True, what="a positive number")
 _fraction = number_in(0.0, 1.0, what="a number between 0 and 1")
+_finite = number_in(-math.inf, what="a finite number")
 
 
 def add_selection_options(p: argparse.ArgumentParser) -> None:
@@ -120,7 +111,7 @@ def load_input(args: argparse.Namespace, categories: Sequence[str] | None = None
 
 def add_landmark_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("landmarks")
-    g.add_argument("--landmarks", metavar="FILE",
+    g.add_argument("--landmarks", type=path_arg, metavar="FILE",
                    help="CSV with a 'timestamp' column (matching the input) or a 'row' column (0-based)")
     g.add_argument("--landmark-rows", metavar="ROWS", help="0-based rows, e.g. 3,7,10-20")
 
@@ -132,7 +123,7 @@ def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = 
                                                                               " (default 1)"))
     g.add_argument("--sensitivity", type=_positive, default=1.0, metavar="D",
                    help="numeric: sensitivity Δ in the data's units (default 1)")
-    g.add_argument("--bounds", type=float, nargs=2, metavar=("LO", "HI"),
+    g.add_argument("--bounds", type=_finite, nargs=2, metavar=("LO", "HI"),
                    help="numeric: public bounds; inputs are clamped to them")
     g.add_argument("--radius", type=_positive, default=100.0, metavar="METRES",
                    help="location: protection radius in metres (default 100)")
@@ -148,7 +139,7 @@ def _share(text: str) -> float:
         v = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.0 < v < 1.0:
+    if not (math.isfinite(v) and 0.0 < v < 1.0):
         raise argparse.ArgumentTypeError(f"expected a share strictly between 0 and 1 (or 0% and 100%), "
                                          f"got {text!r}")
     return v

@@ -22,6 +22,8 @@ from .common import (
     add_selection_options,
     dummy_settings,
     load_selection,
+    runs_type,
+    seed_type,
 )
 
 
@@ -34,8 +36,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_landmark_options(p)
     add_privacy_options(p)
     add_dummy_options(p)
-    p.add_argument("--runs", type=int, default=20, metavar="R", help="runs to average the MAE over (default 20)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the simulated noise (default 0)")
+    p.add_argument("--runs", type=runs_type, default=20, metavar="R", help="runs to average the MAE over (default 20)")
+    p.add_argument("--seed", type=seed_type, default=0, metavar="N", help="seed of the simulated noise (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run)
 

@@ -16,11 +16,19 @@ import json
 import sys
 from typing import Any
 
+from ..argtypes import path_arg, size_type
 from ..core.evaluation import DEFAULT_RUNS, PLACEMENTS, evaluate, parse_percentages
 from ..core.settings import ALL_SCHEMES
 from ..core.suggestions import RULES
 from . import UsageError
-from .common import add_privacy_options, add_selection_options, load_selection, number_in
+from .common import (
+    add_privacy_options,
+    add_selection_options,
+    load_selection,
+    number_in,
+    runs_type,
+    seed_type,
+)
 
 #: --vary value -> (rule, parameter of rule_for_percentage)
 _VARY = {"below": ("threshold", "below"), "above": ("threshold", "above"),
@@ -35,16 +43,6 @@ def _percentages(text: str) -> tuple[float, ...]:
 
 
 _number = number_in(0.0, what="a number ≥ 0")
-
-
-def _runs(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 run, got {text!r}")
-    return v
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -73,19 +71,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--duration", type=_number, metavar="MIN",
                    help="stay: fixed Δt in minutes when sweeping distance (default 30, as the thesis)")
     r = p.add_argument_group("runs")
-    r.add_argument("--runs", type=_runs, default=DEFAULT_RUNS, metavar="R",
+    r.add_argument("--runs", type=runs_type, default=DEFAULT_RUNS, metavar="R",
                    help=f"runs of the noise to average over (default {DEFAULT_RUNS})")
-    r.add_argument("--seed", type=int, default=0, metavar="N",
+    r.add_argument("--seed", type=seed_type, default=0, metavar="N",
                    help="seed: run r uses noise seed N+1+r, placements use N (default 0)")
     r.add_argument("--schemes", metavar="a,b", help=f"schemes to compare (default: {','.join(ALL_SCHEMES)})")
     o = p.add_argument_group("output")
-    o.add_argument("--csv", metavar="OUT.csv", help="write percentage,scheme,mae_mean,mae_std,runs")
-    o.add_argument("--plot", metavar="OUT.png", help="draw the grouped bar chart (PNG)")
+    o.add_argument("--csv", type=path_arg, metavar="OUT.csv", help="write percentage,scheme,mae_mean,mae_std,runs")
+    o.add_argument("--plot", type=path_arg, metavar="OUT.png", help="draw the grouped bar chart (PNG)")
     sc = o.add_mutually_exclusive_group()
     sc.add_argument("--log", action="store_const", const="log", dest="scale",
                     help="log y axis (default: log when the bars span more than two decades)")
     sc.add_argument("--linear", action="store_const", const="linear", dest="scale", help="linear y axis")
-    o.add_argument("--size", default="1200x700", metavar="WxH", help="plot size in pixels (default 1200x700)")
+    o.add_argument("--size", type=size_type, default="1200x700", metavar="WxH", help="plot size in pixels (default 1200x700)")
     o.add_argument("--title", metavar="TEXT", help="plot title (default: the data's name and ε)")
     o.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run, scale="auto")
@@ -125,11 +123,7 @@ def _schemes(text: str | None) -> tuple[str, ...]:
 def run(args: argparse.Namespace) -> int:
     vary, fixed = rule_options(args)
     schemes = _schemes(args.schemes)
-    size = None
-    if args.plot:
-        from ..ui.evalplot import parse_size
-
-        size = parse_size(args.size)
+    size = args.size if args.plot else None
     sel = load_selection(args)
     progress = None
     if sys.stderr.isatty() and not args.json:

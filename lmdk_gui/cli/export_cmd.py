@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..argtypes import path_arg
 from ..core import ledger
 from ..core.export import (
     BACKEND_ALIASES,
@@ -25,7 +26,7 @@ from ..core.export import (
     export_release,
     new_export_key,
 )
-from ..core.settings import ALL_SCHEMES
+from ..core.settings import ALL_SCHEMES, categories_from_data, categories_from_data_risk
 from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 from .common import (
     add_dummy_options,
@@ -41,10 +42,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a protected CSV and its JSON sidecar",
                        description="Write the release of one scheme to OUTPUT and its metadata to OUTPUT.json.")
     add_selection_options(p)
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="release CSV to write")
+    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTPUT", help="release CSV to write")
     p.add_argument("--scheme", required=True, choices=ALL_SCHEMES)
     add_landmark_options(p)
     add_privacy_options(p, epsilon_required=True)
+    p.add_argument("--categories-from-data", action="store_true",
+                   help="categorical: publish the data's own category list (every label that occurs) when "
+                   "no --categories list is given; without either, a categorical export is refused")
     add_dummy_options(p)
     g = p.add_argument_group("output")
     g.add_argument("--include-budget", action="store_true",
@@ -93,8 +97,11 @@ def _key_argument(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     dummies = dummy_settings(args)
+    if args.categories and args.categories_from_data:
+        raise UsageError("--categories and --categories-from-data exclude each other; give one")
     key = _key_argument(args)
     sel = load_selection(args)
+    check_categories(sel.series, sel.settings, args.categories_from_data)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
                          include_flags=args.include_flags, seed=key, backend=args.noise_backend,
                          force=args.force, dummies=dummies, include_input_name=args.include_input_name,
@@ -123,3 +130,14 @@ def run(args: argparse.Namespace) -> int:
               f"{args.dummy_utility} utility): ε_sel = {d['epsilon']:.6g} for the selection, landmark sum "
               f"{g.worst:.6g} ≤ ε − ε_sel = {d['epsilon_release']:.6g}) and {result.sidecar}")
     return 0
+
+
+def check_categories(series, settings, from_data: bool) -> None:
+    """Refuse to publish a data-derived category list unless ``--categories-from-data`` says so (then warn)."""
+    if not categories_from_data(series.kind, settings):
+        return
+    risk = categories_from_data_risk(len(series.categories or ()))
+    if not from_data:
+        raise UsageError(f"{risk}; give the public list with --categories a,b,c or accept this with "
+                         "--categories-from-data")
+    print(f"lmdk: warning: {risk} (--categories-from-data)", file=sys.stderr)

@@ -16,7 +16,7 @@ from ..core.landmark_files import write_landmark_file
 from ..core.suggestions import RULES, apply_rule, rule_for_percentage
 from ..core.writers import format_timestamps
 from . import UsageError
-from .common import add_selection_options, load_input
+from .common import add_selection_options, load_input, number_in, path_arg
 
 #: command-line option -> (rule, parameter)
 _OPTIONS = {
@@ -30,14 +30,7 @@ _OPTIONS = {
 _SHOWN = 5
 
 
-def _number(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if math.isnan(v):
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
-    return v
+_number = number_in(-math.inf, what="a finite number")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "--distance; category: --values; changepoints: --penalty) that comes closest to this "
                    "percentage of landmarks; the other parameters keep the values given")
     o = p.add_argument_group("output")
-    o.add_argument("-o", "--output", metavar="FILE", help="write the landmark file (timestamp,row) here")
+    o.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write the landmark file (timestamp,row) here")
     o.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     o.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     p.set_defaults(run=run)
@@ -134,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
     fmt = "iso" if fmt == "date+hour" else fmt
     shown = [str(t) for t in format_timestamps(series.times[rows[:_SHOWN]], fmt)]
     if out is not None:
-        write_landmark_file(out, series, rows)
+        try:
+            write_landmark_file(out, series, rows)
+        except OSError as e:  # name the file asked for, not the temporary one next to it
+            raise ValueError(f"{out}: cannot write the landmark file ({e.strerror or e})") from None
     if args.json:
         print(json.dumps({"input": args.input, "rows": n, "kind": series.kind, "rule": args.rule,
                           "params": params, "landmarks": k, "percent": pct, "first": shown,

@@ -25,7 +25,17 @@ from ..core.release import compute_all
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
 from ..core.writers import AtomicFile
 from . import UsageError
-from .common import add_landmark_options, add_privacy_options, add_selection_options, load_selection
+from .common import (
+    add_landmark_options,
+    add_privacy_options,
+    add_selection_options,
+    load_selection,
+    path_arg,
+    seed_type,
+)
+
+#: --states beyond this would spend seconds building the loss function (its candidates grow as m³)
+MAX_STATES = 100
 
 
 def _smoothing(text: str) -> float:
@@ -52,15 +62,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--s", type=_smoothing, metavar="S",
                    help="Laplacian-smoothed chain P_ij = (I_ij + s)/(1 + m·s): smaller is stronger "
                    "(thesis: 1 weak, 0.1 moderate, 0.01 strong)")
-    c.add_argument("--matrix", metavar="FILE",
+    c.add_argument("--matrix", type=path_arg, metavar="FILE",
                    help="row-stochastic matrix: CSV of numbers (both directions), or JSON "
                    '{"backward": rows, "forward": rows}')
     g.add_argument("--states", type=int, default=None, metavar="M",
                    help="number of states of the smoothed chain (default 2)")
-    p.add_argument("--seed", type=int, default=0, metavar="N",
+    p.add_argument("--seed", type=seed_type, default=0, metavar="N",
                    help="seed of the preview noise (Adaptive's sampling; default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--curve", metavar="FILE",
+    p.add_argument("--curve", type=path_arg, metavar="FILE",
                    help="write the landmark TPL of every event as CSV: row,uniform,skip,adaptive,event,user")
     p.set_defaults(run=run)
 
@@ -73,6 +83,8 @@ def build_model(args: argparse.Namespace) -> CorrelationModel:
     states = 2 if args.states is None else args.states
     if states < 2:
         raise UsageError(f"--states must be at least 2, got {states}")
+    if states > MAX_STATES:
+        raise UsageError(f"--states must be at most {MAX_STATES}, got {states}")
     return CorrelationModel.smoothed(args.s, states)
 
 

@@ -52,17 +52,21 @@ below a = 30, ``ln(q_S + 1/c) − ln(d_S + 1/c)`` with ``ln c = a + log1p(−e^{
 no two huge logarithms are subtracted). Candidate Möbius maps that another candidate
 dominates for every a ≥ 0 are dropped; a candidate that can exceed a kept one by at most
 ``PRUNE_TOLERANCE`` = 1e-12 nats (float noise, e.g. the two row orders of a 2×2 matrix) is dropped too and
-the worst such excess is reported in :attr:`LossFunction.prune_error` (0 or ~1e-16 in practice). Nothing
-else is approximated.
+the worst such excess is reported in :attr:`LossFunction.prune_error` (0 or ~1e-16 in practice). Both
+pruning decisions are taken in exact rational arithmetic (the excess's stationary points in 60-digit
+decimals), never from float signs: with entries ≲ 1e-12 float noise once dropped the largest candidate.
+Nothing else is approximated.
 """
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -249,36 +253,97 @@ def _candidates(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
 
 
+#: digits of the decimal arithmetic that locates and evaluates the stationary points of an excess
+_EXCESS_DIGITS = 60
+
+
 def _sup_excess(q1: float, d1: float, q2: float, d2: float) -> float:
     """``sup_{c ≥ 0} [ln((1+q2·c)/(1+d2·c)) − ln((1+q1·c)/(1+d1·c))]``: how far candidate 2 can rise above
-    candidate 1 (c = e^a − 1). Exact up to rounding: the supremum is at c = 0 (value 0), at a root of the
-    derivative (a cubic), or at c → ∞."""
-    ks = (q2, d1, q1, d2)
-    signs = (1.0, 1.0, -1.0, -1.0)
+    candidate 1 (c = e^a − 1).
 
-    def h(c: float) -> float:
-        return float(sum(s * math.log1p(k * c) for s, k in zip(signs, ks, strict=True)))
-
-    slope = sum(s for s, k in zip(signs, ks, strict=True) if k > 0)  # coefficient of ln c as c → ∞
-    if slope > 0:
+    The excess is ``h(c) = ln(U/V)`` with ``U = (1+q2·c)(1+d1·c)``, ``V = (1+q1·c)(1+d2·c)``, h(0) = 0, and
+    h′ has the sign of ``U′V − UV′ = A·c² + B·c + C`` (the c³ terms cancel) with ``a1 = q2+d1``,
+    ``a2 = q2·d1``, ``b1 = q1+d2``, ``b2 = q1·d2``: ``A = a2·b1 − a1·b2``, ``B = 2(a2 − b2)``, ``C = a1 − b1``.
+    So the supremum is 0 (at c = 0), h at a positive root of that quadratic, or the limit c → ∞. The
+    coefficients are computed exactly (the inputs are binary fractions) and the roots and h in 60-digit
+    decimals: in floats, entries ≲ 1e-12 turned the cancelling c³ term into rounding noise whose spurious
+    cubic lost the real roots, the excess came out 0 and a candidate that was the loss function's maximum
+    for large a was pruned (issue 17, finding 6)."""
+    fq1, fd1, fq2, fd2 = (Fraction(x) for x in (q1, d1, q2, d2))
+    a1, a2, b1, b2 = fq2 + fd1, fq2 * fd1, fq1 + fd2, fq1 * fd2
+    deg_u = 2 if a2 > 0 else (1 if a1 > 0 else 0)  # U ~ lead_u · c^deg_u as c → ∞
+    deg_v = 2 if b2 > 0 else (1 if b1 > 0 else 0)
+    if deg_u > deg_v:
         return math.inf
+    ctx = decimal.Context(prec=_EXCESS_DIGITS, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+    def dec(x: Fraction) -> decimal.Decimal:
+        return ctx.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
+
     best = 0.0
-    if slope == 0:
-        best = max(best, float(sum(s * math.log(k) for s, k in zip(signs, ks, strict=True) if k > 0)))
-    poly = np.zeros(4)
-    P = np.polynomial.polynomial
-    for i in range(4):
-        term = np.array([signs[i] * ks[i]])
-        for j in range(4):
-            if j != i:
-                term = P.polymul(term, [1.0, ks[j]])
-        poly[: term.size] += term
-    nz = np.flatnonzero(poly != 0)
-    if nz.size and nz[-1] > 0:
-        for r in P.polyroots(poly[: nz[-1] + 1]):
-            if r.real > 0 and abs(r.imag) <= 1e-9 * max(1.0, abs(r)):
-                best = max(best, h(float(r.real)))
+    if deg_u == deg_v and deg_u > 0:
+        lead_u = a2 if deg_u == 2 else a1
+        lead_v = b2 if deg_v == 2 else b1
+        best = max(best, _log_ratio(dec(lead_u), dec(lead_v), ctx))
+    A, B, C = a2 * b1 - a1 * b2, 2 * (a2 - b2), a1 - b1
+    roots: list[decimal.Decimal] = []
+    if A == 0:
+        if B != 0:
+            roots.append(dec(-C / B))
+    else:
+        disc = B * B - 4 * A * C
+        if disc >= 0:
+            # the cancellation-free pair of roots: t = −(B + sign(B)·√disc)/2, c = t/A and C/t
+            root = dec(disc).sqrt(ctx)
+            t = ctx.divide(ctx.add(dec(B), root if B >= 0 else root.copy_negate()), decimal.Decimal(-2))
+            roots.append(ctx.divide(t, dec(A)))
+            if t != 0:
+                roots.append(ctx.divide(dec(C), t))
+    one = decimal.Decimal(1)
+    da1, da2, db1, db2 = dec(a1), dec(a2), dec(b1), dec(b2)
+    for c in roots:
+        if c > 0:
+            u = ctx.add(one, ctx.multiply(c, ctx.add(da1, ctx.multiply(da2, c))))
+            v = ctx.add(one, ctx.multiply(c, ctx.add(db1, ctx.multiply(db2, c))))
+            best = max(best, _log_ratio(u, v, ctx))
     return best
+
+
+def _log_ratio(u: decimal.Decimal, v: decimal.Decimal, ctx: decimal.Context) -> float:
+    """``ln(u/v)`` for u, v > 0 to float precision: ``log1p`` of the decimal ``(u − v)/v`` (accurate also
+    when u ≈ v, where the excess is decided), a decimal logarithm only far out of the float range."""
+    x = ctx.divide(ctx.subtract(u, v), v)
+    if _HALF_DOWN < x < _FLOAT_RANGE:
+        return math.log1p(float(x))
+    r = ctx.divide(u, v)
+    if 1 / _FLOAT_RANGE < r < _FLOAT_RANGE:
+        return math.log(float(r))
+    return float(r.ln(ctx))
+
+
+_HALF_DOWN = decimal.Decimal("-0.5")
+_FLOAT_RANGE = decimal.Decimal("1e300")
+
+
+def _dominated(q: np.ndarray, d: np.ndarray, j: int, others: np.ndarray) -> bool:
+    """Whether one of the candidates ``others`` (a mask) is ≥ candidate j for every a ≥ 0, decided exactly:
+    ``g_i ≥ g_j`` for all c ≥ 0 iff ``(q_i−d_i) − (q_j−d_j) ≥ 0`` and ``q_i·d_j − q_j·d_i ≥ 0``. Both signs
+    are taken from floats where the value is clear of its rounding bound, else from exact rationals."""
+    alpha = (q - d) - (q[j] - d[j])
+    beta = q * d[j] - q[j] * d
+    # error bounds of the float expressions (a few ulps of the magnitudes; 1e-300 covers underflow)
+    err_a = 1e-15 * (np.abs(q) + np.abs(d) + abs(q[j]) + abs(d[j]))
+    err_b = 1e-15 * (q * d[j] + q[j] * d) + 1e-300
+    sure = others & (alpha > err_a) & (beta > err_b)
+    if sure.any():
+        return True
+    unsure = others & (alpha >= -err_a) & (beta >= -err_b)
+    fj_q, fj_d = Fraction(float(q[j])), Fraction(float(d[j]))
+    for i in np.flatnonzero(unsure):
+        fq, fd = Fraction(float(q[i])), Fraction(float(d[i]))
+        if (fq - fd) - (fj_q - fj_d) >= 0 and fq * fj_d - fj_q * fd >= 0:
+            return True
+    return False
 
 
 class LossFunction:
@@ -300,12 +365,11 @@ class LossFunction:
         self.matrix = validate_matrix(matrix, name)
         q, qc, d, dc = _candidates(self.matrix)
         keep = np.ones(q.size, dtype=bool)
-        # exact dominance, sequentially so that of two numerically identical maps one survives
+        # exact dominance, sequentially so that of two identical maps one survives
         for j in range(q.size):
             others = keep.copy()
             others[j] = False
-            dom = others & ((q - d) - (q[j] - d[j]) >= 0) & (q * d[j] - q[j] * d >= 0)
-            if dom.any():
+            if _dominated(q, d, j, others):
                 keep[j] = False
         idx = np.flatnonzero(keep)
         prune_error = 0.0
@@ -426,8 +490,10 @@ def read_matrix_file(path: str | os.PathLike) -> CorrelationModel:
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ValueError(f"{p}: no such matrix file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{p}: cannot read the matrix file ({e})") from None
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read the matrix file ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p}: the matrix file is not UTF-8 text (bad byte at offset {e.start})") from None
     stripped = text.strip()
     if not stripped:
         raise ValueError(f"{p}: the matrix file is empty")

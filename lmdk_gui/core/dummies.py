@@ -12,6 +12,8 @@ steps (thesis §4.2.3):
 2. The *exponential mechanism* with ``ε_sel = share·ε`` (default 1 %, thesis §5.3.2) picks one option with
    probability ∝ ``exp(ε_sel·u/2)``, ``u ∈ [0, 1]`` (so ``Δu = 1``). The release then runs on ``L'`` with
    ``ε − ε_sel`` (sequential composition, thesis Theorem 2): :func:`select_dummies` does both steps.
+   The draw is exact (integer rejection sampling on utilities snapped to a 2^-20 grid, no floating-point
+   noise; :func:`exponential_mechanism`), as is Partitioned's within-bin draw of rows.
 
 Readings of the thesis that are ours (the thesis leaves them open)
 -----------------------------------------------------------------
@@ -71,6 +73,7 @@ import numba
 import numpy as np
 
 from .release import normalize_landmarks
+from .securenoise import RESERVE_WORDS, RandomnessExhausted, WordSource, bernoulli_exp, uniform_below
 
 GENERATORS: tuple[str, ...] = ("partitioned", "heuristic", "optimal")
 UTILITIES: tuple[str, ...] = ("count", "distance")
@@ -156,7 +159,7 @@ class RowOptions:
         d = landmark_distance(self.n, self.landmarks)[self.order]
         return np.cumsum(d) / np.arange(1, d.size + 1)
 
-    def materialise(self, i: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    def materialise(self, i: int, rng: np.random.Generator | WordSource | None = None) -> np.ndarray:
         """L' of option ``i`` (the rows are already decided; ``rng`` is not used)."""
         return self.option(i)
 
@@ -212,19 +215,59 @@ class HistogramOptions:
         per_step = per_bin[self.bin_order]
         return np.cumsum(per_step) / np.arange(1, per_step.size + 1)
 
-    def materialise(self, i: int, rng: np.random.Generator) -> np.ndarray:
-        """L' for option ``i``: each bin's dummies drawn uniformly without replacement from its regular rows."""
+    def materialise(self, i: int, rng: np.random.Generator | WordSource) -> np.ndarray:
+        """L' for option ``i``: each bin's dummies drawn uniformly without replacement from its regular rows,
+        by a partial Fisher–Yates shuffle with exact integer draws from ``rng``'s words (a WordSource, or a
+        numpy Generator for seeded previews)."""
         added = self.histogram(i) - self.hist0
         regular = np.setdiff1d(np.arange(self.n, dtype=np.int64), self.landmarks, assume_unique=True)
-        bins = regular // self.bin_width
-        keys = rng.random(regular.size)
-        order = np.lexsort((keys, bins))  # by bin, random within a bin
-        sorted_bins = bins[order]
-        free = np.bincount(bins, minlength=self.n_bins)
-        starts = np.concatenate(([0], np.cumsum(free)[:-1]))
-        rank = np.arange(regular.size) - starts[sorted_bins]
-        dummies = regular[order][rank < added[sorted_bins]]
+        free = np.bincount(regular // self.bin_width, minlength=self.n_bins).astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(free)[:-1])).astype(np.int64)
+        used = np.flatnonzero(added > 0)
+        rows = regular.copy()  # sorted, so each bin's regular rows are one contiguous run
+        _shuffle_in_bins(rows, starts[used], free[used], added[used].astype(np.int64), _word_source(rng))
+        dummies = np.concatenate([rows[a:a + c] for a, c in zip(starts[used], added[used], strict=True)]
+                                 or [np.zeros(0, dtype=np.int64)])
         return np.sort(np.concatenate((self.landmarks, dummies)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _fisher_yates(rows, starts, sizes, counts, words, pos, b, j, reserve):  # pragma: no cover - compiled
+    """Partial Fisher–Yates in each run ``rows[starts[b] : starts[b]+sizes[b]]``: its first ``counts[b]``
+    places get a uniform sample without replacement. Resumable state ``(b, j)``; stops with ``pos ≥ 0`` when
+    fewer than ``reserve`` words are left, ``pos < 0`` when a draw ran out of words."""
+    n = words.shape[0]
+    while b < starts.shape[0]:
+        while j < counts[b]:
+            if n - pos < reserve:
+                return b, j, pos
+            r, pos = uniform_below(np.uint64(sizes[b] - j), words, pos)
+            if pos < 0:
+                return b, j, pos
+            a = starts[b] + j
+            c = a + np.int64(r)
+            tmp = rows[a]
+            rows[a] = rows[c]
+            rows[c] = tmp
+            j += 1
+        b += 1
+        j = 0
+    return b, j, pos
+
+
+def _shuffle_in_bins(rows, starts, sizes, counts, source: WordSource) -> None:
+    if not starts.size:
+        return
+    buf = source.words(int(min(counts.sum(), 1 << 16)) + 2 * RESERVE_WORDS)
+    b, j, pos = 0, 0, 0
+    while True:
+        b, j, pos = _fisher_yates(rows, starts, sizes, counts, buf, pos, b, j, RESERVE_WORDS)
+        if b >= starts.size:
+            return
+        if pos < 0:
+            raise RandomnessExhausted(f"one draw of the dummy rows needed more than {RESERVE_WORDS} random "
+                                      "words (probability < 1e-100); selection aborted")
+        pos = source.refill(buf, pos)
 
 
 DummyOptions = RowOptions | HistogramOptions
@@ -644,32 +687,129 @@ def utility_scores(options: DummyOptions, utility: str = "count") -> np.ndarray:
     raise ValueError(f"unknown utility {utility!r}; choose one of {', '.join(UTILITIES)}")
 
 
-def selection_probabilities(utilities: np.ndarray, epsilon: float, *, sensitivity: float = 1.0) -> np.ndarray:
-    """The exponential mechanism's distribution ``∝ exp(ε·u/(2Δu))``, normalised with log-sum-exp."""
-    u = np.asarray(utilities, dtype=np.float64)
-    if u.size == 0:
-        return np.zeros(0)
-    logw = epsilon * u / (2.0 * sensitivity)
-    logw -= logw.max()
-    w = np.exp(logw)
-    return w / w.sum()
+#: Utilities are snapped to the grid ``1/UTILITY_GRID`` before the exact draw (see :func:`exponential_mechanism`).
+UTILITY_GRID = 1 << 20
+#: The selection's ε is capped here (beyond it every option but the best has probability < e^-500).
+_EPS_CAP = float(1 << 30)
 
 
-def exponential_mechanism(utilities: np.ndarray, epsilon: float, rng: np.random.Generator, *,
-                          sensitivity: float = 1.0) -> int:
-    """Index drawn with probability ``∝ exp(ε·u/(2Δu))`` (McSherry–Talwar 2007, thesis §2.2.5).
-
-    Gumbel-max trick: ``argmax(ε·u/(2Δu) + G_i)`` with i.i.d. standard Gumbel ``G_i`` has exactly that
-    distribution and never exponentiates, so it is stable for any ε and any number of options.
-    """
+def _grid_utilities(utilities, sensitivity: float) -> np.ndarray:
+    """``v_i = ⌊K·u_i/Δu + 1/2⌋`` (K = :data:`UTILITY_GRID`), as exact integers: round-half-up commutes with
+    integer shifts and is monotone, so utilities that differ by at most Δu between neighbouring inputs give
+    grid values that differ by at most K — the snapped utility keeps the sensitivity."""
     u = np.asarray(utilities, dtype=np.float64)
     if u.size == 0:
         raise ValueError("the exponential mechanism needs at least one option")
-    if not (math.isfinite(epsilon) and epsilon >= 0):
-        raise ValueError(f"epsilon must be ≥ 0, got {epsilon}")
     if not np.all(np.isfinite(u)):
         raise ValueError("utilities must be finite")
-    return int(np.argmax(epsilon * u / (2.0 * sensitivity) + rng.gumbel(size=u.size)))
+    if not (math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"the utility's sensitivity must be positive, got {sensitivity}")
+    x = u * (UTILITY_GRID / sensitivity)  # exact for Δu = 1 (a power-of-two scaling)
+    if np.any(np.abs(x) > 2.0**50):
+        raise ValueError("utilities must lie within 2^30 sensitivities of 0")
+    k = np.floor(x)
+    v = (k + (x - k >= 0.5)).astype(np.int64)  # x − k is exact (Sterbenz)
+    return v
+
+
+def _em_parameters(utilities, epsilon: float, sensitivity: float) -> tuple[np.ndarray, int, int]:
+    """``(gaps, N, d)``: the selection draws i with probability ∝ ``exp(−N·gaps_i / 2^d)``, i.e. the
+    exponential mechanism with grid utilities ``v`` (``gaps = v_max − v``) at ``ε' = N / 2^s ≤ min(ε, 2^30)``,
+    ``d = s + 1 + log2 K``. s is the largest with ``s ≤ 41`` and ``N·max(gaps) < 2^63`` (exact uint64 products,
+    ``2^d ≤ 2^62``); rounding ε down only spends less, by a relative 2^-41/ε for utilities in [0, 1]."""
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be ≥ 0, got {epsilon}")
+    v = _grid_utilities(utilities, sensitivity)
+    gaps = v.max() - v
+    gap_bits = max(1, int(gaps.max()).bit_length())
+    e = min(float(epsilon), _EPS_CAP)
+    s = min(41, 63 - gap_bits - (math.frexp(e)[1] if e > 0 else 0))
+    num = int(Fraction(e) * Fraction(2) ** s)  # the floor of an exact product
+    return gaps.astype(np.uint64), num, s + UTILITY_GRID.bit_length()
+
+
+def selection_probabilities(utilities: np.ndarray, epsilon: float, *, sensitivity: float = 1.0) -> np.ndarray:
+    """The distribution the selection draws from (≈ ``exp(ε·u/(2Δu))``, normalised; see
+    :func:`exponential_mechanism` for the grid utilities and the exact ``ε' ≤ ε`` it uses)."""
+    if np.asarray(utilities).size == 0:
+        return np.zeros(0)
+    gaps, num, d = _em_parameters(utilities, epsilon, sensitivity)
+    w = np.exp(-(gaps.astype(np.float64) * (num / 2.0**d)))
+    return w / w.sum()
+
+
+@numba.njit(cache=True, nogil=True)
+def _em_trials(gaps, num, den, words, pos, reserve):  # pragma: no cover - compiled
+    """Rejection trials: propose i uniformly, accept with probability ``exp(−num·gaps[i]/den)`` (exact
+    integer Bernoulli). Returns ``(i, pos)``; ``i = −1`` with ``pos ≥ 0`` when fewer than ``reserve`` words
+    are left (refill and call again: trials are independent), ``pos < 0`` when a trial ran out of words."""
+    m = gaps.shape[0]
+    n = words.shape[0]
+    while n - pos >= reserve:
+        r, pos = uniform_below(np.uint64(m), words, pos)
+        if pos < 0:
+            return -1, pos
+        i = np.int64(r)
+        g = gaps[i]
+        if g == 0:
+            return i, pos
+        b, pos = bernoulli_exp(num * g, den, words, pos)
+        if pos < 0:
+            return -1, pos
+        if b:
+            return i, pos
+    return -1, pos
+
+
+def exponential_mechanism(utilities: np.ndarray, epsilon: float, rng: np.random.Generator | None = None, *,
+                          sensitivity: float = 1.0, words: WordSource | None = None) -> int:
+    """Index drawn with probability ``∝ exp(ε·u/(2Δu))`` (McSherry–Talwar 2007, thesis §2.2.5), exactly.
+
+    No floating-point sampling (issue 17, finding 16; Mironov 2012): the utilities are snapped to the grid
+    ``Δu/K`` (:func:`_grid_utilities`, sensitivity kept) and ε rounded *down* to ``ε' = N/2^s``
+    (:func:`_em_parameters`), so every weight ``exp(−ε'·(v_max − v_i)/(2K))`` has an exact rational exponent.
+    Rejection sampling — propose i uniformly with an exact integer draw, accept with the exact Bernoulli
+    ``exp(−num/den)`` of Canonne–Kamath–Steinke (:func:`~.securenoise.bernoulli_exp`) — returns i with
+    probability ``w_i / Σ w`` *exactly* (an accepted proposal is i with probability ∝ ``(1/m)·w_i``); the
+    best option is always accepted, so at most m trials are expected (≈ 1 at the default ε_sel). This is the
+    exponential mechanism with utility ``v/K`` at ``ε' ≤ ε``: ε-DP with no floating-point caveat.
+
+    Random words come from ``words`` (a :class:`~.securenoise.WordSource`: OS entropy for exports) or, when
+    it is not given, from the Generator ``rng`` (seeded previews). Each trial is started with at least
+    :data:`~.securenoise.RESERVE_WORDS` unread words; one needing more (probability far below 1e-100) raises
+    :class:`~.securenoise.RandomnessExhausted`.
+    """
+    gaps, num, d = _em_parameters(utilities, epsilon, sensitivity)
+    source = _word_source(rng, words)
+    den = np.uint64(1) << np.uint64(d)
+    buf = source.words(2 * RESERVE_WORDS)
+    pos = 0
+    while True:
+        i, pos = _em_trials(gaps, np.uint64(num), den, buf, pos, RESERVE_WORDS)
+        if i >= 0:
+            return int(i)
+        if pos < 0:
+            raise RandomnessExhausted(f"one trial of the dummy selection needed more than {RESERVE_WORDS} "
+                                      "random words (probability < 1e-100); selection aborted")
+        pos = source.refill(buf, pos)
+
+
+def _word_source(rng: np.random.Generator | WordSource | None, words: WordSource | None = None) -> WordSource:
+    """The random words of a selection: ``words`` if given, else ``rng`` (a WordSource, or a numpy Generator
+    whose uniform 64-bit integers become the words: the seeded previews' reproducible path)."""
+    if words is not None:
+        return words
+    if isinstance(rng, WordSource):
+        return rng
+    if rng is None:
+        raise ValueError("the dummy selection needs a random source (rng or words)")
+    gen = rng
+
+    def fill(buf: np.ndarray) -> None:
+        if buf.shape[0]:
+            buf[:] = gen.integers(0, 1 << 64, size=buf.shape[0], dtype=np.uint64)
+
+    return WordSource(fill, "numpy Generator")
 
 
 def split_budget(epsilon: float, share: float) -> tuple[float, float]:
@@ -733,12 +873,14 @@ class DummySelection:
 
 def select_dummies(n: int, landmarks, *, epsilon: float, share: float = DEFAULT_SHARE,
                    generator: str = "partitioned", utility: str = "count",
-                   rng: np.random.Generator, options: DummyOptions | None = None) -> DummySelection:
+                   rng: np.random.Generator | None = None, options: DummyOptions | None = None,
+                   words: WordSource | None = None) -> DummySelection:
     """Add dummy landmarks privately: generate nested options, pick one with the exponential mechanism at
     ``ε_sel = share·ε``, and return ``L'`` with the ``ε − ε_sel`` the release must then use.
 
-    ``rng`` drives both the exponential mechanism and Partitioned's within-bin draw: pass a seeded
-    Generator for previews and ``np.random.default_rng()`` (OS entropy) for exports.
+    The random words of both the exponential mechanism and Partitioned's within-bin draw (both exact
+    integer samplers) come from ``words``, a :class:`~.securenoise.WordSource` — exports pass the one their
+    noise uses (``WordSource.from_os()``) — or, without it, from the Generator ``rng`` (seeded previews).
     When every event is already a landmark there is nothing to add: L is returned, ε_sel = 0.
 
     ``options`` may pass the generator's output computed earlier for the same ``n``, ``landmarks`` and
@@ -763,9 +905,10 @@ def select_dummies(n: int, landmarks, *, epsilon: float, share: float = DEFAULT_
         options = generate_options(n, lm, generator)
     elif options.generator != generator or options.n != n or not np.array_equal(options.landmarks, lm):
         raise ValueError("the options given were generated for another series, landmark set or generator")
+    source = _word_source(rng, words)
     u = utility_scores(options, utility)
-    i = exponential_mechanism(u, eps_sel, rng)
-    new = options.materialise(i, rng)
+    i = exponential_mechanism(u, eps_sel, words=source)
+    new = options.materialise(i, source)
     dummies = np.setdiff1d(new, lm, assume_unique=True)
     return DummySelection(
         landmarks=new, dummies=dummies, epsilon=epsilon, epsilon_selection=eps_sel, epsilon_remaining=eps_rem,
@@ -827,12 +970,14 @@ def selection_rng(seed: int | None, *stream: int) -> np.random.Generator:
     """
     if seed is None:
         return np.random.default_rng(np.random.SeedSequence(int.from_bytes(os.urandom(32), "little")))
-    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFFFFFF,
+    key = int(seed) if int(seed) >= 0 else int(seed) & 0xFFFFFFFFFFFFFFFF  # a long key is kept whole
+    return np.random.default_rng(np.random.SeedSequence([key,
                                                          *(int(s) for s in stream), _SELECTION_TAG]))
 
 
 def select_for_release(n: int, landmarks, epsilon: float, dummies: DummySettings, *,
-                       rng: np.random.Generator, options: DummyOptions | None = None) -> DummySelection:
+                       rng: np.random.Generator | None = None, options: DummyOptions | None = None,
+                       words: WordSource | None = None) -> DummySelection:
     """:func:`select_dummies` for a release: the same, except when every event is already a landmark.
 
     :func:`select_dummies` then spends nothing (``ε_sel = 0``, the release gets all of ε). A release would
@@ -842,7 +987,7 @@ def select_for_release(n: int, landmarks, epsilon: float, dummies: DummySettings
     """
     dummies.validate()
     sel = select_dummies(n, landmarks, epsilon=epsilon, share=dummies.share, generator=dummies.generator,
-                         utility=dummies.utility, rng=rng, options=options)
+                         utility=dummies.utility, rng=rng, options=options, words=words)
     if sel.option_index < 0:
         eps_sel, eps_rem = split_budget(epsilon, dummies.share)
         sel = replace(sel, epsilon_selection=eps_sel, epsilon_remaining=eps_rem,

@@ -50,7 +50,6 @@ from .dummies import (
     DummySettings,
     release_record,
     select_for_release,
-    selection_rng,
 )
 from .guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
 from .pipeline import (
@@ -80,7 +79,7 @@ from .writers import (
 )
 
 __all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "draw_dummies", "export_key",
-           "export_release", "key_selection_rng", "new_export_key", "preflight", "value_decimals"]
+           "export_release", "key_selection_words", "new_export_key", "preflight", "value_decimals"]
 
 Progress = Callable[[int, int], None]
 
@@ -182,13 +181,13 @@ def export_key(seed: bytes | str | None) -> bytes | None:
     return key
 
 
-def key_selection_rng(key: bytes | None) -> np.random.Generator:
-    """The dummy selection's randomness: fresh OS entropy, or derived from the export key (SHAKE-256 with its
-    own label, so it is independent of the noise words drawn from the same key)."""
+def key_selection_words(key: bytes | None) -> securenoise.WordSource:
+    """The dummy selection's randomness, from the same vetted word source as the export noise (issue 17):
+    fresh OS entropy, or a keystream derived from the export key under its own label (SHAKE-256), so it is
+    independent of the noise words drawn from the same key."""
     if key is None:
-        return selection_rng(None)
-    material = hashlib.shake_256(b"lmdk export dummies v1\x00" + key).digest(32)
-    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(material, "little")))
+        return securenoise.WordSource.from_os()
+    return securenoise.WordSource.from_key(hashlib.shake_256(b"lmdk export dummies v1\x00" + key).digest(32))
 
 
 def _word_source(key: bytes | None) -> securenoise.WordSource:
@@ -352,9 +351,9 @@ def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySetting
                  options: ExportOptions) -> DummySelection:
     """The export's own selection of ``L'``: from fresh OS entropy, or derived from the export key."""
     assert options.dummies is not None
-    rng = key_selection_rng(export_key(options.seed))
+    words = key_selection_words(export_key(options.seed))
     try:
-        return select_for_release(series.n, landmarks, settings.epsilon, options.dummies, rng=rng)
+        return select_for_release(series.n, landmarks, settings.epsilon, options.dummies, words=words)
     except ValueError as e:  # Optimal beyond its limit: one clear message
         raise ExportError(str(e)) from None
 

@@ -21,9 +21,15 @@ from .writers import AtomicFile, format_timestamps, neutralise_frame
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
-def parse_row_spec(spec: str, n: int | None = None) -> np.ndarray:
-    """``"3,7,10-20"`` → sorted distinct rows (ranges inclusive). Raises ValueError naming the bad part."""
-    rows: list[np.ndarray] = []
+#: without a series length, a row list may name at most this many rows (a typo such as 0-10000000000
+#: would otherwise try to allocate the range)
+MAX_SPEC_ROWS = 10_000_000
+
+
+def row_spec_ranges(spec: str) -> list[tuple[int, int]]:
+    """The inclusive ranges of ``"3,7,10-20"``, checked for syntax only (nothing is allocated). Raises
+    ValueError naming the bad part."""
+    ranges: list[tuple[int, int]] = []
     for part in spec.split(","):
         if not part.strip():
             continue
@@ -34,11 +40,22 @@ def parse_row_spec(spec: str, n: int | None = None) -> np.ndarray:
         b = int(m.group(2)) if m.group(2) is not None else a
         if b < a:
             raise ValueError(f"landmark rows: the range {part.strip()!r} runs backwards")
-        rows.append(np.arange(a, b + 1, dtype=np.int64))
-    out = np.unique(np.concatenate(rows)) if rows else np.zeros(0, dtype=np.int64)
-    if n is not None and out.size and out[-1] >= n:
-        raise ValueError(f"landmark rows: row {int(out[-1])} is past the last row ({n - 1})")
-    return out
+        ranges.append((a, b))
+    return ranges
+
+
+def parse_row_spec(spec: str, n: int | None = None) -> np.ndarray:
+    """``"3,7,10-20"`` → sorted distinct rows (ranges inclusive). Raises ValueError naming the bad part, a
+    row past the last one (given ``n``) before allocating anything, or more than :data:`MAX_SPEC_ROWS`."""
+    ranges = row_spec_ranges(spec)
+    if not ranges:
+        return np.zeros(0, dtype=np.int64)
+    last = max(b for _, b in ranges)
+    if n is not None and last >= n:
+        raise ValueError(f"landmark rows: row {last} is past the last row ({n - 1})")
+    if n is None and sum(b - a + 1 for a, b in ranges) > MAX_SPEC_ROWS:
+        raise ValueError(f"landmark rows: {spec.strip()[:40]!r} names more than {MAX_SPEC_ROWS:,} rows")
+    return np.unique(np.concatenate([np.arange(a, b + 1, dtype=np.int64) for a, b in ranges]))
 
 
 def _examples(values, limit: int = 5) -> str:

@@ -96,3 +96,17 @@ class PrivacySettings:
         )
         s.validate()
         return s
+
+
+def categories_from_data(kind: str, settings: PrivacySettings) -> bool:
+    """True when a release of a series of this ``kind`` would publish the data's own category list: a
+    categorical series without a public list (``settings.categories``). The list is written whole — every
+    label that occurs, even once — and randomized response can output any of them, so the list leaks through
+    the release too (issue 17, finding 5). The command and the export dialog publish it only when told to."""
+    return kind == "categorical" and settings.categories is None
+
+
+def categories_from_data_risk(n_labels: int) -> str:
+    """The one sentence both the command and the dialog use to say what publishing the list means."""
+    return (f"the category list ({n_labels} label{'s' if n_labels != 1 else ''}) would come from the data and "
+            "be published whole, including labels that occur only once")

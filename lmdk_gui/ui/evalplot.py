@@ -326,17 +326,6 @@ class EvaluationChart(QWidget):
         return Path(path)
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    """``"1200x700"`` → (1200, 700)."""
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"size must look like 1200x700, got {text!r}") from None
-    if not (200 <= w <= 8000 and 150 <= h <= 8000):
-        raise ValueError(f"size must be between 200x150 and 8000x8000, got {text!r}")
-    return w, h
-
-
 def render_png(result: EvaluationResult, path: str | os.PathLike, *, size: tuple[int, int] = (1200, 700),
                scale: str = "auto", title: str | None = None) -> Path:
     """Draw ``result`` offscreen and save it as PNG (for ``lmdk evaluate --plot``).

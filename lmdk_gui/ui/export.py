@@ -51,7 +51,13 @@ from ..core.export import (
 )
 from ..core.guarantee import GuaranteeError
 from ..core.pipeline import export_verdicts, precheck
-from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from ..core.settings import (
+    ALL_SCHEMES,
+    LANDMARK_SCHEMES,
+    SCHEME_LABELS,
+    categories_from_data,
+    categories_from_data_risk,
+)
 from .runner import WorkerJob
 from .session import Snapshot
 
@@ -285,6 +291,8 @@ class ExportDialog(QDialog):
                                        QMessageBox.StandardButton.No)
             if ans != QMessageBox.StandardButton.Yes:
                 return
+        if not self._confirm_categories():
+            return
         src = self.snapshot.series.source
         notice = ledger.composition_notice(src.sha256 if src is not None else None, self.snapshot.settings.epsilon)
         if notice and not self.ask_repeat_release(notice):
@@ -299,6 +307,28 @@ class ExportDialog(QDialog):
                                    QMessageBox.StandardButton.No)
         return ans == QMessageBox.StandardButton.Yes
 
+    # ------------------------------------------------- the data's own category list (issue 17, finding 5)
+    #: set by :meth:`_confirm_categories`: the user agreed to publish the data's own category list
+    categories_from_data = False
+
+    def ask_categories_from_data(self, message: str) -> bool:
+        """Replaceable hook (tests set it): may the release publish the data's own category list?"""
+        ans = QMessageBox.question(self, "Publish the category list?", message,
+                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                   QMessageBox.StandardButton.No)
+        return ans == QMessageBox.StandardButton.Yes
+
+    def _confirm_categories(self) -> bool:
+        """The same question as ``lmdk export``'s --categories-from-data, asked before anything is written."""
+        snap = self.snapshot
+        if not categories_from_data(snap.series.kind, snap.settings):
+            return True
+        risk = categories_from_data_risk(len(snap.series.categories or ()))
+        self.categories_from_data = self.ask_categories_from_data(
+            f"No public category list was given: {risk}. Randomized response can output any listed "
+            "category, so the list is part of what is published. Publish it with the release?")
+        return self.categories_from_data
+
     def values(self) -> dict:
         p = Path(self.path_edit.text()).expanduser()
         return {
@@ -311,4 +341,5 @@ class ExportDialog(QDialog):
             "verbatim_labels": self.verbatim_labels.isChecked(),
             "backend": self.backend.currentData(),
             "force": p.exists() or p.with_name(p.name + ".json").exists(),
+            "categories_from_data": self.categories_from_data,
         }

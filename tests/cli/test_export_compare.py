@@ -54,7 +54,8 @@ def test_export_contacts_needs_a_value_column_then_works(capsys, tmp_path):
                        "--kind", "categorical", "--duplicates", "first")
     assert code == 2 and "--value-col" in err and "i, j" in err
     code, _, err = run(capsys, "export", CONTACTS, "-o", str(out), "--scheme", "uniform", "--epsilon", "1",
-                       "--kind", "categorical", "--duplicates", "first", "--value-col", "j")
+                       "--kind", "categorical", "--duplicates", "first", "--value-col", "j",
+                       "--categories-from-data")  # issue 17, finding 5: the data's list only on request
     assert code == 0, err
     df = pd.read_csv(out, dtype=str)
     assert list(df.columns) == ["timestamp", "j"] and df["timestamp"].iloc[0] == "1353304000"

@@ -13,7 +13,7 @@ from lmdk_gui.core.dummies import (
     select_for_release,
     split_budget,
 )
-from lmdk_gui.core.export import export_key, key_selection_rng
+from lmdk_gui.core.export import export_key, key_selection_words
 from lmdk_gui.core.guarantee import check_guarantee
 from lmdk_gui.core.loader import load_series
 from lmdk_gui.core.writers import SIDECAR_KEYS
@@ -39,7 +39,7 @@ def test_export_with_dummies(capsys, tmp_path):
     eps_sel, eps_rem = split_budget(2.0, 0.02)
     series = load_series(ENERGY)
     sel = select_for_release(series.n, LM, 2.0, DummySettings("partitioned", 0.02, "distance"),
-                             rng=key_selection_rng(export_key(test_key(9))))
+                             words=key_selection_words(export_key(test_key(9))))
     b = pd.read_csv(out)["epsilon"].to_numpy()
     assert np.array_equal(np.flatnonzero(b == 0), sel.landmarks)
     assert check_guarantee(b, sel.landmarks, eps_rem).holds

@@ -21,7 +21,7 @@ from lmdk_gui.core.export import (
     ExportOptions,
     export_key,
     export_release,
-    key_selection_rng,
+    key_selection_words,
 )
 from lmdk_gui.core.guarantee import GuaranteeError, check_guarantee
 from lmdk_gui.core.loader import load_series
@@ -42,7 +42,7 @@ def energy():
 
 def expected_selection(series, lm, eps, dummies, seed):
     """The selection a keyed export draws (its stream is derived from the key test_key(seed))."""
-    return select_for_release(series.n, lm, eps, dummies, rng=key_selection_rng(export_key(test_key(seed))))
+    return select_for_release(series.n, lm, eps, dummies, words=key_selection_words(export_key(test_key(seed))))
 
 
 def numbers_in(doc) -> list[float]:

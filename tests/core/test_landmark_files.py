@@ -67,3 +67,12 @@ def test_bad_rows_and_missing_columns(tmp_path, energy):
     p.write_text("when\n1\n")
     with pytest.raises(LoadError, match="'timestamp' or a 'row' column"):
         read_landmark_file(p, energy)
+
+
+def test_parse_row_spec_refuses_huge_ranges_before_allocating():
+    """A typo like 0-10000000000 used to try to allocate 80 GB (issue 17, CLI hardening)."""
+    with pytest.raises(ValueError, match="past the last row"):
+        parse_row_spec("0-10000000000", n=744)
+    with pytest.raises(ValueError, match="more than"):
+        parse_row_spec("0-10000000000")
+    assert parse_row_spec("5-7,", n=8).tolist() == [5, 6, 7]
