@@ -46,7 +46,10 @@ def test_csv_and_plot(capsys, tmp_path):
     img = QImage(str(out_png))
     assert (img.width(), img.height()) == (900, 560)
     colours = {img.pixelColor(x, y).name() for x in range(0, 900, 9) for y in range(0, 560, 7)}
-    assert "#1f77b4" in colours and "#ff7f0e" in colours  # Uniform and Skip bars are drawn
+    from lmdk_gui.ui.theme import SCHEME_COLORS
+
+    hexes = {s: "#%02x%02x%02x" % SCHEME_COLORS[s] for s in ("uniform", "skip")}
+    assert hexes["uniform"] in colours and hexes["skip"] in colours  # Uniform and Skip bars are drawn
 
 
 def test_placement_json_location(capsys):

@@ -8,6 +8,7 @@ import pandas as pd
 from lmdk_gui.core.loader import load_series
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
+from tests.keys import test_key
 
 CONTACTS = str(SAMPLES / "contacts_person1672_first.csv")
 BASE = ["export", CONTACTS, "--kind", "categorical", "--scheme", "uniform", "--epsilon", "1",
@@ -27,7 +28,7 @@ def test_refused_without_a_public_list(capsys, tmp_path):
 
 def test_from_data_on_request_warns(capsys, tmp_path):
     out = tmp_path / "r.csv"
-    code, stdout, err = run(capsys, *BASE, "-o", str(out), "--categories-from-data", "--seed", "1")
+    code, stdout, err = run(capsys, *BASE, "-o", str(out), "--categories-from-data", "--seed", test_key(1))
     assert code == 0, err
     assert "warning: the category list" in err and "published whole" in err
     assert out.exists() and "wrote" in stdout

@@ -15,7 +15,7 @@ PAIRS = str(DATA / "contact_pairs_synthetic.csv")
 def test_contact_log_for_one_person(capsys, tmp_path):
     out = tmp_path / "r.csv"
     code, _, err = run(capsys, "export", PAIRS, "-o", str(out), "--scheme", "uniform", "--epsilon", "1",
-                       "--pair-cols", "i,j", "--person", "1005", "--duplicates", "first", "--seed", test_key(1),
+                       "--pair-cols", "i,j", "--person", "1005", "--duplicates", "first", "--seed", test_key(1), "--categories-from-data",
                        "--landmark-rows", "0-3")
     assert code == 0, err
     header = out.read_text().splitlines()[0]
