@@ -620,8 +620,16 @@ class MainWindow(QMainWindow):
             return
         focus = self.metrics_table.selected_scheme() or "adaptive"
         start = read_setting(self._settings, "lastExportDir", "", str) or str(Path.home())
-        dlg = ExportDialog(self.session.snapshot(), focus, start, self)
-        if dlg.exec() != ExportDialog.DialogCode.Accepted:
+        s = self.session
+        dlg = ExportDialog(s.snapshot(), focus, start, self, average=s.average, preview=s.preview)
+        # The R-run average may still be computing: the dialog's advice fills in when it arrives.
+        fill = lambda: dlg.set_advice(s.average, s.preview)  # noqa: E731
+        s.metricsChanged.connect(fill)
+        try:
+            accepted = dlg.exec() == ExportDialog.DialogCode.Accepted
+        finally:
+            s.metricsChanged.disconnect(fill)
+        if not accepted:
             return
         v = dlg.values()
         self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))
