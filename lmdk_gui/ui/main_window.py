@@ -56,7 +56,7 @@ from .startup import clean_load_options, read_setting, restore_window, save_wind
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
-EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui")
+EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui")
 MAX_RECENT = 8
 log = logging.getLogger(__name__)
 
