@@ -97,6 +97,7 @@ class AccuracyPanel(QWidget):
         lay.addWidget(self._build_intro())
         lay.addLayout(self._build_target_row())
         lay.addWidget(self._build_privacy_note())
+        lay.addLayout(self._build_status_row())
         body = QHBoxLayout()
         body.addWidget(self._build_chart(), 3)
         body.addWidget(self._build_table(), 2)
@@ -134,16 +135,21 @@ class AccuracyPanel(QWidget):
         self.target_note = QLabel()
         self.target_note.setObjectName("accuracyTargetNote")
         row.addWidget(self.target_note, 1)
+        self.target_spin.valueChanged.connect(self._target_changed)
+        self.target_unit.currentIndexChanged.connect(self._unit_changed)
+        return row
+
+    def _build_status_row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
         self.status = QLabel()
         self.status.setObjectName("accuracyStatus")
-        row.addWidget(self.status)
+        self.status.setWordWrap(True)  # a loader's message names file, column and option: it can be long
+        row.addWidget(self.status, 1)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setObjectName("accuracyCancel")
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.hide()
         row.addWidget(self.cancel_button)
-        self.target_spin.valueChanged.connect(self._target_changed)
-        self.target_unit.currentIndexChanged.connect(self._unit_changed)
         return row
 
     def _build_privacy_note(self) -> QFrame:
@@ -306,7 +312,8 @@ class AccuracyPanel(QWidget):
         if self.plan_path is not None:
             self.plan_series = series
         self.curves = curves
-        self.status.setText("")
+        if self.status.text().startswith("Computing"):  # a load error stays readable
+            self.status.setText("")
         self._update_privacy_text()
         self._relabel_units()
         self._target_changed()
@@ -314,11 +321,13 @@ class AccuracyPanel(QWidget):
 
     def _on_failed(self, _gen: int, message: str) -> None:
         self.cancel_button.hide()
-        if self.plan_path is not None and self.plan_series is None:  # the other file did not load
-            self.plan_path = None
+        text = f"⚠ {message.split(': ', 1)[-1]}"
+        if self.plan_path is not None and self.plan_series is None:  # the other file did not load: back to
+            self.plan_path = None                                     # the open data, saying why
             self._update_privacy_text()
-            self._stale = True
-        self.status.setText(f"⚠ {message.split(': ', 1)[-1]}")
+            self.compute()
+            text += " (planning on the open data)"
+        self.status.setText(text)
 
     # --------------------------------------------------------------------------------- results
     def _target_changed(self, *_args) -> None:
@@ -353,9 +362,10 @@ class AccuracyPanel(QWidget):
                 spots.append({"pos": (math.log10(eps), math.log10(max(err[j], 1e-300))),
                               "brush": pg.mkBrush(*SCHEME_COLORS[s]), "pen": pg.mkPen(darker(SCHEME_COLORS[s]), width=1.5)})
         self.marks.setData(spots)
-        self.target_line.setValue(math.log10(target))
-        self._draw_epsilon()
         unit = self._unit()
+        self.target_line.setValue(math.log10(target))
+        self.target_line.label.setFormat(f"target {advice.fmt(target, unit)}")
+        self._draw_epsilon()
         self.chart.getPlotItem().setLabel("left", f"mean error{' (' + unit + ')' if unit else ''}, log scale")
 
     def _draw_epsilon(self, *_args) -> None:
@@ -414,7 +424,6 @@ class AccuracyPanel(QWidget):
         """Plan on ``path`` (loaded on the worker), or on the open data again (None)."""
         self.plan_path = str(path) if path else None
         self.plan_series = None
-        self.curves = None
         self._update_privacy_text()
         self._stale = True
         self.compute()
