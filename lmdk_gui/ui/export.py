@@ -18,10 +18,9 @@ and a warning (not a refusal) says when the chosen scheme's expected error excee
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-
-from collections.abc import Mapping
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
