@@ -102,8 +102,8 @@ class AccuracyPanel(QWidget):
         body.addWidget(self._build_chart(), 3)
         body.addWidget(self._build_table(), 2)
         lay.addLayout(body, 1)
-        for sig in (session.seriesChanged, session.landmarksChanged, session.settingsChanged,
-                    session.dummiesChanged):
+        self._computed_key: tuple | None = None
+        for sig in (session.seriesChanged, session.landmarksChanged, session.settingsChanged):
             sig.connect(self._inputs_changed)
         session.settingsChanged.connect(self._draw_epsilon)
         self._inputs_changed()
@@ -267,9 +267,17 @@ class AccuracyPanel(QWidget):
     def _relabel_units(self) -> None:
         self.target_unit.setItemText(1, self._unit() or "units")
 
+    def _key(self) -> tuple:
+        """What the curves depend on: not ε (the grid replaces it), so "Use ε" does not recompute them."""
+        s = self.session
+        return (id(s.series), s.landmarks.tobytes(), s.settings.with_(epsilon=1.0), s.runs, s.seed,
+                self.plan_path)
+
     def _inputs_changed(self, *_args) -> None:
         self._relabel_units()
         self._update_privacy_text()
+        if self._key() == self._computed_key:
+            return
         self._stale = True
         if self.isVisible():
             self._schedule()
@@ -289,6 +297,7 @@ class AccuracyPanel(QWidget):
         if s.series is None:
             return
         self._stale = False
+        self._computed_key = self._key()
         other = self.plan_path is not None
         job = _Job(self.plan_series if other else s.series, None, s.landmarks.copy(), s.n, s.settings, s.runs,
                    s.seed, self.error_field)
@@ -301,6 +310,7 @@ class AccuracyPanel(QWidget):
     def cancel(self) -> None:
         self._runner.cancel()
         self._stale = True
+        self._computed_key = None
         self.cancel_button.hide()
         self.status.setText("Cancelled; change the target or the settings to compute again.")
 
@@ -322,6 +332,7 @@ class AccuracyPanel(QWidget):
     def _on_failed(self, _gen: int, message: str) -> None:
         self.cancel_button.hide()
         text = f"⚠ {message.split(': ', 1)[-1]}"
+        self._computed_key = None
         if self.plan_path is not None and self.plan_series is None:  # the other file did not load: back to
             self.plan_path = None                                     # the open data, saying why
             self._update_privacy_text()

@@ -40,8 +40,13 @@ def test_the_panel_shows_the_core_answer_and_sets_epsilon_on_click(qtbot, window
         qtbot.mouseClick(panel.use_buttons["skip"], Qt.MouseButton.LeftButton)
     assert s.epsilon == pytest.approx(skip)
     assert window.settings_panel.eps_spin.value() == pytest.approx(skip, abs=1e-3)
-    # the current-ε line follows
+    # the current-ε line follows; the curves do not depend on ε, so nothing is recomputed
     assert 10 ** panel.eps_line.value() == pytest.approx(skip)
+    assert panel._runner.is_idle() and panel.cancel_button.isHidden() and panel.smallest == core.smallest
+    # a new landmark changes the curves: recomputed while the tab is shown
+    with qtbot.waitSignal(panel.curvesReady, timeout=120_000):
+        s.add_range(300, 400)
+    assert panel.smallest != core.smallest
 
 
 def test_a_share_of_the_range_and_the_menu_action(qtbot, window, panel):
