@@ -194,7 +194,7 @@ class AccuracyPanel(QWidget):
         pi.addItem(self.marks)
         self.target_line = pg.InfiniteLine(angle=0, movable=False,
                                            pen=pg.mkPen((200, 30, 30), width=1.5, style=Qt.PenStyle.DashLine),
-                                           label="target", labelOpts={"position": 0.06, "color": (200, 30, 30)})
+                                           label="target", labelOpts={"position": 0.15, "color": (200, 30, 30)})
         pi.addItem(self.target_line)
         self.eps_line = pg.InfiniteLine(angle=90, movable=False,
                                         pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DotLine),

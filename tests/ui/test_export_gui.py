@@ -191,3 +191,19 @@ def test_dialog_without_an_average_yet_fills_in_later(qtbot, window, tmp_path):
     assert dlg.advice_table.item(0, 1).text() == "computing…"
     dlg.set_advice(s.average, s.preview)
     assert dlg.scheme.currentData() == "skip"
+
+
+def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, monkeypatch):
+    s = window.session
+    s.add_range(100, 180)
+    qtbot.waitUntil(lambda: s.is_preview_current() and s.average is not None, timeout=60_000)
+    seen = []
+
+    def fake_exec(dlg):
+        seen.append((dlg.scheme.currentData(), dlg.errors))
+        return ExportDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(ExportDialog, "exec", fake_exec)
+    window.export_dialog()
+    scheme, errors = seen[0]
+    assert scheme == "skip" and errors["uniform"] == s.average["uniform"].mean
