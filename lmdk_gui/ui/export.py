@@ -220,6 +220,12 @@ class ExportDialog(QDialog):
         vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.advice_table.cellClicked.connect(self._advice_clicked)
         form.addRow("", self.advice_table)
+        caption = QLabel(f"Expected error: the mean absolute error over {self.snapshot.runs} simulated releases "
+                         "(the Metrics table's average). Approximated: events that repeat an earlier value "
+                         "instead of a fresh noisy one.")
+        caption.setWordWrap(True)
+        caption.setStyleSheet("color: #555;")
+        form.addRow("", caption)
 
         self.noise_warning = QLabel()
         self.noise_warning.setObjectName("exportNoiseWarning")
@@ -285,7 +291,8 @@ class ExportDialog(QDialog):
         err = self.errors.get(scheme)
         warn = "" if err is None else advice.noise_warning(err, self.snapshot.series, self.snapshot.settings,
                                                             self.unit)
-        self.noise_warning.setText(f"⚠ {warn[0].upper()}{warn[1:]}. You can still export it." if warn else "")
+        self.noise_warning.setText(f"⚠ {warn[0].upper()}{warn[1:]}. You can still export it, or raise ε first "
+                                    "(View › What ε do I need?)." if warn else "")
         self.noise_warning.setVisible(bool(warn))
 
     def _browse(self) -> None:
