@@ -58,6 +58,7 @@ class _Job:
     path: str | None
     landmarks: np.ndarray
     n_session: int  # to carry the landmarks over to another file
+    other: bool  # planning on another file: map the landmarks
     settings: PrivacySettings
     runs: int
     seed: int
@@ -66,8 +67,7 @@ class _Job:
 
 def _sweep(job: _Job, *, should_cancel) -> tuple[Series, accuracy.ErrorCurves | None]:
     series = job.series if job.series is not None else load_series(job.path)  # type: ignore[arg-type]
-    lm = job.landmarks if job.series is not None else accuracy.map_landmarks(job.landmarks, job.n_session,
-                                                                              series.n)
+    lm = accuracy.map_landmarks(job.landmarks, job.n_session, series.n) if job.other else job.landmarks
     curves = accuracy.error_curves(series, lm, job.settings, runs=job.runs, seed=job.seed,
                                    error_field=job.error_field, should_cancel=should_cancel)
     return series, curves
@@ -299,10 +299,8 @@ class AccuracyPanel(QWidget):
         self._stale = False
         self._computed_key = self._key()
         other = self.plan_path is not None
-        job = _Job(self.plan_series if other else s.series, None, s.landmarks.copy(), s.n, s.settings, s.runs,
-                   s.seed, self.error_field)
-        if other and self.plan_series is None:
-            job = _Job(None, self.plan_path, job.landmarks, s.n, s.settings, s.runs, s.seed, self.error_field)
+        job = _Job(self.plan_series if other else s.series, self.plan_path, s.landmarks.copy(), s.n, other,
+                   s.settings, s.runs, s.seed, self.error_field)
         self.status.setText(f"Computing {len(accuracy.DEFAULT_GRID)} values of ε × {s.runs} runs…")
         self.cancel_button.show()
         self._runner.submit(_sweep, job)

@@ -73,6 +73,14 @@ def test_plan_on_another_file_uses_mapped_landmarks(qtbot, window, panel, tmp_pa
     panel.set_target(0.46, UNITS)
     core = epsilon_for_error(panel.plan_series, lm, s.settings, 0.46, runs=s.runs, seed=s.seed)
     assert panel.smallest == core.smallest
+    # new landmarks are carried over again (the file is not reloaded)
+    loaded = panel.plan_series
+    with qtbot.waitSignal(panel.curvesReady, timeout=120_000):
+        s.add_range(600, 743)
+    lm = map_landmarks(s.landmarks, s.n, 372)
+    assert lm.max() == 371 and panel.plan_series is loaded
+    core = epsilon_for_error(loaded, lm, s.settings, 0.46, runs=s.runs, seed=s.seed)
+    assert panel.smallest == core.smallest
     with qtbot.waitSignal(panel.curvesReady, timeout=120_000):
         qtbot.mouseClick(panel.plan_own, Qt.MouseButton.LeftButton)
     assert "Computed on the true data" in panel.privacy_text.text()
