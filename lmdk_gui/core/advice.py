@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .mechanisms import haversine
+from .metrics import RunStats
 from .series import Series
 from .settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
 
@@ -34,18 +35,18 @@ def passes(verdict: bool | str | None) -> bool:
 
 
 def errors_of(entries: Mapping[str, object], error_field: str = "mae") -> dict[str, float]:
-    """Scheme → expected error from per-scheme entries: dicts (``lmdk compare``'s rows) holding
-    ``error_field``, or objects with that attribute or with a ``mean`` (:class:`~.metrics.RunStats`, the
-    session's R-run average of ``error_field``)."""
+    """Scheme → expected error from per-scheme entries: dicts (``lmdk compare``'s rows) or objects holding
+    ``error_field`` (a number or a :class:`~.metrics.RunStats`), or — for ``"mae"`` only — a
+    :class:`~.metrics.RunStats` itself (the session's R-run average). A missing field is NaN (never advised),
+    so a denoised error is never silently replaced by the raw one."""
     out = {}
     for s, e in entries.items():
-        if isinstance(e, Mapping):
-            v = e.get(error_field)
-        elif hasattr(e, error_field):
-            v = getattr(e, error_field)
-        else:
-            v = getattr(e, "mean", None)
-        out[s] = float(v) if v is not None else math.nan
+        v = e.get(error_field) if isinstance(e, Mapping) else getattr(e, error_field, None)
+        if v is None and error_field == "mae" and isinstance(e, RunStats):
+            v = e
+        if isinstance(v, RunStats):
+            v = v.mean
+        out[s] = float(v) if v is not None else math.nan  # type: ignore[arg-type]
     return out
 
 

@@ -37,6 +37,9 @@ def test_errors_of_rows_runstats_and_a_denoised_field():
     assert errors_of(rows, "mae_denoised") == {"skip": 0.5, "uniform": 0.9}
     assert best_scheme({"skip": "", "uniform": ""}, errors_of(rows, "mae_denoised")) == "skip"
     assert errors_of({"skip": RunStats(3.0, 0.1, 20)}) == {"skip": 3.0}
+    # a raw average never stands in for a denoised error
+    assert math.isnan(errors_of({"skip": RunStats(3.0, 0.1, 20)}, "mae_denoised")["skip"])
+    assert errors_of({"skip": {"mae_denoised": RunStats(0.7, 0.1, 20)}}, "mae_denoised") == {"skip": 0.7}
 
 
 def test_noise_warning_against_bounds_or_data_range():
