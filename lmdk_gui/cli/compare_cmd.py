@@ -4,6 +4,12 @@ With ``--dummies GENERATOR`` each scheme is shown twice: on the landmarks with �
 landmarks (thesis §4.2) on ``L'`` with ``ε − ε_sel``. The "with dummies" line's landmark sum and verdict
 are checked against ``L'`` and ``ε − ε_sel``; its MAE averages runs that each draw a new selection and new
 noise (the "without" line's runs use the same noise), as in the thesis' Figure 5.6.
+
+The "best" marker is :func:`~lmdk_gui.core.advice.best_scheme` (the export dialog's pre-selection): the passing
+scheme with the lowest MAE, among the lines an export with the same options would publish (with dummies:
+the "+ dummies" lines). ``--target-error X`` (or ``5%`` of the data's range) adds, per landmark-private
+scheme, the smallest ε on a 24-point log grid 0.01…100 whose MAE over R runs meets X
+(:func:`~lmdk_gui.core.accuracy.epsilon_for_error`, the window's "What ε do I need?").
 """
 
 from __future__ import annotations
@@ -11,6 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
+
+from ..core import accuracy, advice
 from ..core.metrics import unit_label
 from ..core.preview import NoiseCache, Snapshot, compute_average, compute_preview
 from ..core.release import normalize_landmarks
@@ -39,6 +48,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=runs_type, default=20, metavar="R", help="runs to average the MAE over (default 20)")
     p.add_argument("--seed", type=seed_type, default=0, metavar="N", help="seed of the simulated noise (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--target-error", metavar="X", default=None,
+                   help="also print, per scheme, the smallest ε (log grid 0.01–100) whose MAE over R runs is at "
+                   "most X (in the data's units, or e.g. 5%% of the data's range); computed on this data, so "
+                   "choosing ε from it is not itself private")
     p.set_defaults(run=run)
 
 
@@ -89,21 +102,65 @@ def compare_with_dummies(sel, runs: int, seed: int, dummies=None) -> tuple[list[
     return rows, info
 
 
+def best_of(rows: list[dict], error_field: str = "mae") -> str | None:
+    """The advice on ``compare``'s rows: with dummies, among the "+ dummies" lines (what an export with the
+    same options publishes)."""
+    pub = {r["scheme"]: r.get("with_dummies", r) for r in rows}
+    return advice.best_scheme({s: r["guarantee_holds"] for s, r in pub.items()},
+                              advice.errors_of(pub, error_field))
+
+
+def target_table(sel, target: str, runs: int, seed: int, error_field: str = "mae") -> dict:
+    """``--target-error``: {"target", "grid", "smallest": scheme → ε or None, "errors": scheme → [MAE per ε]}."""
+    value = accuracy.parse_target(target, advice.data_range(sel.series, sel.settings))
+    res = accuracy.epsilon_for_error(sel.series, sel.landmarks, sel.settings, value, runs=runs, seed=seed,
+                                     error_field=error_field)
+    assert res is not None  # never cancelled here
+    return {"target": value, "error_field": error_field, "grid": res.curves.grid.tolist(),
+            "smallest": res.smallest,
+            "errors": {s: [None if not np.isfinite(e) else float(e) for e in v]
+                       for s, v in res.curves.errors.items()}}
+
+
+def _print_target(t: dict, unit: str, runs: int) -> None:
+    top = t["grid"][-1]
+    print(f"\nsmallest ε meeting an expected error ≤ {advice.fmt(t['target'], unit)} (mean over {runs} runs, "
+          f"log grid {t['grid'][0]:g}–{top:g}); computed on this data: choosing ε from it is not itself private")
+    for s, eps in t["smallest"].items():
+        print(f"  {SCHEME_LABELS[s]:<12} {'not reached ≤ ' + format(top, 'g') if eps is None else f'ε = {eps:.3g}'}")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise ValueError("--runs must be at least 1")
     dummies = dummy_settings(args)
     sel = load_selection(args)
+    target = None
+    if args.target_error is not None:
+        try:
+            target = target_table(sel, args.target_error, args.runs, args.seed)
+        except ValueError as e:
+            raise ValueError(f"--target-error: {e}") from None
     rows, info = compare_with_dummies(sel, args.runs, args.seed, dummies)
     unit = unit_label(sel.series)
+    best = best_of(rows)
     if args.json:
         doc = {"input": args.input, "rows": sel.series.n, "kind": sel.series.kind,
                "landmarks": int(len(sel.landmarks)), "epsilon": sel.settings.epsilon,
-               "mae_unit": unit, "schemes": rows}
+               "mae_unit": unit, "best": best, "schemes": rows}
         if info is not None:
             doc["dummies"] = info
+        if target is not None:
+            doc["target_error"] = target
         print(json.dumps(doc, indent=2))
         return 0
+    _print_table(args, sel, rows, info, unit, best)
+    if target is not None:
+        _print_target(target, unit, args.runs)
+    return 0
+
+
+def _print_table(args, sel, rows: list[dict], info: dict | None, unit: str, best: str | None) -> None:
     n = sel.series.n
     print(f"{args.input}: {n} events, {len(sel.landmarks)} landmarks "
           f"({100 * len(sel.landmarks) / max(n, 1):.1f}%), ε = {sel.settings.epsilon:g}, MAE over {args.runs} runs")
@@ -114,26 +171,41 @@ def run(args: argparse.Namespace) -> int:
               f"with this seed, {info['mean_landmarks_with_dummies']:.1f} on average over the runs")
     if info is None:  # the table as it always was
         head = (f"{'scheme':<12} {'landmark sum':>13} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
-                f"{'MAE (' + unit + ')':>16}")
+                f"{'MAE (' + unit + ')':>16} {'best':>5}")
         print(head)
         print("-" * len(head))
         for r in rows:
             verdict = "pass" if r["guarantee_holds"] else "FAIL"
             print(f"{SCHEME_LABELS[r['scheme']]:<12} {r['landmark_sum']:>13.6g} {verdict:>8} "
-                  f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g}")
-        return 0
+                  f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g} "
+                  f"{'◀' if r['scheme'] == best else '':>5}")
+        _print_best(best, rows, sel, unit)
+        return
     head = (f"{'scheme':<22} {'landmark sum':>13} {'vs ε':>9} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
-            f"{'MAE (' + unit + ')':>16}")
+            f"{'MAE (' + unit + ')':>16} {'best':>5}")
     print(head)
     print("-" * len(head))
 
-    def line(label: str, r: dict) -> None:
+    def line(label: str, r: dict, mark: bool = False) -> None:
         ok = r["guarantee_holds"]
         vs = f"{'≤' if ok else '>'} {r['epsilon']:.4g}"
         print(f"{label:<22} {r['landmark_sum']:>13.6g} {vs:>9} {'pass' if ok else 'FAIL':>8} "
-              f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g}")
+              f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g} "
+              f"{'◀' if mark else '':>5}")
 
     for r in rows:
         line(SCHEME_LABELS[r["scheme"]], r)
-        line(f"  {SCHEME_LABELS[r['scheme']]} + dummies", r["with_dummies"])
-    return 0
+        line(f"  {SCHEME_LABELS[r['scheme']]} + dummies", r["with_dummies"], r["scheme"] == best)
+    _print_best(best, rows, sel, unit)
+
+
+def _print_best(best: str | None, rows: list[dict], sel, unit: str) -> None:
+    if best is None:
+        print("best: none (no scheme passes the landmark-sum check)")
+        return
+    r = next(x for x in rows if x["scheme"] == best)
+    r = r.get("with_dummies", r)
+    print(f"best: {SCHEME_LABELS[best]} (the passing scheme with the lowest MAE, {advice.fmt(r['mae'], unit)})")
+    warn = advice.noise_warning(r["mae"], sel.series, sel.settings, unit)
+    if warn:
+        print(f"warning: {warn}")

@@ -14,14 +14,22 @@ Issue 17: a reproducible export uses a generated secret key (shown, copyable, ke
 for "re-export the same release"), never a small seed; Skip/Adaptive say next to the scheme that repeated
 values show the landmarks; text cells are neutralised unless the user keeps them verbatim; and an input
 released before asks (``ask_repeat_release``, replaceable) after showing the composed ε.
+
+Guidance (issue 14): under the scheme chooser a small table lists, per scheme, the expected error (the R-run
+average the session already computed — passed in, or in ``snapshot.extra["average"]``; the dialog never
+recomputes it), the share of approximated events (from the preview release), and the check's verdict. The
+passing scheme with the lowest expected error (:func:`~lmdk_gui.core.advice.best_scheme`) is pre-selected,
+and a warning (not a refusal) says when the chosen scheme's expected error exceeds the data's range.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+import numpy as np
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -35,10 +43,12 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
 )
 
-from ..core import ledger
+from ..core import advice, ledger
 from ..core.dummies import split_budget
 from ..core.export import (
     REPUBLISH_WARNING,
@@ -50,6 +60,7 @@ from ..core.export import (
     new_export_key,
 )
 from ..core.guarantee import GuaranteeError
+from ..core.metrics import RunStats, unit_label
 from ..core.pipeline import export_verdicts, precheck
 from ..core.settings import (
     ALL_SCHEMES,
@@ -59,7 +70,7 @@ from ..core.settings import (
     categories_from_data_risk,
 )
 from .runner import WorkerJob
-from .session import Snapshot
+from .session import AverageResult, SchemePreview, Snapshot
 
 
 class ExportJob(WorkerJob):
@@ -110,31 +121,23 @@ def exportable_schemes(snapshot: Snapshot) -> dict[str, str]:
 class ExportDialog(QDialog):
     """Scheme, output path, opt-in columns, noise backend, optional seed, and what will be guaranteed."""
 
-    def __init__(self, snapshot: Snapshot, default_scheme: str, start_dir: str, parent=None) -> None:
+    def __init__(self, snapshot: Snapshot, default_scheme: str, start_dir: str, parent=None, *,
+                 average: AverageResult | Mapping[str, RunStats] | None = None,
+                 preview: Mapping[str, SchemePreview] | None = None, error_field: str = "mae") -> None:
+        """``average`` / ``preview``: the session's R-run average and preview for this snapshot (default:
+        ``snapshot.extra["average"]`` / ``["preview"]``); without them the table says they are computing and
+        :meth:`set_advice` fills it in later."""
         super().__init__(parent)
         self.setObjectName("exportDialog")
         self.setWindowTitle("Export protected CSV")
         self.snapshot = snapshot
-        self.setMinimumWidth(560)
+        self.error_field = error_field
+        self.setMinimumWidth(640)
         lay = QVBoxLayout(self)
         form = QFormLayout()
         lay.addLayout(form)
 
-        self.scheme = QComboBox()
-        self.scheme.setObjectName("exportScheme")
-        reasons = exportable_schemes(snapshot)
-        for s in ALL_SCHEMES:
-            label = SCHEME_LABELS[s] + ("" if s in LANDMARK_SCHEMES else " (baseline)")
-            if reasons[s]:
-                label += f" — {reasons[s]}"
-            self.scheme.addItem(label, s)
-            if reasons[s]:
-                item = self.scheme.model().item(self.scheme.count() - 1)
-                item.setEnabled(False)
-        idx = ALL_SCHEMES.index(default_scheme) if default_scheme in ALL_SCHEMES and not reasons[default_scheme] \
-            else ALL_SCHEMES.index("adaptive")
-        self.scheme.setCurrentIndex(idx)
-        form.addRow("Scheme", self.scheme)
+        self._build_scheme_chooser(form, default_scheme)
         self.republish_warning = QLabel(f"⚠ {REPUBLISH_WARNING} (Dummy landmarks panel).")
         self.republish_warning.setObjectName("exportRepublishWarning")
         self.republish_warning.setWordWrap(True)
@@ -213,7 +216,128 @@ class ExportDialog(QDialog):
             w.currentIndexChanged.connect(self._update)
         for w in (self.include_budget, self.include_flags, self.use_seed):
             w.toggled.connect(self._update)
+        self.scheme.activated.connect(self._chosen_by_user)
+        self.set_advice(average if average is not None else snapshot.extra.get("average"),
+                        preview if preview is not None else snapshot.extra.get("preview"))
         self._update()
+
+    # ----------------------------------------------------------------------------- scheme chooser
+    def _build_scheme_chooser(self, form: QFormLayout, default_scheme: str) -> None:
+        """The scheme combo (failing schemes disabled), the per-scheme advice table and the noise warning."""
+        self.scheme = QComboBox()
+        self.scheme.setObjectName("exportScheme")
+        self.reasons = exportable_schemes(self.snapshot)
+        for s in ALL_SCHEMES:
+            label = SCHEME_LABELS[s] + ("" if s in LANDMARK_SCHEMES else " (baseline)")
+            if self.reasons[s]:
+                label += f" — {self.reasons[s]}"
+            self.scheme.addItem(label, s)
+            if self.reasons[s]:
+                item = self.scheme.model().item(self.scheme.count() - 1)
+                item.setEnabled(False)
+        ok = default_scheme in ALL_SCHEMES and not self.reasons[default_scheme]
+        self.scheme.setCurrentIndex(ALL_SCHEMES.index(default_scheme if ok else "adaptive"))
+        self._user_chose = False
+        self.best: str | None = None
+        form.addRow("Scheme", self.scheme)
+
+        self.advice_table = QTableWidget(len(ALL_SCHEMES), 4)
+        self.advice_table.setObjectName("exportAdvice")
+        unit = unit_label(self.snapshot.series)
+        self.unit = unit
+        err_head = "Expected error" + ("" if unit in ("share", "mismatch rate") else f" ({unit})")
+        self.advice_table.setHorizontalHeaderLabels(["Scheme", err_head, "Approximated", "Advice"])
+        self.advice_table.horizontalHeaderItem(1).setToolTip(
+            f"Mean absolute error of the release averaged over {self.snapshot.runs} simulated runs "
+            "(the Metrics table's number)")
+        self.advice_table.horizontalHeaderItem(2).setToolTip(
+            "Share of events that republish an earlier release instead of a fresh noisy value")
+        self.advice_table.verticalHeader().hide()
+        self.advice_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.advice_table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.advice_table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.advice_table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.advice_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.advice_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        vh = self.advice_table.verticalHeader()
+        vh.setSectionResizeMode(vh.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.advice_table.cellClicked.connect(self._advice_clicked)
+        form.addRow("", self.advice_table)
+        caption = QLabel(f"Expected error: the mean absolute error over {self.snapshot.runs} simulated releases "
+                         "(the Metrics table's average). Approximated: events that repeat an earlier value "
+                         "instead of a fresh noisy one.")
+        caption.setWordWrap(True)
+        caption.setStyleSheet("color: #555;")
+        form.addRow("", caption)
+
+        self.noise_warning = QLabel()
+        self.noise_warning.setObjectName("exportNoiseWarning")
+        self.noise_warning.setWordWrap(True)
+        self.noise_warning.setStyleSheet("color: #a05a00;")
+        form.addRow("", self.noise_warning)
+
+    def set_advice(self, average: AverageResult | Mapping[str, RunStats] | None,
+                   preview: Mapping[str, SchemePreview] | None) -> None:
+        """Fill the table from the session's results and pre-select the advised scheme (unless the user has
+        already picked one in this dialog)."""
+        avg = average.average if isinstance(average, AverageResult) else average
+        self.errors = advice.errors_of(avg, self.error_field) if avg else {}
+        self.shares = ({s: float(np.mean(p.approximated)) if p.approximated.size else 0.0
+                        for s, p in preview.items()} if preview else {})
+        self.best = advice.best_scheme(self.reasons, self.errors) if self.errors else None
+        if self.best is not None and not self._user_chose:
+            self.scheme.setCurrentIndex(ALL_SCHEMES.index(self.best))
+        self._fill_advice()
+        self._update()
+
+    def _fill_advice(self) -> None:
+        t = self.advice_table
+        for row, s in enumerate(ALL_SCHEMES):
+            err = self.errors.get(s)
+            share = self.shares.get(s)
+            if self.reasons[s]:
+                note = "✘ fails the check"
+            elif s == self.best:
+                note = "★ lowest error"
+            else:
+                note = ""
+            cells = [SCHEME_LABELS[s] + ("" if s in LANDMARK_SCHEMES else " (baseline)"),
+                     advice.fmt(err, "") if err is not None else "computing…",
+                     f"{100 * share:.0f} %" if share is not None else "…", note]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if col in (1, 2):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if self.reasons[s]:
+                    item.setFlags(Qt.ItemFlag.NoItemFlags)  # greyed out, not selectable
+                    item.setToolTip(self.reasons[s])
+                t.setItem(row, col, item)
+        t.resizeColumnsToContents()
+        t.horizontalHeader().setStretchLastSection(True)
+        rows_h = t.verticalHeader().defaultSectionSize() * t.rowCount()
+        t.setFixedHeight(rows_h + t.horizontalHeader().sizeHint().height() + 2 * t.frameWidth() + 4)
+
+    def _advice_clicked(self, row: int, _col: int) -> None:
+        s = ALL_SCHEMES[row]
+        if not self.reasons[s]:
+            self._user_chose = True
+            self.scheme.setCurrentIndex(row)
+
+    def _chosen_by_user(self, _index: int) -> None:
+        self._user_chose = True
+
+    def _update_advice(self, scheme: str | None) -> None:
+        """Select the chosen scheme's row and say when its expected error is larger than the data's range."""
+        if scheme is None:
+            return
+        self.advice_table.selectRow(ALL_SCHEMES.index(scheme))
+        err = self.errors.get(scheme)
+        warn = "" if err is None else advice.noise_warning(err, self.snapshot.series, self.snapshot.settings,
+                                                            self.unit)
+        self.noise_warning.setText(f"⚠ {warn[0].upper()}{warn[1:]}. You can still export it, or raise ε first "
+                                    "(View › What ε do I need?)." if warn else "")
+        self.noise_warning.setVisible(bool(warn))
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export protected CSV", self.path_edit.text(),
@@ -241,6 +365,7 @@ class ExportDialog(QDialog):
         self.use_seed.setEnabled(not opendp)
         snap = self.snapshot
         scheme = self.scheme.currentData()
+        self._update_advice(scheme)
         n, k = snap.series.n, int(snap.landmarks.size)
         eps = snap.settings.epsilon
         if scheme == "adaptive":

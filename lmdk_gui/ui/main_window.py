@@ -58,7 +58,7 @@ from .theme import count_noun
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
-EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui")
+EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui")
 #: the GPS track view never opens narrower than this (px)
 TRACK_MIN_WIDTH = 320
 MAX_RECENT = 8
@@ -687,8 +687,16 @@ class MainWindow(QMainWindow):
             return
         focus = self.metrics_table.selected_scheme() or "adaptive"
         start = read_setting(self._settings, "lastExportDir", "", str) or str(Path.home())
-        dlg = ExportDialog(self.session.snapshot(), focus, start, self)
-        if dlg.exec() != ExportDialog.DialogCode.Accepted:
+        s = self.session
+        dlg = ExportDialog(s.snapshot(), focus, start, self, average=s.average, preview=s.preview)
+        # The R-run average may still be computing: the dialog's advice fills in when it arrives.
+        fill = lambda: dlg.set_advice(s.average, s.preview)  # noqa: E731
+        s.metricsChanged.connect(fill)
+        try:
+            accepted = dlg.exec() == ExportDialog.DialogCode.Accepted
+        finally:
+            s.metricsChanged.disconnect(fill)
+        if not accepted:
             return
         v = dlg.values()
         self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))

@@ -74,6 +74,7 @@ def _help(text: str) -> QLabel:
 
 class SettingsPanel(QScrollArea):
     rerollRequested = Signal()
+    accuracyRequested = Signal()  # "What ε do I need?" (ui/accuracy_ui.py opens its tab)
 
     def __init__(self, session: Session, parent=None) -> None:
         super().__init__(parent)
@@ -95,7 +96,14 @@ class SettingsPanel(QScrollArea):
         self.eps_slider.setObjectName("epsilonSlider")
         self.eps_slider.setRange(0, _SLIDER_STEPS)
         self.eps_slider.setToolTip("ε on a log scale from 0.01 to 10")
-        f.addRow("ε", self.eps_spin)
+        self.accuracy_button = QPushButton("What ε do I need?…")
+        self.accuracy_button.setObjectName("accuracyButton")
+        self.accuracy_button.setToolTip("Find the smallest ε that keeps the release's error within a target")
+        self.accuracy_button.clicked.connect(self.accuracyRequested)
+        erow = QHBoxLayout()
+        erow.addWidget(self.eps_spin, 1)
+        erow.addWidget(self.accuracy_button)
+        f.addRow("ε", erow)
         row = QHBoxLayout()
         row.addWidget(QLabel("0.01"))
         row.addWidget(self.eps_slider, 1)

@@ -48,7 +48,7 @@ def test_csv_and_plot(capsys, tmp_path):
     colours = {img.pixelColor(x, y).name() for x in range(0, 900, 9) for y in range(0, 560, 7)}
     from lmdk_gui.ui.theme import SCHEME_COLORS
 
-    hexes = {s: "#%02x%02x%02x" % SCHEME_COLORS[s] for s in ("uniform", "skip")}
+    hexes = {s: "#{:02x}{:02x}{:02x}".format(*SCHEME_COLORS[s]) for s in ("uniform", "skip")}
     assert hexes["uniform"] in colours and hexes["skip"] in colours  # Uniform and Skip bars are drawn
 
 

@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from PySide6.QtCore import Qt
 
 from lmdk_gui.core import export as export_mod
 from lmdk_gui.core.guarantee import check_guarantee
@@ -195,3 +196,75 @@ def test_a_second_release_of_the_same_input_asks_first(qtbot, window, tmp_path):
     dlg.ask_repeat_release = lambda notice: True
     dlg._accept()
     assert dlg.result() == ExportDialog.DialogCode.Accepted
+
+
+def _advised_dialog(qtbot, window, tmp_path, default="adaptive"):
+    s = window.session
+    qtbot.waitUntil(lambda: s.is_preview_current() and s.average is not None, timeout=60_000)
+    dlg = ExportDialog(s.snapshot(), default, str(tmp_path), window, average=s.average, preview=s.preview)
+    qtbot.addWidget(dlg)
+    return dlg
+
+
+def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtbot, window, tmp_path):
+    s = window.session
+    s.add_range(100, 180)
+    dlg = _advised_dialog(qtbot, window, tmp_path)
+    passing = {k: v.mean for k, v in s.average.items() if k != "event"}  # Event-level fails with landmarks
+    assert s.average["event"].mean < s.average["uniform"].mean  # lower, but refused: never advised
+    assert dlg.scheme.currentData() == min(passing, key=passing.get) == "skip"
+    t = dlg.advice_table
+    row = {t.item(r, 0).text(): r for r in range(t.rowCount())}
+    assert t.item(row["Skip"], 3).text() == "★ lowest error"
+    assert t.item(row["Event-level (baseline)"], 3).text() == "✘ fails the check"
+    assert float(t.item(row["Uniform"], 1).text()) == pytest.approx(s.average["uniform"].mean, rel=5e-3)
+    share = float(np.mean(s.preview["skip"].approximated))
+    assert t.item(row["Skip"], 2).text() == f"{100 * share:.0f} %"
+    assert dlg.noise_warning.isHidden()
+    # a click on a failing row does nothing; on a passing one it chooses the scheme
+    qtbot.mouseClick(t.viewport(), Qt.MouseButton.LeftButton, pos=t.visualItemRect(t.item(row["Event-level (baseline)"], 0)).center())
+    assert dlg.scheme.currentData() == "skip"
+    qtbot.mouseClick(t.viewport(), Qt.MouseButton.LeftButton, pos=t.visualItemRect(t.item(row["Adaptive"], 0)).center())
+    assert dlg.scheme.currentData() == "adaptive"
+    dlg.set_advice(s.average, s.preview)  # a late average does not override the user's choice
+    assert dlg.scheme.currentData() == "adaptive"
+
+
+def test_dialog_warns_but_does_not_block_a_mostly_noise_release(qtbot, window, tmp_path):
+    s = window.session
+    s.add_range(100, 180)
+    dlg = _advised_dialog(qtbot, window, tmp_path)
+    dlg.scheme.setCurrentIndex(dlg.scheme.findData("uniform"))  # ≈ 80 kWh of error on 0.1–4.7 kWh data
+    text = dlg.noise_warning.text()
+    assert not dlg.noise_warning.isHidden()
+    assert "mostly noise: expected error" in text and "vs a data range of 4.6" in text
+    assert dlg.export_button.isEnabled()
+    assert dlg.values()["scheme"] == "uniform"
+
+
+def test_dialog_without_an_average_yet_fills_in_later(qtbot, window, tmp_path):
+    s = window.session
+    s.add_range(100, 180)
+    qtbot.waitUntil(lambda: s.is_preview_current() and s.average is not None, timeout=60_000)
+    dlg = ExportDialog(s.snapshot(), "adaptive", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    assert dlg.scheme.currentData() == "adaptive"
+    assert dlg.advice_table.item(0, 1).text() == "computing…"
+    dlg.set_advice(s.average, s.preview)
+    assert dlg.scheme.currentData() == "skip"
+
+
+def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, monkeypatch):
+    s = window.session
+    s.add_range(100, 180)
+    qtbot.waitUntil(lambda: s.is_preview_current() and s.average is not None, timeout=60_000)
+    seen = []
+
+    def fake_exec(dlg):
+        seen.append((dlg.scheme.currentData(), dlg.errors))
+        return ExportDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(ExportDialog, "exec", fake_exec)
+    window.export_dialog()
+    scheme, errors = seen[0]
+    assert scheme == "skip" and errors["uniform"] == s.average["uniform"].mean
