@@ -30,3 +30,13 @@ def test_no_reference_to_files_outside_the_repo():
         text = page.read_text(encoding="utf-8")
         assert "DESIGN" not in text, page.name
         assert "../shared" not in text, page.name
+
+
+def test_readme_lists_the_debian_packages_ci_installs():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    wanted = set()
+    for name in ("QT_DEBS", "XCB_DEBS"):
+        wanted |= set(re.search(rf'^{name}="([^"]*)"', ci, re.M).group(1).split())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"sudo apt-get install (.*?)```", readme, re.S).group(1)
+    assert set(block.replace("\\", " ").split()) == wanted
