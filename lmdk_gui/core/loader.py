@@ -74,6 +74,7 @@ __all__ = [
     "load_dataframe_series",
     "load_series",
     "pair_columns",
+    "person_ids",
     "scan_table",
     "suggest_id_column",
 ]
@@ -1827,6 +1828,22 @@ def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
         examples=_rows_as_written(scan.raw, [*scan.repeated_lines[:SCAN_LINES], *scan.exact_lines[:SCAN_LINES],
                                              *scan.missing_lines[:SCAN_LINES]]),
     )
+
+
+def person_ids(path: str | os.PathLike[str], id_col: str) -> tuple[tuple[str, int], ...]:
+    """Every id of ``id_col`` with its number of rows, most rows first (ties by id), as :func:`scan_table`
+    lists them, but reading only that column: the app's person chooser after a person was opened."""
+    raw = _prepare(path)
+    ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
+    if raw.parquet:
+        df = _read_parquet(raw, ctx)
+    else:
+        header = _raw_header(raw)
+        col = _match_column(id_col, header, ctx, "id_col")
+        df = _read_csv(raw, ctx, usecols=[col], dtype={col: str})
+    df.columns = [str(c) for c in df.columns]
+    ids = _id_text(df[_match_column(id_col, list(df.columns), ctx, "id_col")])
+    return tuple(_person_counts(ids, ids))
 
 
 def _rows_as_written(raw: _Raw | None, lines: list[int]) -> dict[int, tuple[str, ...]]:

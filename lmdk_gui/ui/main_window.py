@@ -56,7 +56,7 @@ from .startup import clean_load_options, read_setting, restore_window, save_wind
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
-EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui")
+EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "batch_ui")
 MAX_RECENT = 8
 log = logging.getLogger(__name__)
 
@@ -395,8 +395,8 @@ class MainWindow(QMainWindow):
         self.show_error("Cannot open the file", msg)
         self.loadFailed.emit(msg)
 
-    def _apply_loaded(self, series: Series, path: str, options: dict) -> None:
-        self.session.set_series(series)
+    def _apply_loaded(self, series: Series, path: str, options: dict, *, settings=None) -> None:
+        self.session.set_series(series, settings=settings)
         self.last_error = None
         self._remember(path, options)
         self.statusBar().showMessage(f"Opened {path}", 5000)
