@@ -240,9 +240,9 @@ class ExportAllDialog(QDialog):
         self.source.setObjectName("exportAllLandmarks")
         for r in sugg.RULES.values():
             if r.supports(self.series.kind):
-                self.source.addItem(f"found by a rule: {r.label}", ("rule", r.name))
-        self.source.addItem("from a landmark file (id + timestamp or row columns)", ("file", None))
-        self.source.addItem("none (every event is a regular event)", ("none", None))
+                self.source.addItem(f"found by a rule: {r.label}", f"rule:{r.name}")
+        self.source.addItem("from a landmark file (id + timestamp or row columns)", "file")
+        self.source.addItem("none (every event is a regular event)", "none")
         form.addRow("Landmarks", self.source)
         self.rule_help = QLabel()
         self.rule_help.setWordWrap(True)
@@ -301,7 +301,7 @@ class ExportAllDialog(QDialog):
             edit.setText(text)
 
     def _source_changed(self, *_args: object) -> None:
-        what, name = self.source.currentData()
+        what, _, name = str(self.source.currentData()).partition(":")
         self.file_row.setVisible(what == "file")
         self.params_box.setVisible(what == "rule")
         self.rule_help.setVisible(what == "rule")
@@ -352,7 +352,7 @@ class ExportAllDialog(QDialog):
 
     def values(self) -> dict[str, Any]:
         """Keyword arguments for :meth:`BatchUI.export_all`."""
-        what, name = self.source.currentData()
+        what, _, name = str(self.source.currentData()).partition(":")
         return {"outdir": self.folder.text().strip(), "format": self.format.currentData(),
                 "scheme": self.scheme.currentData(), "rule": name if what == "rule" else None,
                 "rule_params": self.rule_params() if what == "rule" else {},
