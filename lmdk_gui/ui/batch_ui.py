@@ -60,7 +60,6 @@ from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .import_dialog import PersonChooser
 from .runner import LatestOnlyRunner, WorkerJob
-from .startup import read_setting
 
 _ERROR = "color: #b00020;"
 _NOTE = "color: #555;"
@@ -180,9 +179,12 @@ class ExportAllDialog(QDialog):
         path, id_col, pid = person_of(series) or ("", "", "")
         lay = QVBoxLayout(self)
         persons = f"{n_persons:,} persons" if n_persons else "every person"
-        intro = QLabel(f"Releases {persons} of <b>{Path(path).name}</b> (id column <b>{id_col}</b>) one by one, "
-                       f"each exactly as <i>Export protected CSV</i> would release them alone, with this "
-                       f"session's settings: ε = {settings.epsilon:g}"
+        bounds = (f"public bounds {settings.bounds[0]:g} to {settings.bounds[1]:g}" if settings.bounds
+                  else "no public bounds")
+        intro = QLabel(f"Releases {persons} of <b>{html.escape(Path(path).name)}</b> (id column "
+                       f"<b>{html.escape(id_col)}</b>) one by one, each exactly as <i>Export protected CSV</i> "
+                       f"would release them alone, with this session's settings: ε = {settings.epsilon:g}, "
+                       f"sensitivity Δ = {settings.sensitivity:g}, {bounds}"
                        + (", dummy landmarks on" if dummies is not None else "") + ".")
         intro.setWordWrap(True)
         lay.addWidget(intro)
@@ -311,7 +313,8 @@ class ExportAllDialog(QDialog):
         if what != "rule":
             return
         rule = sugg.RULES[name]
-        self.rule_help.setText(rule.help)
+        self.rule_help.setText(f"{rule.help} Starting values from person {person_of(self.series)[2]}'s "  # type: ignore[index]
+                               "data; the rule runs on each person's own series.")
         try:
             start = sugg.defaults(self.series, rule)
         except ValueError:
@@ -367,8 +370,10 @@ class ExportAllDialog(QDialog):
             return str(e)
         if not v["outdir"]:
             return "choose the output folder"
+        if v["landmarks_file"] == "":
+            return "choose the landmark file"
         if v["landmarks_file"] is not None and not Path(v["landmarks_file"]).is_file():
-            return f"the landmark file {v['landmarks_file'] or '(none chosen)'} does not exist"
+            return f"the landmark file {v['landmarks_file']} does not exist"
         v.pop("outdir")
         try:
             batch_options(self.series, self.settings, self.dummies, **v).validate()
@@ -411,7 +416,7 @@ class BatchProgressDialog(QDialog):
         self.bar = QProgressBar()
         self.bar.setObjectName("exportAllBar")
         self.bar.setRange(0, 0)  # busy until the persons are counted
-        self.bar.setFormat("%v of %m persons")
+        self.bar.setFormat("%p %")
         lay.addWidget(self.bar)
         self.detail = QLabel(" ")
         self.detail.setObjectName("exportAllDetail")
@@ -630,13 +635,14 @@ class BatchUI(QObject):
             self.window.show_error("Export all persons", "A run is already going; wait for it or cancel it.")
             return
         assert series is not None
-        start = read_setting(self.window._settings, "lastBatchDir", "", str) or str(Path.home())
+        # a new folder next to the input (a run must not land among other files, e.g. the home folder)
+        src = Path(person_of(series)[0])  # type: ignore[index]
+        start = str(src.resolve().parent / f"{src.stem}-release")
         dlg = ExportAllDialog(series, self.session.settings, self.session.dummies, start, self._n_persons,
                               self.window, get_folder=self.get_folder, get_landmark_file=self.get_landmark_file)
         if not self.ask_export_all(dlg):
             return
         v = dlg.values()
-        self.window._settings.setValue("lastBatchDir", v["outdir"])
         self.export_all(**v)
 
     def export_all(self, outdir: str | Path, *, scheme: str, client=None, **options: Any) -> BatchJob:
@@ -723,16 +729,22 @@ def summary_text(summary: BatchSummary) -> str:
             "files and their .json sidecars.")
 
 
+def _failure(pid: str, err: str) -> str:
+    """One failed person's line (the loader's messages already start with "id <pid>")."""
+    return err if err.startswith(f"id {pid}") else f"id {pid}: {err}"
+
+
 def summary_box(summary: BatchSummary, parent: QWidget, open_folder: Callable[[Path], None]) -> QMessageBox:
     icon = QMessageBox.Icon.Warning if summary.failed else QMessageBox.Icon.Information
     box = QMessageBox(icon, "Export of all persons finished", summary_text(summary), QMessageBox.StandardButton.Ok,
                       parent)
     box.setObjectName("exportAllDoneBox")
+    box.setStyleSheet("QLabel#qt_msgbox_label, QLabel#qt_msgbox_informativelabel { min-width: 460px; }")
     if summary.errors:
-        shown = [html.escape(f"{pid}: {err}") for pid, err in summary.errors[:5]]
+        shown = [html.escape(_failure(pid, err)) for pid, err in summary.errors[:5]]
         more = f"<br>… and {len(summary.errors) - 5} more" if len(summary.errors) > 5 else ""
         box.setInformativeText("Failed persons:<br>" + "<br>".join(shown) + more)
-        box.setDetailedText("\n".join(f"{pid}: {err}" for pid, err in summary.errors))
+        box.setDetailedText("\n".join(_failure(pid, err) for pid, err in summary.errors))
     folder = box.addButton("Open folder", QMessageBox.ButtonRole.ActionRole)
     folder.setObjectName("exportAllOpenFolder")
     folder.clicked.connect(lambda: open_folder(summary.outdir))
