@@ -74,6 +74,18 @@ def test_loader_reads_one_person_and_names_file_rows(long_csv, tmp_path):
         load_series(long_csv, id_col="household", person_id="zz")
 
 
+def test_a_project_reopens_the_same_person(long_csv, tmp_path):
+    from lmdk_gui.core.project import Project, load_project, save_project
+    from lmdk_gui.core.settings import PrivacySettings
+
+    s = load_series(long_csv, id_col="household", person_id="h001")
+    save_project(tmp_path / "p.lmdk.json", Project.from_series(s, [1, 2], PrivacySettings(epsilon=0.5)))
+    opts = load_project(tmp_path / "p.lmdk.json").load_options()
+    assert (opts["id_col"], opts["person_id"]) == ("household", "h001")
+    again = load_series(long_csv, **opts)
+    assert again.n == s.n and np.array_equal(again.values, s.values)
+
+
 def test_id_column_is_suggested_and_scanned(long_csv, tmp_path):
     preview = inspect_table(long_csv)
     assert preview.guess.id_col == "household" and preview.guess.value_col == "kwh" and not preview.problems
