@@ -767,22 +767,25 @@ def _detect(
     return guess, notes, problems
 
 
-def _id_words(name: str) -> set[str]:
-    """Words of a column name: ``householdId`` / ``meter_id`` / ``Participant`` -> {household, id} / …"""
+def _names_a_person(name: str) -> bool:
+    """``id``, ``household``, ``meter_id``, ``participantId``, ``User ID``: one of the words, alone or with
+    ``id``/``no``; not ``user_activity`` (a value that merely mentions a person)."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", str(name)).lower()
-    words = set(re.findall(r"[a-z]+", spaced))
-    return words | {w[:-2] for w in words if w.endswith("id") and w[:-2] in _PERSON_ID_WORDS}
+    words = {w[:-2] if len(w) > 2 and w.endswith("id") and w[:-2] in _PERSON_ID_WORDS else w
+             for w in re.findall(r"[a-z]+", spaced)}
+    words = {w for w in words if w not in ("id", "no", "nr", "number")} or {"id"} & words
+    return bool(words) and words <= _PERSON_ID_WORDS
 
 
 def suggest_id_column(sample: pd.DataFrame) -> str | None:
     """The column that looks like a person/household id in a long table of many persons: named like one
-    (``id``, ``household``, ``person``, ``user``, ``meter``, ``participant``, as a word of the name) and
+    (``id``, ``household``, ``person``, ``user``, ``meter``, ``participant``, alone or with ``id``) and
     holding repeated values (at most half as many distinct values as rows in the sample); never a column of
     a contact-log pair or of times. None when no column fits (a one-person file)."""
     columns = [str(c) for c in sample.columns]
     paired = {c for pair in pair_columns(columns) for c in pair}
     for c in columns:
-        if c in paired or not (_id_words(c) & _PERSON_ID_WORDS) or _norm(c) in _TIME_NAMES:
+        if c in paired or not _names_a_person(c) or _norm(c) in _TIME_NAMES:
             continue
         vals = sample[c].dropna()
         if len(vals) >= 4 and not _is_time_dtype(vals) and vals.nunique() * 2 <= len(vals):

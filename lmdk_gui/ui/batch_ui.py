@@ -565,7 +565,7 @@ class BatchUI(QObject):
         self._n_persons = len(counts)
         with signals_blocked(self.chooser):
             self.chooser.set_ids(counts, where[2])
-        self.person_label.setText(f"Person ({len(counts):,}):")
+        self.person_label.setText(f"Person ({len(counts):,} in file):")
         self.personsListed.emit()
 
     def _chosen(self, *_args: object) -> None:

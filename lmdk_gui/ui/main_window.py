@@ -439,7 +439,13 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str | os.PathLike) -> bool:
         """``lmdk-gui FILE``: open FILE directly when the defaults read it; when they cannot (columns to choose,
         repeated times, missing values, a contact log's person) show the import dialog instead of failing.
-        A file that cannot be read at all is reported as by :meth:`open_series`."""
+        A file that cannot be read at all is reported as by :meth:`open_series`. A table of many persons (an id
+        column) always goes through the dialog: its rows read as one series would mix the persons."""
+        try:
+            if inspect_table(path).guess.id_col is not None:
+                return self.import_with_dialog(str(path), ask=False)
+        except LoadError:
+            pass  # reported below, as load_series words it
         try:
             series = load_series(path)
         except LoadError as e:

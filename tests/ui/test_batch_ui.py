@@ -39,8 +39,10 @@ def long_csv(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def client():
-    # in-process: the scheduler and worker talk over inproc:// (no socket at all)
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    # in-process: the scheduler and worker talk over inproc://; the scheduler's HTTP server (always started)
+    # listens on loopback only, on a free port
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address="127.0.0.1:0", worker_dashboard_address=None)
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -130,6 +132,19 @@ def test_import_picks_one_person(win, long_csv):
     df = _frame(long_csv)
     assert s.n == 200 and s.source.person_id == "h002"
     assert np.allclose(np.sort(s.values), np.sort(df.loc[df["household"] == "h002", "kwh"].to_numpy()))
+
+
+def test_opening_a_long_table_asks_for_the_person(qtbot, tmp_path):
+    """Even when its rows would load as one series (no repeated times), the persons are not mixed."""
+    t = pd.date_range("2024-01-01", periods=40, freq="h").strftime("%Y-%m-%dT%H:%M:%S")
+    pd.DataFrame({"participant": ["a"] * 20 + ["b"] * 20, "timestamp": t, "kwh": np.arange(40.0)}).to_csv(
+        tmp_path / "two.csv", index=False)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    shown = []
+    w.ask_import = lambda dlg: shown.append(dlg.options()) or False
+    assert not w.open_path(tmp_path / "two.csv")
+    assert shown and shown[0]["id_col"] == "participant" and w.session.series is None
 
 
 def test_switch_person_keeps_settings_and_clears_landmarks(qtbot, win, long_csv):
