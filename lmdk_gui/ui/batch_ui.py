@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -52,7 +52,15 @@ from PySide6.QtWidgets import (
 from superqt.utils import signals_blocked
 
 from ..core import suggestions as sugg
-from ..core.batch import BatchError, BatchOptions, BatchProgress, BatchSummary, Cancelled, run_batch
+from ..core.batch import (
+    BatchError,
+    BatchOptions,
+    BatchProgress,
+    BatchSummary,
+    Cancelled,
+    check_outdir,
+    run_batch,
+)
 from ..core.dummies import DummySettings
 from ..core.loader import load_series, person_ids
 from ..core.project import ColumnChoice
@@ -61,6 +69,7 @@ from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .import_dialog import PersonChooser
 from .runner import LatestOnlyRunner, WorkerJob
 
+_HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there
 _ERROR = "color: #b00020;"
 _NOTE = "color: #555;"
 _PHASES = {
@@ -71,6 +80,18 @@ _PHASES = {
     "manifest": "Writing the manifest…",
     "done": "Done.",
 }
+
+
+# The core words its refusals for the command; the dialog's boxes for the same options.
+_APP_WORDS = (("pass --resume to finish it or --force to start over", "tick Resume to finish it or Start over to "
+               "replace it"), ("pass --force to write into it", "tick Start over to write into it"),
+              ("--resume and --force exclude each other", "Resume and Start over exclude each other"))
+
+
+def in_app_words(message: str) -> str:
+    for cmd, app in _APP_WORDS:
+        message = message.replace(cmd, app)
+    return message
 
 
 def person_of(series: Series | None) -> tuple[str, str, str] | None:
@@ -151,7 +172,7 @@ class BatchJob(WorkerJob):
 
     def expected_error(self, exc: Exception) -> str | None:
         if isinstance(exc, BatchError):
-            return str(exc)
+            return in_app_words(str(exc))
         if isinstance(exc, OSError):
             return f"could not write in {self.outdir}: {exc.strerror or exc}"
         return None
@@ -374,13 +395,14 @@ class ExportAllDialog(QDialog):
             return "choose the landmark file"
         if v["landmarks_file"] is not None and not Path(v["landmarks_file"]).is_file():
             return f"the landmark file {v['landmarks_file']} does not exist"
-        v.pop("outdir")
+        outdir = v.pop("outdir")
         try:
-            batch_options(self.series, self.settings, self.dummies, **v).validate()
+            check_outdir(person_of(self.series)[0], outdir,  # type: ignore[index]
+                         batch_options(self.series, self.settings, self.dummies, **v))
             if v["rule"] is not None:  # the rule's own checks (e.g. threshold needs a bound), on this person
                 sugg.apply_rule(self.series, v["rule"], **v["rule_params"])
         except (BatchError, ValueError) as e:
-            return str(e)
+            return in_app_words(str(e))
         return None
 
     def try_accept(self) -> None:
@@ -622,7 +644,8 @@ class BatchUI(QObject):
 
     # --------------------------------------------------------------------------------- export all
     def is_running(self) -> bool:
-        return self.job is not None and self.job.is_running()
+        """Until its end is shown (the thread itself ends a moment after it reports)."""
+        return self.job is not None and self.job.state == "running"
 
     def export_all_dialog(self) -> None:
         """File › Export all persons…"""
@@ -699,6 +722,8 @@ class BatchUI(QObject):
 
     # -------------------------------------------------------------------------------------- close
     def _confirm_cancel(self) -> bool:
+        if QGuiApplication.platformName() in _HEADLESS_PLATFORMS:
+            return True  # nobody to answer (e.g. a script): never hang, cancel (complete files stay)
         ans = QMessageBox.question(self.window, "Export of all persons running",
                                    "An export of all persons is still running. Cancel it and close the window? "
                                    "(The persons released so far are complete; Resume finishes the run.)",
@@ -712,6 +737,7 @@ class BatchUI(QObject):
                 return False
             assert self.job is not None
             self.job.cancel()
+        if self.job is not None:
             self.job.wait(60)  # running persons finish their atomic files; the workers stop
         for r in (self._loader, self._ids):
             r.shutdown(timeout=0)

@@ -228,6 +228,15 @@ def test_cancel_leaves_complete_persons_only(qtbot, win, client, tmp_path):
         ui.show_summary = lambda s: None
         ui.export_all(out, scheme="uniform", client=client, resume=True)
     assert sig.args[0].released == 5 and (out / "manifest.json").exists()
+    # the dialog says before starting what the run would refuse, in the dialog's words
+    from lmdk_gui.ui.batch_ui import ExportAllDialog
+
+    dlg = ExportAllDialog(win.session.series, win.session.settings, None, str(out), 5, win)
+    qtbot.addWidget(dlg)
+    dlg.source.setCurrentIndex(dlg.source.findData("none"))
+    assert "holds a batch run; tick Resume to finish it" in dlg.check()
+    dlg.resume.setChecked(True)
+    assert dlg.check() is None
 
 
 def test_close_while_running_asks(qtbot, win, client, tmp_path):
