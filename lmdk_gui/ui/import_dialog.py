@@ -215,6 +215,7 @@ class ImportDialog(QDialog):
         self.id_person.setToolTip("Type to search; the number is the person's rows in the whole file")
         self.id_person_label = QLabel("Person to open")
         form.addRow(self.id_person_label, self.id_person)
+        self._id_form = form
 
     def _make_contacts(self, cols: list[str], preview: TablePreview) -> QGroupBox:
         """A contact log (two person-id columns): follow one person; the value is the other of each contact."""
@@ -248,6 +249,7 @@ class ImportDialog(QDialog):
 
     def _make_checks(self) -> QGroupBox:
         box = QGroupBox("Whole file")
+        self.checks_box = box
         form = QFormLayout(box)
         self.scan_status = QLabel("Checking the whole file…")
         self.scan_status.setObjectName("importScanStatus")
@@ -347,9 +349,8 @@ class ImportDialog(QDialog):
 
     def _show_id_state(self) -> None:
         on = self._val(self.id_col) is not None
-        self.id_person.setPlaceholderText("reading the ids…" if on else "no id column: the whole file is one series")
-        for w in (self.id_person, self.id_person_label):
-            w.setEnabled(on)
+        self.id_person.setPlaceholderText("reading the ids…")
+        self._id_form.setRowVisible(self.id_person, on)  # no id column: the whole file is one series
 
     def _policy_activated(self, _index: int) -> None:
         self._policy_chosen = True
@@ -378,6 +379,8 @@ class ImportDialog(QDialog):
         if scan.id_counts:
             self.id_person.set_ids(scan.id_counts, self.id_person.current_id() or scan.person_id)
             self.id_person_label.setText(f"Person to open ({len(scan.id_counts):,} in the file)")
+        # with an id column the checks are the chosen person's (the others are checked when opened)
+        self.checks_box.setTitle(f"Whole file: person {scan.person_id}'s rows" if scan.person_id else "Whole file")
         self._show_repeats(scan)
         self._show_missing(scan)
         self._show_examples(scan)
