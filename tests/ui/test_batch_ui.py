@@ -237,6 +237,11 @@ def test_cancel_leaves_complete_persons_only(qtbot, win, client, tmp_path):
     assert "holds a batch run; tick Resume to finish it" in dlg.check()
     dlg.resume.setChecked(True)
     assert dlg.check() is None
+    dlg.source.setCurrentIndex(dlg.source.findData("file"))
+    assert dlg.check() == "choose the landmark file"
+    (tmp_path / "lm.csv").write_text("household,row\nh001,3\n")
+    dlg.file.setText(str(tmp_path / "lm.csv"))
+    assert dlg.check() is None and dlg.values()["landmarks_file"] == str(tmp_path / "lm.csv")
 
 
 def test_close_while_running_asks(qtbot, win, client, tmp_path):
