@@ -76,6 +76,17 @@ def test_loader_reads_one_person_and_names_file_rows(long_csv, tmp_path):
         load_series(long_csv, id_col="household", person_id="zz")
 
 
+def test_parquet_with_number_ids(tmp_path):
+    pytest.importorskip("pyarrow")
+    df = pd.DataFrame({"meter_id": np.repeat([3, 17], 50), "kwh": np.arange(100.0),
+                       "timestamp": np.tile(pd.date_range("2024-01-01", periods=50, freq="h"), 2)})
+    df.to_parquet(tmp_path / "m.parquet")
+    assert inspect_table(tmp_path / "m.parquet").guess.id_col == "meter_id"
+    assert person_ids(tmp_path / "m.parquet", "meter_id") == (("17", 50), ("3", 50))
+    s = load_series(tmp_path / "m.parquet", id_col="meter_id", person_id=17)
+    np.testing.assert_array_equal(s.values, np.arange(50.0, 100.0))
+
+
 def test_a_project_reopens_the_same_person(long_csv, tmp_path):
     from lmdk_gui.core.project import Project, load_project, save_project
     from lmdk_gui.core.settings import PrivacySettings
