@@ -60,7 +60,7 @@ from .settings import LANDMARK_SCHEMES, PrivacySettings
 from .suggestions import RULES, apply_rule
 from .writers import AtomicFile, file_sha256
 
-__all__ = ["BatchError", "BatchOptions", "BatchProgress", "BatchSummary", "Cancelled", "export_seed",
+__all__ = ["BatchError", "BatchOptions", "BatchProgress", "BatchSummary", "Cancelled", "check_outdir", "export_seed",
            "parse_key", "person_key", "run_batch", "safe_name"]
 
 MANIFEST = "manifest.json"
@@ -549,6 +549,13 @@ def _precheck_outdir(outdir: Path, options: BatchOptions, files: list[Path]) -> 
         if not options.resume:
             raise BatchError(f"the output folder {outdir} holds a batch run; pass --resume to finish it or "
                              "--force to start over")
+
+
+def check_outdir(input: str | os.PathLike, outdir: str | os.PathLike, options: BatchOptions) -> None:
+    """What :func:`run_batch` checks before any worker starts (options, input files, OUTDIR not holding other
+    files or another run), as one :class:`BatchError`: for the app's dialog to say it before the run."""
+    options.validate()
+    _precheck_outdir(Path(outdir), options, resolve_inputs(input))
 
 
 def _claim_outdir(outdir: Path, options: BatchOptions, fingerprint: str) -> None:

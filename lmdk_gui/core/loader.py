@@ -74,7 +74,9 @@ __all__ = [
     "load_dataframe_series",
     "load_series",
     "pair_columns",
+    "person_ids",
     "scan_table",
+    "suggest_id_column",
 ]
 
 #: What repeated timestamps become. ``drop-exact`` drops rows that repeat an earlier row's time *and* value
@@ -98,6 +100,9 @@ _ID_NAMES = {"id", "contact", "person", "user", "node", "device", "peer", "partn
 # Two id columns of a contact log: names equal but for these endings (i/j, id1/id2, …) or these pairs.
 _PAIR_ENDINGS = {("i", "j"), ("1", "2"), ("a", "b"), ("u", "v")}
 _PAIR_NAMES = {("source", "target"), ("src", "dst"), ("from", "to"), ("sender", "receiver")}
+# A column named like this (a word of its name) holding few distinct values in the sample is suggested as
+# the person/household id of a long table holding many persons' series (issue 16).
+_PERSON_ID_WORDS = {"id", "household", "person", "user", "meter", "participant"}
 #: Name of the value column of a contact log read for one person (the other person's id or class).
 CONTACT_COLUMN = "contact"
 
@@ -140,6 +145,8 @@ class ColumnGuess:
     pair_cols: tuple[str, str] | None = None
     pair_class_cols: tuple[str, str] | None = None
     person: str | None = None
+    #: long tables of many persons: the column naming the person (one person's rows are read)
+    id_col: str | None = None
 
 
 @dataclass
@@ -554,10 +561,12 @@ class _Plan:
     pair_cols: tuple[str, str] | None = None
     pair_class_cols: tuple[str, str] | None = None
     person: str | None = None
+    id_col: str | None = None
+    person_id: str | None = None
 
     def file_columns(self) -> list[str]:
         """The columns read from the file (a contact log's value column is made from its id columns)."""
-        cols = [self.time_col, *([self.hour_col] if self.hour_col else [])]
+        cols = [self.time_col, *([self.hour_col] if self.hour_col else []), *([self.id_col] if self.id_col else [])]
         if self.pair_cols is None:
             return cols + list(self.value_cols)
         return cols + list(self.pair_cols) + list(self.pair_class_cols or ())
@@ -576,6 +585,7 @@ def _detect(
     pair_cols: Sequence[str] | str | None = None,
     pair_class_cols: Sequence[str] | str | None = None,
     person: str | None = None,
+    id_col: str | None = None,
 ) -> tuple[ColumnGuess, list[str], list[str]]:
     """Guess the column roles, honouring any explicit choice.
 
@@ -597,9 +607,13 @@ def _detect(
     lat_col = find(lat_col, "lat_col")
     lon_col = find(lon_col, "lon_col")
     hour_col = find(hour_col, "hour_col")
+    id_col = find(id_col, "id_col")
+    if id_col is not None and id_col in (time_col, value_col, lat_col, lon_col, hour_col):
+        raise ctx.error("the person id column cannot also be the time or a value", column=id_col, option="id_col")
     by_norm: dict[str, list[str]] = {}
     for c in columns:
-        by_norm.setdefault(_norm(c), []).append(c)
+        if c != id_col:
+            by_norm.setdefault(_norm(c), []).append(c)
 
     # --- time
     if time_col is None:
@@ -614,7 +628,7 @@ def _detect(
                 for c in columns
                 if _norm(c) in _TIME_NAMES or _norm(c).startswith(("timestamp", "datetime"))
             ]
-            named = [c for c in named if c not in (value_col, lat_col, lon_col, hour_col)]
+            named = [c for c in named if c not in (value_col, lat_col, lon_col, hour_col, id_col)]
             if len(named) == 1:
                 time_col = named[0]
             elif len(named) > 1:
@@ -622,7 +636,7 @@ def _detect(
                     f"{len(named)} possible time columns ({', '.join(named)}): choose the time column (--time-col in the command, 'Time column' in the app)"
                 )
             else:
-                parseable = [c for c in columns if _looks_like_dates(sample[c])]
+                parseable = [c for c in columns if c != id_col and _looks_like_dates(sample[c])]
                 if len(parseable) == 1:
                     time_col = parseable[0]
                     notes.append(f"time column '{time_col}' chosen because it is the only one holding dates")
@@ -642,7 +656,7 @@ def _detect(
     if time_col is not None and time_col in (value_col, lat_col, lon_col):
         raise ctx.error("the same column cannot be both the time and a value", column=time_col)
 
-    used = {time_col, hour_col}
+    used = {time_col, hour_col, id_col}
     rest = [c for c in columns if c not in used]
     numeric = [c for c in rest if _is_numberish(sample[c])]
     idlike = [c for c in numeric if _looks_like_ids(c, sample[c])]
@@ -676,7 +690,8 @@ def _detect(
                      "person of each contact" + (f" (their class, from {classes[0]}, {classes[1]})"
                                                  if classes else ""))
         guess = ColumnGuess(time_col=time_col, hour_col=hour_col, kind="categorical", pair_cols=pair,
-                            pair_class_cols=classes, person=None if person is None else str(person).strip())
+                            pair_class_cols=classes, person=None if person is None else str(person).strip(),
+                            id_col=id_col)
         return guess, notes, problems
     if pair_class_cols is not None:
         raise ctx.error("class columns need the two id columns of a contact log (pair_cols)",
@@ -747,8 +762,35 @@ def _detect(
         lon_col=lon_col,
         hour_col=hour_col,
         kind=kind,  # type: ignore[arg-type]
+        id_col=id_col,
     )
     return guess, notes, problems
+
+
+def _names_a_person(name: str) -> bool:
+    """``id``, ``household``, ``meter_id``, ``participantId``, ``User ID``: one of the words, alone or with
+    ``id``/``no``; not ``user_activity`` (a value that merely mentions a person)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", str(name)).lower()
+    words = {w[:-2] if len(w) > 2 and w.endswith("id") and w[:-2] in _PERSON_ID_WORDS else w
+             for w in re.findall(r"[a-z]+", spaced)}
+    words = {w for w in words if w not in ("id", "no", "nr", "number")} or {"id"} & words
+    return bool(words) and words <= _PERSON_ID_WORDS
+
+
+def suggest_id_column(sample: pd.DataFrame) -> str | None:
+    """The column that looks like a person/household id in a long table of many persons: named like one
+    (``id``, ``household``, ``person``, ``user``, ``meter``, ``participant``, alone or with ``id``) and
+    holding repeated values (at most half as many distinct values as rows in the sample); never a column of
+    a contact-log pair or of times. None when no column fits (a one-person file)."""
+    columns = [str(c) for c in sample.columns]
+    paired = {c for pair in pair_columns(columns) for c in pair}
+    for c in columns:
+        if c in paired or not _names_a_person(c) or _norm(c) in _TIME_NAMES:
+            continue
+        vals = sample[c].dropna()
+        if len(vals) >= 4 and not _is_time_dtype(vals) and vals.nunique() * 2 <= len(vals):
+            return c
+    return None
 
 
 def _looks_like_ids(name: str, s: pd.Series) -> bool:
@@ -821,14 +863,14 @@ def _plan_from(guess: ColumnGuess, problems: list[str], ctx: _Context) -> _Plan:
     assert guess.time_col is not None and guess.kind is not None
     if guess.pair_cols is not None:
         return _Plan(guess.time_col, guess.hour_col, "categorical", (CONTACT_COLUMN,), guess.pair_cols,
-                     guess.pair_class_cols, guess.person)
+                     guess.pair_class_cols, guess.person, guess.id_col)
     if guess.kind == "location":
         assert guess.lat_col is not None and guess.lon_col is not None
         values: tuple[str, ...] = (guess.lat_col, guess.lon_col)
     else:
         assert guess.value_col is not None
         values = (guess.value_col,)
-    return _Plan(guess.time_col, guess.hour_col, guess.kind, values)
+    return _Plan(guess.time_col, guess.hour_col, guess.kind, values, id_col=guess.id_col)
 
 
 # ------------------------------------------------------------------------------------------- conversion
@@ -1220,6 +1262,8 @@ class _Scan:
 
     person_counts: list[tuple[str, int]] = field(default_factory=list)
     person: str | None = None
+    id_counts: list[tuple[str, int]] = field(default_factory=list)
+    person_id: str | None = None
     missing_lines: list[int] = field(default_factory=list)
     missing_by_column: dict[str, int] = field(default_factory=dict)
     repeated_times: int = 0
@@ -1269,6 +1313,42 @@ def _pair_rows(df: pd.DataFrame, plan: _Plan, ctx: _Context, skip: bool, scan: _
         raise ctx.error("missing value (empty field)", positions=gap, column=str(other_col[gap[0]]),
                         option="skip_missing")
     return frame
+
+
+def _id_rows(df: pd.DataFrame, plan: _Plan, ctx: _Context, scan: _Scan | None) -> pd.DataFrame:
+    """One person's rows of a long table (``plan.id_col`` = ``plan.person_id``), taken before every other
+    step so that the checks (missing values, repeated times) are that person's; ``ctx`` keeps file rows."""
+    assert plan.id_col is not None
+    col = plan.id_col
+    person = plan.person_id
+    # ids as text only when they are counted (a scan, no person yet): a load compares the column directly
+    ids = _id_text(df[col]) if scan is not None or person is None else None
+    # the counts of one column are a contact log's counts with the same column on both sides
+    counts = _person_counts(ids, ids) if ids is not None else []
+    if scan is not None:
+        scan.id_counts = counts
+        person = person if person is not None else (counts[0][0] if counts else None)
+        scan.person_id = person
+    if person is None:
+        raise ctx.error(f"{len(counts):,} persons in this column: choose one ('Person' in the app; "
+                        f"ids with most rows: {_most_rows(counts)})", column=col,
+                        option="person_id")
+    keep = np.flatnonzero(_ids_equal(df[col], ids, person))
+    if not len(keep):
+        ids = _id_text(df[col]) if ids is None else ids
+        listed = _most_rows(counts or _person_counts(ids, ids))
+        raise ctx.error(f"no rows of person {person!r}; ids with most rows: {listed}", column=col,
+                        option="person_id")
+    ctx.keep(keep)
+    return df.iloc[keep].reset_index(drop=True)
+
+
+def _ids_equal(column: pd.Series, ids: np.ndarray | None, person: str) -> np.ndarray:
+    """Which rows are ``person``'s: text columns (a CSV's ids as written) are compared where they are, about
+    ten times faster than making Python strings; other columns (Parquet numbers) as :func:`_id_text`."""
+    if ids is None and isinstance(column.dtype, pd.StringDtype):
+        return (column == person).fillna(False).to_numpy(dtype=bool)
+    return (_id_text(column) if ids is None else ids) == person
 
 
 def _missing_rows(
@@ -1439,6 +1519,8 @@ def _build(
         raise ctx.error("no data rows (only a header)")
     if scan is None:
         _check_mean(opts.duplicates, plan, ctx)
+    if plan.id_col is not None:
+        df = _id_rows(df, plan, ctx, scan)
     if plan.pair_cols is not None:
         df = _pair_rows(df, plan, ctx, opts.skip_missing, scan)
     df, n_missing = _missing_rows(df, plan, ctx, opts.skip_missing, scan)
@@ -1468,6 +1550,8 @@ def _build(
         pair_cols=plan.pair_cols,
         person=plan.person,
         pair_class_cols=plan.pair_class_cols,
+        id_col=plan.id_col,
+        person_id=plan.person_id,
         exact_duplicates_dropped=n_exact,
         missing_skipped=n_missing,
     )
@@ -1477,7 +1561,7 @@ def _build(
         values=np.ascontiguousarray(values),
         categories=cats,
         source=source,
-        name=name,
+        name=name if plan.id_col is None else f"{name} ({plan.id_col} {plan.person_id})",
         unit="deg" if plan.kind == "location" else "",
     )
 
@@ -1527,7 +1611,11 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
     sample.columns = columns
     if not raw.parquet and len(sample) == 0:
         notes.append("the file has a header but no data rows")
-    guess, more_notes, problems = _detect(sample, ctx)
+    id_col = suggest_id_column(sample)
+    guess, more_notes, problems = _detect(sample, ctx, id_col=id_col)
+    if id_col is not None:
+        more_notes.insert(0, f"'{id_col}' looks like a person id column ({sample[id_col].nunique():,} ids in the "
+                          f"first {len(sample):,} rows): one person's rows are read at a time")
     if guess.pair_cols is not None:
         problems.append(_person_problem(guess.pair_cols, None))
     return TablePreview(
@@ -1559,6 +1647,8 @@ class TableScan:
     kind: Kind | None = None
     person_counts: tuple[tuple[str, int], ...] = ()  # contact logs: every id with its rows, most first
     person: str | None = None  # the person the scan followed (the chosen one, else the one with most rows)
+    id_counts: tuple[tuple[str, int], ...] = ()  # with an id column: every id with its rows, most first
+    person_id: str | None = None  # with an id column: the person scanned (chosen, else the one with most rows)
     missing_rows: int = 0
     missing_lines: tuple[int, ...] = ()
     missing_by_column: tuple[tuple[str, int], ...] = ()
@@ -1588,7 +1678,7 @@ class TableScan:
 
 
 _COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "pair_cols",
-                   "pair_class_cols", "person")
+                   "pair_class_cols", "person", "id_col", "person_id")
 
 
 def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Options,
@@ -1599,11 +1689,16 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
         scan.raw = raw
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
     _check_options(opts.duplicates, cols.get("kind"), ctx)
+    cols = dict(cols)
+    person_id = cols.pop("person_id", None)
+    if person_id is not None and cols.get("id_col") is None:
+        raise ctx.error("a person id needs the column holding the ids (id_col)", option="id_col")
     if raw.parquet:
         df = _read_parquet(raw, ctx)
         df.columns = [str(c) for c in df.columns]
         guess, _, problems = _detect(df.head(_SAMPLE_ROWS), ctx, **cols)
         plan = _plan_from(guess, problems, ctx)
+        plan.person_id = person_id
     else:
         header = _raw_header(raw)
         sample = _read_csv(raw, ctx, nrows=_SAMPLE_ROWS)
@@ -1611,6 +1706,7 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
             raise ctx.error("no data rows (only a header)")
         guess, _, problems = _detect(sample, ctx, **cols)
         plan = _plan_from(guess, problems, ctx)
+        plan.person_id = person_id
         needed = plan.file_columns()
         for c in needed:
             if header.count(c) > 1:
@@ -1622,6 +1718,8 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
         if plan.kind == "categorical":
             # labels and ids exactly as written ("007" stays "007")
             dtype.update({c: str for c in needed if c not in (plan.time_col, plan.hour_col)})
+        if plan.id_col is not None:
+            dtype[plan.id_col] = str  # person ids exactly as written, whatever the kind
         time_sample = sample[plan.time_col]
         if plan.hour_col is None and not _is_numberish(time_sample) and not _is_time_dtype(time_sample):
             present = time_sample.dropna()
@@ -1676,6 +1774,8 @@ def load_series(
     person: str | int | None = None,
     pair_class_cols: Sequence[str] | str | None = None,
     categories: Sequence[str] | None = None,
+    id_col: str | None = None,
+    person_id: str | int | None = None,
 ) -> Series:
     """Read a CSV/TSV (or Parquet, if pyarrow is installed) file into a sorted :class:`Series`.
 
@@ -1689,11 +1789,14 @@ def load_series(
     person's class with ``pair_class_cols``. ``categories`` is an optional public category list; labels
     outside it are an error. Without it, the categories are the sorted distinct labels of the rows read
     (before duplicates are resolved, so the list does not change with the duplicate policy).
+    A long table of many persons (``id_col``, see :func:`suggest_id_column`) is read for one ``person_id``:
+    only the rows whose id (as written) equals it go through the steps above (row numbers stay the file's).
     ``source.path`` is the path as given.
     """
     cols = dict(time_col=time_col, value_col=value_col, lat_col=lat_col, lon_col=lon_col, hour_col=hour_col,
                 kind=kind, pair_cols=pair_cols, pair_class_cols=pair_class_cols,
-                person=None if person is None else str(person))
+                person=None if person is None else str(person), id_col=id_col,
+                person_id=None if person_id is None else str(person_id))
     series, _ = _load_file(path, cols, _Options(duplicates, bool(skip_missing), categories), None)
     assert series is not None
     return series
@@ -1701,14 +1804,16 @@ def load_series(
 
 def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
     """Run the whole-file checks of :func:`load_series` (same options) and report, instead of stopping at,
-    missing values and repeated timestamps; for contact logs also list every id with its row count.
+    missing values and repeated timestamps; for contact logs and an ``id_col`` also list every id with its row
+    count (and, until a person is chosen, check the one with most rows).
 
     For the import dialog: it shows these findings and the choices that resolve them before loading.
     Costs about one load. Never raises LoadError: any other problem is reported in ``error``.
     """
     cols = {k: options.get(k) for k in _COLUMN_OPTIONS}
-    if cols["person"] is not None:
-        cols["person"] = str(cols["person"])
+    for k in ("person", "person_id"):
+        if cols[k] is not None:
+            cols[k] = str(cols[k])
     scan = _Scan()
     kind: Kind | None = None
     error: LoadError | None = None
@@ -1721,6 +1826,8 @@ def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
         kind=kind,
         person_counts=tuple(scan.person_counts),
         person=scan.person,
+        id_counts=tuple(scan.id_counts),
+        person_id=scan.person_id,
         missing_rows=len(scan.missing_lines),
         missing_lines=tuple(scan.missing_lines[:SCAN_LINES]),
         missing_by_column=tuple(scan.missing_by_column.items()),
@@ -1734,6 +1841,22 @@ def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
         examples=_rows_as_written(scan.raw, [*scan.repeated_lines[:SCAN_LINES], *scan.exact_lines[:SCAN_LINES],
                                              *scan.missing_lines[:SCAN_LINES]]),
     )
+
+
+def person_ids(path: str | os.PathLike[str], id_col: str) -> tuple[tuple[str, int], ...]:
+    """Every id of ``id_col`` with its number of rows, most rows first (ties by id), as :func:`scan_table`
+    lists them, but reading only that column: the app's person chooser after a person was opened."""
+    raw = _prepare(path)
+    ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
+    if raw.parquet:
+        df = _read_parquet(raw, ctx)
+    else:
+        header = _raw_header(raw)
+        col = _match_column(id_col, header, ctx, "id_col")
+        df = _read_csv(raw, ctx, usecols=[col], dtype={col: str})
+    df.columns = [str(c) for c in df.columns]
+    ids = _id_text(df[_match_column(id_col, list(df.columns), ctx, "id_col")])
+    return tuple(_person_counts(ids, ids))
 
 
 def _rows_as_written(raw: _Raw | None, lines: list[int]) -> dict[int, tuple[str, ...]]:

@@ -81,6 +81,9 @@ class ColumnChoice:
     pair_cols: tuple[str, str] | None = None
     person: str | None = None
     pair_class_cols: tuple[str, str] | None = None
+    #: a long table of many persons read for one (issue 16); absent in projects of earlier versions
+    id_col: str | None = None
+    person_id: str | None = None
 
     @classmethod
     def from_series(cls, series: Series) -> ColumnChoice:
@@ -94,7 +97,8 @@ class ColumnChoice:
             value = src.value_cols[0]
         return cls(time_col=src.time_col, value_col=value, lat_col=lat, lon_col=lon, hour_col=src.hour_col,
                    kind=series.kind, duplicates=src.duplicates, skip_missing=src.skip_missing,
-                   pair_cols=src.pair_cols, person=src.person, pair_class_cols=src.pair_class_cols)
+                   pair_cols=src.pair_cols, person=src.person, pair_class_cols=src.pair_class_cols,
+                   id_col=src.id_col, person_id=src.person_id)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"time_col": self.time_col, "value_col": self.value_col, "lat_col": self.lat_col,
@@ -106,6 +110,8 @@ class ColumnChoice:
         if self.pair_cols is not None:
             d.update(pair_cols=list(self.pair_cols), person=self.person,
                      pair_class_cols=None if self.pair_class_cols is None else list(self.pair_class_cols))
+        if self.id_col is not None:
+            d.update(id_col=self.id_col, person_id=self.person_id)
         return d
 
 
@@ -336,6 +342,8 @@ def load_project(path: str | os.PathLike) -> Project:
             raise r.error(f"columns.{key}", f"expected two column names, got {json.dumps(v)}")
         pairs[key] = None if v is None else (v[0], v[1])
     person = r.get(cols, "person", "columns.", (str, type(None)), required=False, what="a person id or null")
+    for key in ("id_col", "person_id"):
+        col_args[key] = r.get(cols, key, "columns.", (str, type(None)), required=False, what="text or null")
     columns = ColumnChoice(kind=kind, duplicates=dup, skip_missing=skip, person=person, **pairs, **col_args)
 
     lmk = r.get(doc, "landmarks", "", (dict,), what="an object")
@@ -450,7 +458,7 @@ def check_data(project: Project, series: Series) -> list[str]:
         now = ColumnChoice.from_series(series)
         diffs = [f"{k} {getattr(now, k)!r} (was {getattr(cc, k)!r})"
                  for k in ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "duplicates", "pair_cols",
-                           "person", "pair_class_cols")
+                           "person", "pair_class_cols", "id_col", "person_id")
                  if getattr(cc, k) is not None and getattr(now, k) != getattr(cc, k)]
         if diffs:
             out.append("The data was read with different column choices: " + ", ".join(diffs) + ".")

@@ -70,6 +70,9 @@ class SourceInfo:
     pair_cols: tuple[str, str] | None = None
     person: str | None = None
     pair_class_cols: tuple[str, str] | None = None
+    #: a long table of many persons read for one: the id column and the person's id (issue 16)
+    id_col: str | None = None
+    person_id: str | None = None
     #: what loading dropped: exact duplicate rows (same time and value) and rows skipped for missing values
     exact_duplicates_dropped: int = 0
     missing_skipped: int = 0

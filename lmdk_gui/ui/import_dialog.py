@@ -147,6 +147,7 @@ class ImportDialog(QDialog):
         self._loader.failed.connect(self._on_load_failed)
         self._connect()
         self._kind_changed()
+        self._show_id_state()
         self._rescan_now()
 
     # ------------------------------------------------------------------------------------------ layout
@@ -196,8 +197,25 @@ class ImportDialog(QDialog):
         row.addWidget(self.lon_col, 1)
         self.latlon_label = QLabel("Location columns")
         form.addRow(self.latlon_label, row)
+        self._make_id_rows(form, cols, preview)
         form.addRow(self._make_contacts(cols, preview))
         return box
+
+    def _make_id_rows(self, form: QFormLayout, cols: list[str], preview: TablePreview) -> None:
+        """A long table of many persons: the id column, and the one person to open (the others stay in the
+        file; File › Switch person… and Export all persons… reach them)."""
+        self.id_col = self._combo(cols, preview.guess.id_col)
+        self.id_col.setObjectName("importIdCol")
+        self.id_col.setToolTip("A column naming the person or household of each row: the app opens one "
+                               "person's series at a time")
+        form.addRow("Person / household id column", self.id_col)
+        self.id_person = PersonChooser()
+        self.id_person.setObjectName("importPersonId")
+        self.id_person.setPlaceholderText("reading the ids…")
+        self.id_person.setToolTip("Type to search; the number is the person's rows in the whole file")
+        self.id_person_label = QLabel("Person to open")
+        form.addRow(self.id_person_label, self.id_person)
+        self._id_form = form
 
     def _make_contacts(self, cols: list[str], preview: TablePreview) -> QGroupBox:
         """A contact log (two person-id columns): follow one person; the value is the other of each contact."""
@@ -231,6 +249,7 @@ class ImportDialog(QDialog):
 
     def _make_checks(self) -> QGroupBox:
         box = QGroupBox("Whole file")
+        self.checks_box = box
         form = QFormLayout(box)
         self.scan_status = QLabel("Checking the whole file…")
         self.scan_status.setObjectName("importScanStatus")
@@ -276,6 +295,8 @@ class ImportDialog(QDialog):
         for c in (self.time_col, self.hour_col, self.lat_col, self.lon_col, self.pair_a, self.pair_b,
                   self.pair_value):
             c.currentIndexChanged.connect(self._rescan)
+        self.id_col.currentIndexChanged.connect(self._id_col_changed)
+        self.id_person.currentIndexChanged.connect(self._rescan)
         self.kind.currentTextChanged.connect(self._kind_changed)
         self.kind.currentTextChanged.connect(self._rescan)
         self.value_col.currentTextChanged.connect(self._value_changed)
@@ -318,6 +339,19 @@ class ImportDialog(QDialog):
         self._kind_changed()
         self._rescan()
 
+    def _id_col_changed(self, *_args: object) -> None:
+        """Another id column: its ids come with the next scan (the previous column's person means nothing)."""
+        with signals_blocked(self.id_person):
+            self.id_person.set_ids((), None)
+            self.id_person.setEditText("")
+        self._show_id_state()
+        self._rescan()
+
+    def _show_id_state(self) -> None:
+        on = self._val(self.id_col) is not None
+        self.id_person.setPlaceholderText("reading the ids…")
+        self._id_form.setRowVisible(self.id_person, on)  # no id column: the whole file is one series
+
     def _policy_activated(self, _index: int) -> None:
         self._policy_chosen = True
         self.error.hide()
@@ -342,6 +376,11 @@ class ImportDialog(QDialog):
         self.scan_status.hide()
         if scan.person_counts:
             self.person.set_ids(scan.person_counts, self.person.current_id() or scan.person)
+        if scan.id_counts:
+            self.id_person.set_ids(scan.id_counts, self.id_person.current_id() or scan.person_id)
+            self.id_person_label.setText(f"Person to open ({len(scan.id_counts):,} in the file)")
+        # with an id column the checks are the chosen person's (the others are checked when opened)
+        self.checks_box.setTitle(f"Whole file: person {scan.person_id}'s rows" if scan.person_id else "Whole file")
         self._show_repeats(scan)
         self._show_missing(scan)
         self._show_examples(scan)
@@ -471,6 +510,9 @@ class ImportDialog(QDialog):
                       "duplicates": self.duplicates.currentData()}
         if self.skip_missing.isChecked():
             opts["skip_missing"] = True
+        if self._val(self.id_col) is not None:
+            opts["id_col"] = self._val(self.id_col)
+            opts["person_id"] = self.id_person.current_id()
         if self.contacts.isChecked():
             opts["kind"] = "categorical"
             opts["pair_cols"] = (self.pair_a.currentText(), self.pair_b.currentText())

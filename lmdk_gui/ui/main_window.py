@@ -58,7 +58,8 @@ from .theme import count_noun
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
-EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui")
+EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui",
+              "batch_ui")
 #: the GPS track view never opens narrower than this (px)
 TRACK_MIN_WIDTH = 320
 MAX_RECENT = 8
@@ -419,8 +420,8 @@ class MainWindow(QMainWindow):
         self.show_error("Cannot open the file", msg)
         self.loadFailed.emit(msg)
 
-    def _apply_loaded(self, series: Series, path: str, options: dict) -> None:
-        self.session.set_series(series)
+    def _apply_loaded(self, series: Series, path: str, options: dict, *, settings=None) -> None:
+        self.session.set_series(series, settings=settings)
         self.last_error = None
         self._remember(path, options)
         self.statusBar().showMessage(f"Opened {path}", 5000)
@@ -463,7 +464,13 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str | os.PathLike) -> bool:
         """``lmdk-gui FILE``: open FILE directly when the defaults read it; when they cannot (columns to choose,
         repeated times, missing values, a contact log's person) show the import dialog instead of failing.
-        A file that cannot be read at all is reported as by :meth:`open_series`."""
+        A file that cannot be read at all is reported as by :meth:`open_series`. A table of many persons (an id
+        column) always goes through the dialog: its rows read as one series would mix the persons."""
+        try:
+            if inspect_table(path).guess.id_col is not None:
+                return self.import_with_dialog(str(path), ask=False)
+        except LoadError:
+            pass  # reported below, as load_series words it
         try:
             series = load_series(path)
         except LoadError as e:
