@@ -31,7 +31,7 @@ SIDECAR_FORMAT = "lmdk-release/1"
 SIDECAR_KEYS = (
     "format", "tool_version", "input", "kind", "scheme", "epsilon", "epsilon_selection", "sensitivity",
     "radius_m", "bounds", "categories", "noise_backend", "seeded", "landmark_sum", "guarantee_holds",
-    "columns",
+    "columns", "post_processing",
 )
 
 
@@ -178,12 +178,14 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
                   epsilon_selection: Any, sensitivity: float | None, radius_m: float | None,
                   bounds: Sequence[float] | None, categories: Sequence[str] | None, noise_backend: str,
                   seeded: bool, landmark_sum: float, guarantee_holds: bool,
-                  columns: Sequence[str]) -> dict[str, Any]:
+                  columns: Sequence[str], post_processing: dict[str, Any] | None = None) -> dict[str, Any]:
     """The metadata that says exactly what was guaranteed — never the landmark positions.
 
     Nothing computed from the private input beyond what the release itself shows: no hash of the input (an
     adversary who knows all values but one recovers it by hashing candidates) and no input file name (it can
-    be a person's name) unless the caller passes one because the user asked for it.
+    be a person's name) unless the caller passes one because the user asked for it. ``post_processing``
+    (issue 12): what was applied to the secure release before writing (``{"method": …, **params}``,
+    computed from the released values, budgets and public settings only), or None for the raw release.
     """
     source: dict[str, Any] = {"rows": int(rows)}
     if input_name:
@@ -205,6 +207,7 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
         "landmark_sum": float(landmark_sum),
         "guarantee_holds": bool(guarantee_holds),
         "columns": list(columns),
+        "post_processing": None if post_processing is None else dict(post_processing),
     }
     assert tuple(doc) == SIDECAR_KEYS
     return doc
