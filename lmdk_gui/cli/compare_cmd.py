@@ -4,6 +4,10 @@ With ``--dummies GENERATOR`` each scheme is shown twice: on the landmarks with �
 landmarks (thesis §4.2) on ``L'`` with ``ε − ε_sel``. The "with dummies" line's landmark sum and verdict
 are checked against ``L'`` and ``ε − ε_sel``; its MAE averages runs that each draw a new selection and new
 noise (the "without" line's runs use the same noise), as in the thesis' Figure 5.6.
+
+``--denoise both`` (default) also denoises every release (post-processing of the released values, budgets
+and public settings, :mod:`lmdk_gui.core.denoise`) and reports ``mae_denoised`` next to ``mae``; ``on``
+shows only the denoised error in the table (the JSON keeps both); ``off`` skips it.
 """
 
 from __future__ import annotations
@@ -37,11 +41,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=int, default=20, metavar="R", help="runs to average the MAE over (default 20)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the simulated noise (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--denoise", choices=("both", "on", "off"), default="both",
+                   help="error of the denoised releases (post-processing; changes no guarantee) next to the raw "
+                   "error (both, default), instead of it in the table (on), or not at all (off)")
     p.set_defaults(run=run)
 
 
-def _row(r, stats, epsilon: float) -> dict:
-    return {
+def _row(r, stats, epsilon: float, denoise: bool = True) -> dict:
+    row = {
         "landmark_sum": r.guarantee.worst,
         "epsilon": epsilon,
         "guarantee_holds": r.guarantee.holds,
@@ -51,6 +58,10 @@ def _row(r, stats, epsilon: float) -> dict:
         "mae_std": stats.std,
         "runs": stats.runs,
     }
+    if denoise:
+        row["mae_denoised"] = stats.mean_denoised
+        row["mae_denoised_std"] = stats.std_denoised
+    return row
 
 
 def compare(sel, runs: int, seed: int, dummies=None) -> list[dict]:
@@ -79,10 +90,12 @@ def compare_with_dummies(sel, runs: int, seed: int, dummies=None) -> tuple[list[
                 "landmarks_with_dummies_this_seed": int(chosen.landmarks.size),
                 "mean_landmarks_with_dummies": average.dummy_size}
     rows = []
+    dn = sel.settings.denoise
     for s in ALL_SCHEMES:
-        row = {"scheme": s, **_row(preview.plain[s].release, average.plain[s], sel.settings.epsilon)}
+        row = {"scheme": s, **_row(preview.plain[s].release, average.plain[s], sel.settings.epsilon, dn)}
         if chosen is not None:
-            row["with_dummies"] = _row(preview.preview[s].release, average.average[s], chosen.epsilon_remaining)
+            row["with_dummies"] = _row(preview.preview[s].release, average.average[s], chosen.epsilon_remaining,
+                                       dn)
         rows.append(row)
     return rows, info
 
@@ -92,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--runs must be at least 1")
     dummies = dummy_settings(args)
     sel = load_selection(args)
+    sel.settings = sel.settings.with_(denoise=args.denoise != "off")
     rows, info = compare_with_dummies(sel, args.runs, args.seed, dummies)
     unit = unit_label(sel.series)
     if args.json:
@@ -111,17 +125,17 @@ def run(args: argparse.Namespace) -> int:
               f"ε − ε_sel = {info['epsilon_release']:.6g}; |L'| = {info['landmarks_with_dummies_this_seed']} "
               f"with this seed, {info['mean_landmarks_with_dummies']:.1f} on average over the runs")
     if info is None:  # the table as it always was
-        head = (f"{'scheme':<12} {'landmark sum':>13} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
-                f"{'MAE (' + unit + ')':>16}")
+        head = (f"{'scheme':<12} {'landmark sum':>13} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8}"
+                f"{_error_head(args.denoise, unit)}")
         print(head)
         print("-" * len(head))
         for r in rows:
             verdict = "pass" if r["guarantee_holds"] else "FAIL"
             print(f"{SCHEME_LABELS[r['scheme']]:<12} {r['landmark_sum']:>13.6g} {verdict:>8} "
-                  f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g}")
+                  f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}%{_errors(args.denoise, r)}")
         return 0
-    head = (f"{'scheme':<22} {'landmark sum':>13} {'vs ε':>9} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
-            f"{'MAE (' + unit + ')':>16}")
+    head = (f"{'scheme':<22} {'landmark sum':>13} {'vs ε':>9} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8}"
+            f"{_error_head(args.denoise, unit)}")
     print(head)
     print("-" * len(head))
 
@@ -129,9 +143,23 @@ def run(args: argparse.Namespace) -> int:
         ok = r["guarantee_holds"]
         vs = f"{'≤' if ok else '>'} {r['epsilon']:.4g}"
         print(f"{label:<22} {r['landmark_sum']:>13.6g} {vs:>9} {'pass' if ok else 'FAIL':>8} "
-              f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g}")
+              f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}%{_errors(args.denoise, r)}")
 
     for r in rows:
         line(SCHEME_LABELS[r["scheme"]], r)
         line(f"  {SCHEME_LABELS[r['scheme']]} + dummies", r["with_dummies"])
     return 0
+
+
+def _error_head(mode: str, unit: str) -> str:
+    raw = f" {'MAE (' + unit + ')':>16}"
+    den = f" {'denoised (' + unit + ')':>18}"
+    return {"off": raw, "on": den, "both": raw + den}[mode]
+
+
+def _errors(mode: str, r: dict) -> str:
+    raw = f" {r['mae']:>16.6g}"
+    if mode == "off":
+        return raw
+    den = f" {r['mae_denoised']:>18.6g}"
+    return den if mode == "on" else raw + den

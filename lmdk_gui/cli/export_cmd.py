@@ -43,6 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--noise-backend", choices=BACKEND_ALIASES, default="exact",
                    help="floating-point-safe noise: 'exact' (default; exact integer samplers, numba) or "
                    "'opendp' (OpenDP's samplers; numeric and categorical; not for Adaptive, no seed)")
+    g.add_argument("--denoise", action=argparse.BooleanOptionalAction, default=True,
+                   help="write the denoised release (default): post-processing of the secure release from its "
+                   "released values, budgets and public settings only, so the guarantee is unchanged and anyone "
+                   "could do the same; --no-denoise writes the raw, unbiased noisy values")
     g.add_argument("--force", action="store_true", help="overwrite OUTPUT and OUTPUT.json if they exist")
     p.set_defaults(run=run)
 
@@ -52,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     sel = load_selection(args)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
                          include_flags=args.include_flags, seed=args.seed, backend=args.noise_backend,
-                         force=args.force, dummies=dummies, include_input_name=args.include_input_name)
+                         force=args.force, dummies=dummies, include_input_name=args.include_input_name,
+                         denoise=args.denoise)
     result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
