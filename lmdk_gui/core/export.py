@@ -308,8 +308,12 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
             if raw is not None:
                 values, post = _post_process(series.kind, raw, budgets, ~runner.fresh, settings, labels)
                 for a in range(0, n, runner.chunk):
+                    if cancelled():
+                        raise Cancelled("export cancelled")
                     b = min(n, a + runner.chunk)
                     writer.write(a, b, values[a:b], budgets[a:b], ~runner.fresh[a:b])
+                if cancelled():
+                    raise Cancelled("export cancelled")
             doc = build_sidecar(
                 input_name=_public_input_name(series) if options.include_input_name else None,
                 rows=n,

@@ -152,6 +152,15 @@ class ExportDialog(QDialog):
         self.seed_warning.setStyleSheet("color: #a05a00;")
         form.addRow("", self.seed_warning)
 
+        # Post-processing (issue 12): defaults to the session's setting.
+        self.denoise = QCheckBox("Denoise (post-processing; off: the raw, unbiased noisy values)")
+        self.denoise.setObjectName("exportDenoise")
+        self.denoise.setChecked(snapshot.settings.denoise)
+        self.denoise.setToolTip("Smooths the released values using only the release itself and the public "
+                                "settings: it changes no guarantee, and anyone who reads the release can do "
+                                "the same. The sidecar records what was applied.")
+        form.addRow("Values", self.denoise)
+
         self.summary = QLabel()
         self.summary.setObjectName("exportSummary")
         self.summary.setWordWrap(True)
@@ -249,5 +258,6 @@ class ExportDialog(QDialog):
             "include_input_name": self.include_input_name.isChecked(),
             "seed": self.seed.value() if self.use_seed.isChecked() else None,
             "backend": self.backend.currentData(),
+            "denoise": self.denoise.isChecked(),
             "force": p.exists() or p.with_name(p.name + ".json").exists(),
         }

@@ -627,13 +627,16 @@ class MainWindow(QMainWindow):
         self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))
         job = self.export_release(v["path"], v["scheme"], include_budget=v["include_budget"],
                                   include_flags=v["include_flags"], seed=v["seed"], backend=v["backend"],
-                                  force=v["force"], include_input_name=v["include_input_name"])
+                                  force=v["force"], include_input_name=v["include_input_name"],
+                                  denoise=v["denoise"])
         job.finished.connect(lambda path: self._export_message(path))
 
     def export_release(self, path: str | os.PathLike, scheme: str, include_budget: bool = False,
                        include_flags: bool = False, seed: int | None = None, *, backend: str | None = None,
-                       force: bool = False, include_input_name: bool = False) -> ExportJob:
+                       force: bool = False, include_input_name: bool = False,
+                       denoise: bool | None = None) -> ExportJob:
         """Start an export without dialogs (the automation API); returns the running :class:`ExportJob`.
+        ``denoise`` None follows the session's setting (issue 12: on by default).
 
         It works on a snapshot of the session taken now; later edits do not change what is written.
         """
@@ -643,7 +646,8 @@ class MainWindow(QMainWindow):
             raise RuntimeError("an export is already running")
         opts = ExportOptions(scheme=scheme, include_budget=include_budget, include_flags=include_flags, seed=seed,
                              backend=backend, force=force, chunk_rows=16384,
-                             include_input_name=include_input_name)
+                             include_input_name=include_input_name,
+                             denoise=self.session.settings.denoise if denoise is None else bool(denoise))
         job = ExportJob(self.session.snapshot(), path, opts, self)
         self.export_job = job
         job.progress.connect(self._export_progress)
