@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from . import securenoise
+from .denoise import denoise
 from .dummies import (
     EXPORT_STREAM,
     DummySelection,
@@ -51,7 +52,6 @@ from .dummies import (
     selection_rng,
 )
 from .guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
-from .denoise import denoise
 from .pipeline import (
     KINDS,
     NUMBA_BACKENDS,

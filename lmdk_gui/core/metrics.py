@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .noise import UnitNoise
 from .denoise import Denoised
+from .noise import UnitNoise
 from .pipeline import KINDS, denoised_values
 from .release import Release, category_space, compute_release
 from .series import Series

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .denoise import Denoised
 from .dummies import (
     DummyOptions,
     DummySelection,
@@ -25,7 +26,6 @@ from .dummies import (
     select_for_release,
     selection_rng,
 )
-from .denoise import Denoised
 from .metrics import RunStats, denoised_mae, mae, mae_over_runs
 from .noise import UnitNoise
 from .release import Release, compute_release

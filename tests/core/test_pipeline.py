@@ -177,3 +177,48 @@ def test_preview_and_average_live_in_the_core_and_compare_uses_them():
     for scheme in ALL_SCHEMES:
         assert rows[scheme]["mae"] == avg.average[scheme].mean
         assert rows[scheme]["landmark_sum"] == res.preview[scheme].guarantee.worst
+
+
+@pytest.mark.parametrize("kind", ["numeric", "location", "categorical"])
+def test_denoised_preview_is_a_function_of_the_release_only(kind):
+    """Two series that differ only at Skip's landmarks (never released) give identical Skip releases, so
+    the pipeline's denoised values are identical bit for bit, though the true values (and errors) differ.
+    The guarantee and budgets do not depend on the denoise setting."""
+    from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
+
+    a = _series(kind)
+    vals = a.values.copy()
+    lm = np.array(LM[3:])  # a fresh release before each landmark (no fallback needed)
+    if kind == "categorical":
+        vals[lm] = (vals[lm] + 1) % len(a.categories)  # codes in the same category list
+        b = Series.from_arrays(vals, kind="categorical", categories=a.categories, name="b")
+    else:
+        vals[lm] = vals[lm] + (1.0 if kind == "numeric" else 0.01)
+        b = Series.from_arrays(vals, kind=kind, name="b")
+    assert not np.array_equal(a.values, b.values)
+    st = SETTINGS[kind]
+    out = {}
+    for name, s in (("a", a), ("b", b)):
+        res = compute_preview(Snapshot(s, lm, st, 5), NoiseCache())
+        assert res is not None
+        out[name] = res.preview["skip"]
+    pa, pb = out["a"], out["b"]
+    np.testing.assert_array_equal(pa.values, pb.values)
+    np.testing.assert_array_equal(pa.budgets, pb.budgets)
+    assert pa.denoised_values is not None
+    np.testing.assert_array_equal(pa.denoised_values, pb.denoised_values)
+    assert pa.denoised.params == pb.denoised.params
+    off = compute_preview(Snapshot(a, lm, st.with_(denoise=False), 5), NoiseCache())
+    assert off is not None and off.preview["skip"].denoised_values is None
+    for s in ALL_SCHEMES:
+        q = off.preview[s]
+        r = compute_preview(Snapshot(a, lm, st, 5), NoiseCache()).preview[s]
+        assert q.guarantee == r.guarantee and np.array_equal(q.budgets, r.budgets)
+        np.testing.assert_array_equal(q.values, r.values)
+
+
+def test_denoise_setting_travels_and_old_settings_load_with_it_on():
+    d = PrivacySettings(denoise=False).to_dict()
+    assert d["denoise"] is False and PrivacySettings.from_dict(d).denoise is False
+    del d["denoise"]  # a project saved before issue 12
+    assert PrivacySettings.from_dict(d).denoise is True
