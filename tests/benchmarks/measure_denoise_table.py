@@ -52,7 +52,7 @@ def markdown(results) -> str:
         for i, ls in enumerate(res.sets):
             pct = f"{ls.target:g} %" + (f" ({ls.percentage:.0f})" if abs(ls.percentage - ls.target) >= 0.5 else "")
             cells = []
-            for j, s in enumerate(res.schemes):
+            for j in range(len(res.schemes)):
                 raw, den = res.mean[i, j], res.mean_denoised[i, j]
                 cells.append("–" if raw != raw else f"{fmt_number(raw, 3)} → {fmt_number(den, 3)}")
             lines.append(f"| {label} | {eps:g} | {pct} | " + " | ".join(cells) + " |")
