@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
     g = result.guarantee
+    if result.post_processing is not None:  # stdout's "wrote" line stays the last line, as before
+        print(f"lmdk: values denoised ({result.post_processing['method']}): post-processing of the release, "
+              "guarantee unchanged; --no-denoise writes the raw values", file=sys.stderr)
     if result.dummies is None:
         print(f"wrote {result.path} ({result.rows} rows, {args.scheme}, ε = {sel.settings.epsilon:g}, "
               f"{len(sel.landmarks)} landmarks, landmark sum {g.worst:.6g} ≤ ε) and {result.sidecar}")

@@ -105,6 +105,7 @@ class ExportResult:
     columns: tuple[str, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
     dummies: dict[str, Any] | None = None  # the sidecar's epsilon_selection object (public), None if off
+    post_processing: dict[str, Any] | None = None  # the sidecar's post_processing object, None for raw values
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -344,7 +345,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
     return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
-                        record)
+                        record, post)
 
 
 def _post_process(kind: str, chunks: list[np.ndarray], budgets: np.ndarray, approximated: np.ndarray,
@@ -358,7 +359,10 @@ def _post_process(kind: str, chunks: list[np.ndarray], budgets: np.ndarray, appr
     # Counts are left out: the number of fresh events is n − |L| for Skip, and the sidecar never says how many
     # events are landmarks (with dummies: nor how many are dummies).
     params = {k: v for k, v in d.params.items() if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool))}
-    return d.values, {"method": d.method, **params}
+    note = ("the values written are this post-processing of the secure release, computed from its released "
+            "values, budgets and the public settings only: the guarantee above is that of the release; "
+            "export with --no-denoise for the raw noisy values")
+    return d.values, {"method": d.method, "note": note, **params}
 
 
 def _public_input_name(series: Series) -> str:

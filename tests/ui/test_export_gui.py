@@ -153,6 +153,7 @@ def test_dialog_and_window_export_follow_the_denoise_setting(qtbot, window, tmp_
         job = window.export_release(out, "skip", include_budget=True, seed=4, denoise=on)
         with qtbot.waitSignal(job.finished, timeout=30_000):
             pass
+        qtbot.waitUntil(lambda j=job: not j.is_running(), timeout=10_000)
         sides[on] = (json.loads((tmp_path / f"{on}.csv.json").read_text()), pd.read_csv(out))
     (sd, dd), (sr, dr) = sides[True], sides[False]
     assert sd["post_processing"]["method"].endswith("rts-local-level") and sr["post_processing"] is None
