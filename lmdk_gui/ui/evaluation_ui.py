@@ -456,7 +456,9 @@ class CompareTab(QWidget):
         snap = self._result_snapshot
         if snap is None or self.is_running():
             return
-        if self.session.series is not snap.series or self.session.settings != snap.settings:
+        # the session's Denoise setting does not enter a comparison (its own "Errors" choice does)
+        if self.session.series is not snap.series or \
+                self.session.settings.with_(denoise=snap.settings.denoise) != snap.settings:
             self._set_status("The series or the privacy settings changed since this comparison; press Run to "
                              "update it.")
 
