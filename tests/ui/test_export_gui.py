@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from lmdk_gui.core import export as export_mod
 from lmdk_gui.core.guarantee import check_guarantee
 from lmdk_gui.ui.export import ExportDialog
+from tests.keys import test_key
 
 from .conftest import wait_preview
 
@@ -137,6 +138,35 @@ def test_close_during_export_asks_and_cancels(qtbot, window, tmp_path, monkeypat
     assert not job.is_running()
     assert not out.exists() or job.state == "finished"
     assert [p for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+
+
+def test_dialog_and_window_export_follow_the_denoise_setting(qtbot, window, tmp_path):
+    """The dialog's checkbox starts from the session's setting and goes into values(); the window's export
+    writes the denoised release (sidecar post_processing) or, off, the raw one with the same budgets."""
+    s = window.session
+    s.add_range(100, 180)
+    wait_preview(qtbot, window)
+    dlg = ExportDialog(s.snapshot(), "skip", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    assert dlg.denoise.isChecked() and dlg.values()["denoise"] is True
+    dlg.denoise.setChecked(False)
+    assert dlg.values()["denoise"] is False
+    sides = {}
+    for on in (True, False):
+        out = tmp_path / f"{on}.csv"
+        job = window.export_release(out, "skip", include_budget=True, seed=test_key(4), denoise=on)
+        with qtbot.waitSignal(job.finished, timeout=30_000):
+            pass
+        qtbot.waitUntil(lambda j=job: not j.is_running(), timeout=10_000)
+        sides[on] = (json.loads((tmp_path / f"{on}.csv.json").read_text()), pd.read_csv(out))
+    (sd, dd), (sr, dr) = sides[True], sides[False]
+    assert sd["post_processing"]["method"].endswith("rts-local-level") and sr["post_processing"] is None
+    assert sd["guarantee_holds"] is sr["guarantee_holds"] is True and sd["landmark_sum"] == sr["landmark_sum"]
+    np.testing.assert_array_equal(dd["epsilon"], dr["epsilon"])
+    assert not np.array_equal(dd["kwh"], dr["kwh"])
+    s.set_denoise(False)
+    wait_preview(qtbot, window)
+    assert ExportDialog(s.snapshot(), "skip", str(tmp_path), window).denoise.isChecked() is False
 
 
 # --------------------------------------------------------------------------------------- issue 17
