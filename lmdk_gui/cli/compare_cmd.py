@@ -144,8 +144,8 @@ def target_table(sel, target: str, runs: int, seed: int, error_field: str = "mae
 
 def _print_target(t: dict, unit: str, runs: int) -> None:
     top = t["grid"][-1]
-    what = "denoised error" if t["error_field"] == "mae_denoised" else "error"
-    print(f"\nsmallest ε meeting an expected {what} ≤ {advice.fmt(t['target'], unit)} (mean over {runs} runs, "
+    what = "of the denoised release, " if t["error_field"] == "mae_denoised" else ""
+    print(f"\nsmallest ε meeting an expected error ≤ {advice.fmt(t['target'], unit)} ({what}mean over {runs} runs, "
           f"log grid {t['grid'][0]:g}–{top:g}); computed on this data: choosing ε from it is not itself private")
     for s, eps in t["smallest"].items():
         print(f"  {SCHEME_LABELS[s]:<12} {'not reached ≤ ' + format(top, 'g') if eps is None else f'ε = {eps:.3g}'}")

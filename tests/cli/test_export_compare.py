@@ -10,6 +10,7 @@ import pandas as pd
 from lmdk_gui.core.guarantee import check_guarantee
 from tests.cli.helpers import run
 from tests.conftest import DATA
+from tests.keys import test_key
 
 HUE = str(DATA / "energy_hue_residential1_2013.csv")
 GPS = str(DATA / "gps_bus_limerick_2019-02-18.csv")
@@ -93,7 +94,7 @@ def test_compare_json_reports_raw_and_denoised_errors(capsys):
 def test_export_denoise_flag(capsys, tmp_path):
     """Default on (sidecar names the method); --no-denoise with the same seed writes the raw release, whose
     budgets and verdict are the same."""
-    common = (GPS, "--scheme", "skip", "--epsilon", "1", "--landmark-rows", "0-99", "--seed", "7",
+    common = (GPS, "--scheme", "skip", "--epsilon", "1", "--landmark-rows", "0-99", "--seed", test_key(7),
               "--include-budget")
     paths = {}
     for flag in ("--denoise", "--no-denoise"):
