@@ -238,6 +238,7 @@ def _advised_dialog(qtbot, window, tmp_path, default="adaptive"):
 
 def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtbot, window, tmp_path):
     s = window.session
+    s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
     passing = {k: v.mean for k, v in s.average.items() if k != "event"}  # Event-level fails with landmarks
@@ -262,6 +263,7 @@ def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtb
 
 def test_dialog_warns_but_does_not_block_a_mostly_noise_release(qtbot, window, tmp_path):
     s = window.session
+    s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
     dlg.scheme.setCurrentIndex(dlg.scheme.findData("uniform"))  # ≈ 80 kWh of error on 0.1–4.7 kWh data
@@ -286,6 +288,7 @@ def test_dialog_without_an_average_yet_fills_in_later(qtbot, window, tmp_path):
 
 def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, monkeypatch):
     s = window.session
+    s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
     s.add_range(100, 180)
     qtbot.waitUntil(lambda: s.is_preview_current() and s.average is not None, timeout=60_000)
     seen = []
@@ -298,3 +301,22 @@ def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, mo
     window.export_dialog()
     scheme, errors = seen[0]
     assert scheme == "skip" and errors["uniform"] == s.average["uniform"].mean
+
+
+def test_with_denoise_on_the_advice_ranks_by_what_is_published(qtbot, window, tmp_path):
+    """Denoise on (the default): the table shows and ranks the denoised errors (the Metrics table's MAE
+    denoised average); unticking the dialog's Denoise box re-ranks by the raw error of the raw release."""
+    s = window.session
+    assert s.settings.denoise
+    s.add_range(100, 180)
+    dlg = _advised_dialog(qtbot, window, tmp_path)
+    assert dlg.error_field == "mae_denoised"
+    assert "denoised" in dlg.advice_table.horizontalHeaderItem(1).text()
+    assert dlg.errors == {k: v.mean_denoised for k, v in s.average.items()}
+    passing = {k: v.mean_denoised for k, v in s.average.items() if not dlg.reasons[k]}
+    assert dlg.best == min(passing, key=passing.get)
+    assert dlg.noise_warning.isHidden() or "mostly noise" in dlg.noise_warning.text()
+    dlg.denoise.setChecked(False)
+    assert dlg.error_field == "mae"
+    assert "denoised" not in dlg.advice_table.horizontalHeaderItem(1).text()
+    assert dlg.errors == {k: v.mean for k, v in s.average.items()}
