@@ -275,9 +275,7 @@ class ExportDialog(QDialog):
         vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.advice_table.cellClicked.connect(self._advice_clicked)
         form.addRow("", self.advice_table)
-        caption = QLabel(f"Expected error: the mean absolute error over {self.snapshot.runs} simulated releases "
-                         "(the Metrics table's average). Approximated: events that repeat an earlier value "
-                         "instead of a fresh noisy one.")
+        self.advice_caption = caption = QLabel()
         caption.setWordWrap(True)
         caption.setStyleSheet("color: #555;")
         form.addRow("", caption)
@@ -301,9 +299,13 @@ class ExportDialog(QDialog):
 
     def _set_error_head(self) -> None:
         den = self.error_field == "mae_denoised"
-        head = "Expected error" + (" denoised" if den else "")
-        self.advice_table.horizontalHeaderItem(1).setText(
-            head + ("" if self.unit in ("share", "mismatch rate") else f" ({self.unit})"))
+        unit = "" if self.unit in ("share", "mismatch rate") else f" ({self.unit})"
+        self.advice_table.horizontalHeaderItem(1).setText(f"Expected error{unit}" + ("\nafter denoising" if den else ""))
+        self.advice_caption.setText(
+            f"Expected error: the mean absolute error over {self.snapshot.runs} simulated releases"
+            + (", after the same denoising as the export (the Metrics table's MAE denoised average)" if den
+               else " (the Metrics table's average)")
+            + ". Approximated: events that repeat an earlier value instead of a fresh noisy one.")
         self.advice_table.horizontalHeaderItem(1).setToolTip(
             f"Mean absolute error of the {'denoised ' if den else ''}release averaged over {self.snapshot.runs} "
             f"simulated runs (the Metrics table's {'MAE denoised ' if den else ''}average)")

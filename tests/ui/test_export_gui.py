@@ -311,12 +311,13 @@ def test_with_denoise_on_the_advice_ranks_by_what_is_published(qtbot, window, tm
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
     assert dlg.error_field == "mae_denoised"
-    assert "denoised" in dlg.advice_table.horizontalHeaderItem(1).text()
+    assert "after denoising" in dlg.advice_table.horizontalHeaderItem(1).text()
+    assert "after the same denoising as the export" in dlg.advice_caption.text()
     assert dlg.errors == {k: v.mean_denoised for k, v in s.average.items()}
     passing = {k: v.mean_denoised for k, v in s.average.items() if not dlg.reasons[k]}
     assert dlg.best == min(passing, key=passing.get)
     assert dlg.noise_warning.isHidden() or "mostly noise" in dlg.noise_warning.text()
     dlg.denoise.setChecked(False)
     assert dlg.error_field == "mae"
-    assert "denoised" not in dlg.advice_table.horizontalHeaderItem(1).text()
+    assert "denois" not in dlg.advice_table.horizontalHeaderItem(1).text()
     assert dlg.errors == {k: v.mean for k, v in s.average.items()}
