@@ -10,6 +10,11 @@ scheme with the lowest MAE, among the lines an export with the same options woul
 the "+ dummies" lines). ``--target-error X`` (or ``5%`` of the data's range) adds, per landmark-private
 scheme, the smallest ε on a 24-point log grid 0.01…100 whose MAE over R runs meets X
 (:func:`~lmdk_gui.core.accuracy.epsilon_for_error`, the window's "What ε do I need?").
+``--denoise both`` (default) also denoises every release (post-processing of the released values, budgets
+and public settings, :mod:`lmdk_gui.core.denoise`) and reports ``mae_denoised`` next to ``mae``; ``on``
+shows only the denoised error in the table (the JSON keeps both); ``off`` skips it. The "best" marker and
+``--target-error`` rank by the error of what ``lmdk export`` would publish: the denoised error unless
+``--denoise off`` (``error_field`` in the JSON's ``target_error``; ``best_error_field`` at the top).
 """
 
 from __future__ import annotations
@@ -52,11 +57,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also print, per scheme, the smallest ε (log grid 0.01–100) whose MAE over R runs is at "
                    "most X (in the data's units, or e.g. 5%% of the data's range); computed on this data, so "
                    "choosing ε from it is not itself private")
+    p.add_argument("--denoise", choices=("both", "on", "off"), default="both",
+                   help="error of the denoised releases (post-processing; changes no guarantee) next to the raw "
+                   "error (both, default), instead of it in the table (on), or not at all (off)")
     p.set_defaults(run=run)
 
 
-def _row(r, stats, epsilon: float) -> dict:
-    return {
+def _row(r, stats, epsilon: float, denoise: bool = True) -> dict:
+    row = {
         "landmark_sum": r.guarantee.worst,
         "epsilon": epsilon,
         "guarantee_holds": r.guarantee.holds,
@@ -66,6 +74,10 @@ def _row(r, stats, epsilon: float) -> dict:
         "mae_std": stats.std,
         "runs": stats.runs,
     }
+    if denoise:
+        row["mae_denoised"] = stats.mean_denoised
+        row["mae_denoised_std"] = stats.std_denoised
+    return row
 
 
 def compare(sel, runs: int, seed: int, dummies=None) -> list[dict]:
@@ -94,12 +106,20 @@ def compare_with_dummies(sel, runs: int, seed: int, dummies=None) -> tuple[list[
                 "landmarks_with_dummies_this_seed": int(chosen.landmarks.size),
                 "mean_landmarks_with_dummies": average.dummy_size}
     rows = []
+    dn = sel.settings.denoise
     for s in ALL_SCHEMES:
-        row = {"scheme": s, **_row(preview.plain[s].release, average.plain[s], sel.settings.epsilon)}
+        row = {"scheme": s, **_row(preview.plain[s].release, average.plain[s], sel.settings.epsilon, dn)}
         if chosen is not None:
-            row["with_dummies"] = _row(preview.preview[s].release, average.average[s], chosen.epsilon_remaining)
+            row["with_dummies"] = _row(preview.preview[s].release, average.average[s], chosen.epsilon_remaining,
+                                       dn)
         rows.append(row)
     return rows, info
+
+
+def error_field(denoise: str) -> str:
+    """The error "best" and ``--target-error`` rank by: that of what ``lmdk export`` publishes with the same
+    choice (denoised by default, raw with ``--denoise off`` / ``--no-denoise``)."""
+    return "mae" if denoise == "off" else "mae_denoised"
 
 
 def best_of(rows: list[dict], error_field: str = "mae") -> str | None:
@@ -124,7 +144,8 @@ def target_table(sel, target: str, runs: int, seed: int, error_field: str = "mae
 
 def _print_target(t: dict, unit: str, runs: int) -> None:
     top = t["grid"][-1]
-    print(f"\nsmallest ε meeting an expected error ≤ {advice.fmt(t['target'], unit)} (mean over {runs} runs, "
+    what = "of the denoised release, " if t["error_field"] == "mae_denoised" else ""
+    print(f"\nsmallest ε meeting an expected error ≤ {advice.fmt(t['target'], unit)} ({what}mean over {runs} runs, "
           f"log grid {t['grid'][0]:g}–{top:g}); computed on this data: choosing ε from it is not itself private")
     for s, eps in t["smallest"].items():
         print(f"  {SCHEME_LABELS[s]:<12} {'not reached ≤ ' + format(top, 'g') if eps is None else f'ε = {eps:.3g}'}")
@@ -135,19 +156,21 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--runs must be at least 1")
     dummies = dummy_settings(args)
     sel = load_selection(args)
+    sel.settings = sel.settings.with_(denoise=args.denoise != "off")
+    field = error_field(args.denoise)
     target = None
     if args.target_error is not None:
         try:
-            target = target_table(sel, args.target_error, args.runs, args.seed)
+            target = target_table(sel, args.target_error, args.runs, args.seed, field)
         except ValueError as e:
             raise ValueError(f"--target-error: {e}") from None
     rows, info = compare_with_dummies(sel, args.runs, args.seed, dummies)
     unit = unit_label(sel.series)
-    best = best_of(rows)
+    best = best_of(rows, field)
     if args.json:
         doc = {"input": args.input, "rows": sel.series.n, "kind": sel.series.kind,
                "landmarks": int(len(sel.landmarks)), "epsilon": sel.settings.epsilon,
-               "mae_unit": unit, "best": best, "schemes": rows}
+               "mae_unit": unit, "best": best, "best_error_field": field, "schemes": rows}
         if info is not None:
             doc["dummies"] = info
         if target is not None:
@@ -170,19 +193,19 @@ def _print_table(args, sel, rows: list[dict], info: dict | None, unit: str, best
               f"ε − ε_sel = {info['epsilon_release']:.6g}; |L'| = {info['landmarks_with_dummies_this_seed']} "
               f"with this seed, {info['mean_landmarks_with_dummies']:.1f} on average over the runs")
     if info is None:  # the table as it always was
-        head = (f"{'scheme':<12} {'landmark sum':>13} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
-                f"{'MAE (' + unit + ')':>16} {'best':>5}")
+        head = (f"{'scheme':<12} {'landmark sum':>13} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8}"
+                f"{_error_head(args.denoise, unit)} {'best':>5}")
         print(head)
         print("-" * len(head))
         for r in rows:
             verdict = "pass" if r["guarantee_holds"] else "FAIL"
             print(f"{SCHEME_LABELS[r['scheme']]:<12} {r['landmark_sum']:>13.6g} {verdict:>8} "
-                  f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g} "
+                  f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}%{_errors(args.denoise, r)} "
                   f"{'◀' if r['scheme'] == best else '':>5}")
-        _print_best(best, rows, sel, unit)
+        _print_best(best, rows, sel, unit, error_field(args.denoise))
         return
-    head = (f"{'scheme':<22} {'landmark sum':>13} {'vs ε':>9} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8} "
-            f"{'MAE (' + unit + ')':>16} {'best':>5}")
+    head = (f"{'scheme':<22} {'landmark sum':>13} {'vs ε':>9} {'verdict':>8} {'mean ε_t':>10} {'approx.':>8}"
+            f"{_error_head(args.denoise, unit)} {'best':>5}")
     print(head)
     print("-" * len(head))
 
@@ -190,22 +213,38 @@ def _print_table(args, sel, rows: list[dict], info: dict | None, unit: str, best
         ok = r["guarantee_holds"]
         vs = f"{'≤' if ok else '>'} {r['epsilon']:.4g}"
         print(f"{label:<22} {r['landmark_sum']:>13.6g} {vs:>9} {'pass' if ok else 'FAIL':>8} "
-              f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}% {r['mae']:>16.6g} "
+              f"{r['mean_epsilon_t']:>10.4g} {100 * r['approximated_share']:>7.1f}%{_errors(args.denoise, r)} "
               f"{'◀' if mark else '':>5}")
 
     for r in rows:
         line(SCHEME_LABELS[r["scheme"]], r)
         line(f"  {SCHEME_LABELS[r['scheme']]} + dummies", r["with_dummies"], r["scheme"] == best)
-    _print_best(best, rows, sel, unit)
+    _print_best(best, rows, sel, unit, error_field(args.denoise))
 
 
-def _print_best(best: str | None, rows: list[dict], sel, unit: str) -> None:
+def _print_best(best: str | None, rows: list[dict], sel, unit: str, field: str = "mae") -> None:
     if best is None:
         print("best: none (no scheme passes the landmark-sum check)")
         return
     r = next(x for x in rows if x["scheme"] == best)
     r = r.get("with_dummies", r)
-    print(f"best: {SCHEME_LABELS[best]} (the passing scheme with the lowest MAE, {advice.fmt(r['mae'], unit)})")
-    warn = advice.noise_warning(r["mae"], sel.series, sel.settings, unit)
+    what = "denoised MAE" if field == "mae_denoised" else "MAE"
+    print(f"best: {SCHEME_LABELS[best]} (the passing scheme with the lowest {what}, "
+          f"{advice.fmt(r[field], unit)})")
+    warn = advice.noise_warning(r[field], sel.series, sel.settings, unit)
     if warn:
         print(f"warning: {warn}")
+
+
+def _error_head(mode: str, unit: str) -> str:
+    raw = f" {'MAE (' + unit + ')':>16}"
+    den = f" {'denoised (' + unit + ')':>18}"
+    return {"off": raw, "on": den, "both": raw + den}[mode]
+
+
+def _errors(mode: str, r: dict) -> str:
+    raw = f" {r['mae']:>16.6g}"
+    if mode == "off":
+        return raw
+    den = f" {r['mae_denoised']:>18.6g}"
+    return den if mode == "on" else raw + den

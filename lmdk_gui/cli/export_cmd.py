@@ -70,6 +70,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--noise-backend", choices=BACKEND_ALIASES, default="exact",
                    help="floating-point-safe noise: 'exact' (default; exact integer samplers, numba) or "
                    "'opendp' (OpenDP's samplers; numeric and categorical; not for Adaptive, no seed)")
+    g.add_argument("--denoise", action=argparse.BooleanOptionalAction, default=True,
+                   help="write the denoised release (default): post-processing of the secure release from its "
+                   "released values, budgets and public settings only, so the guarantee is unchanged and anyone "
+                   "could do the same; --no-denoise writes the raw, unbiased noisy values")
     g.add_argument("--force", action="store_true", help="overwrite OUTPUT and OUTPUT.json if they exist")
     p.set_defaults(run=run)
 
@@ -106,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
                          include_flags=args.include_flags, seed=key, backend=args.noise_backend,
                          force=args.force, dummies=dummies, include_input_name=args.include_input_name,
                          verbatim_labels=args.verbatim_labels,
-                         categories_from_data=sel.series.kind == "categorical" and not args.categories)
+                         categories_from_data=sel.series.kind == "categorical" and not args.categories,
+                         denoise=args.denoise)
     src = sel.series.source
     notice = ledger.composition_notice(src.sha256 if src is not None else None, sel.settings.epsilon)
     if notice:
@@ -120,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"lmdk: the export key is kept in the private ledger {ledger.ledger_path()} "
               "(`lmdk ledger reexport` makes this release again)", file=sys.stderr)
     g = result.guarantee
+    if result.post_processing is not None:  # stdout's "wrote" line stays the last line, as before
+        print(f"lmdk: values denoised ({result.post_processing['method']}): post-processing of the release, "
+              "guarantee unchanged; --no-denoise writes the raw values", file=sys.stderr)
     if result.dummies is None:
         print(f"wrote {result.path} ({result.rows} rows, {args.scheme}, ε = {sel.settings.epsilon:g}, "
               f"{len(sel.landmarks)} landmarks, landmark sum {g.worst:.6g} ≤ ε) and {result.sidecar}")

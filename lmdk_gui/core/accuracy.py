@@ -68,10 +68,10 @@ class EpsilonAdvice:
 
 def _error(series: Series, release: Release, settings: PrivacySettings, error_field: str) -> float:
     if error_field == "mae_denoised":
-        values = denoised_values(release, settings)
-        if values is None:
+        den = denoised_values(release, settings)
+        if den is None:
             raise ValueError(f"no denoiser for {series.kind} series: choose error_field='mae'")
-        release = Release(**{**release.__dict__, "values": values})
+        release = Release(**{**release.__dict__, "values": den.values})
     err = error_per_event(series, release, settings)
     return float(np.nanmean(err)) if err.size and not np.all(np.isnan(err)) else math.nan
 

@@ -36,14 +36,16 @@ def passes(verdict: bool | str | None) -> bool:
 
 def errors_of(entries: Mapping[str, object], error_field: str = "mae") -> dict[str, float]:
     """Scheme → expected error from per-scheme entries: dicts (``lmdk compare``'s rows) or objects holding
-    ``error_field`` (a number or a :class:`~.metrics.RunStats`), or — for ``"mae"`` only — a
-    :class:`~.metrics.RunStats` itself (the session's R-run average). A missing field is NaN (never advised),
+    ``error_field`` (a number or a :class:`~.metrics.RunStats`), or a :class:`~.metrics.RunStats` itself (the
+    session's R-run average: ``mean`` for ``"mae"``, ``mean_denoised`` for ``"mae_denoised"``). A missing field is NaN (never advised),
     so a denoised error is never silently replaced by the raw one."""
     out = {}
     for s, e in entries.items():
         v = e.get(error_field) if isinstance(e, Mapping) else getattr(e, error_field, None)
         if v is None and error_field == "mae" and isinstance(e, RunStats):
             v = e
+        elif v is None and error_field == "mae_denoised" and isinstance(e, RunStats):
+            v = e.mean_denoised  # NaN when the average was computed without denoising
         if isinstance(v, RunStats):
             v = v.mean
         out[s] = float(v) if v is not None else math.nan  # type: ignore[arg-type]

@@ -1013,7 +1013,7 @@ def release_record(sel: DummySelection) -> dict[str, Any]:
 
 def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *, runs: int, seed: int,
                           draw: int = 0, options: DummyOptions | None = None, schemes=None,
-                          should_cancel=None):
+                          should_cancel=None, denoise: bool = False):
     """MAE of each scheme over ``runs`` runs, without and with dummy landmarks (thesis Figure 5.6).
 
     Run r draws the unit noise of :func:`lmdk_gui.core.metrics.mae_over_runs` (``UnitNoise(n, seed+1+r)``,
@@ -1022,9 +1022,12 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
     generator's output for these landmarks) saves regenerating it each run. Raises ValueError when the
     generator refuses (Optimal beyond its limit).
 
+    With ``denoise``, each run's releases are also denoised (on L' for the "with" line) and
+    ``RunStats.mean_denoised`` is filled.
+
     Returns ``(without, with_dummies, mean |L'|)``: two ``{scheme: RunStats}`` and the mean size of L'.
     """
-    from .metrics import RunStats, mae
+    from .metrics import denoised_mae, mae, run_stats
     from .noise import UnitNoise
     from .release import compute_release
     from .settings import ALL_SCHEMES
@@ -1037,6 +1040,8 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
         options = generate_options(n, lm, dummies.generator)
     plain: dict[str, list[float]] = {s: [] for s in schemes}
     withd: dict[str, list[float]] = {s: [] for s in schemes}
+    plain_d: dict[str, list[float]] = {s: [] for s in schemes}
+    withd_d: dict[str, list[float]] = {s: [] for s in schemes}
     sizes: list[int] = []
     for r in range(runs):
         if should_cancel is not None and should_cancel():
@@ -1047,16 +1052,14 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
         st = settings.with_(epsilon=sel.epsilon_remaining)
         sizes.append(int(sel.landmarks.size))
         for s in schemes:
-            plain[s].append(mae(series, compute_release(series, lm, settings, s, noise), settings))
-            withd[s].append(mae(series, compute_release(series, sel.landmarks, st, s, noise), st))
+            rp = compute_release(series, lm, settings, s, noise)
+            rw = compute_release(series, sel.landmarks, st, s, noise)
+            plain[s].append(mae(series, rp, settings))
+            withd[s].append(mae(series, rw, st))
+            if denoise:
+                plain_d[s].append(denoised_mae(series, rp, settings)[1])
+                withd_d[s].append(denoised_mae(series, rw, st)[1])
 
-    def stats(acc: dict[str, list[float]]) -> dict[str, Any]:
-        out = {}
-        for s, vals in acc.items():
-            a = np.asarray(vals, dtype=np.float64)
-            ok = a[np.isfinite(a)]
-            out[s] = RunStats(float(ok.mean()) if ok.size else float("nan"),
-                              float(ok.std()) if ok.size else float("nan"), int(a.size))
-        return out
-
-    return stats(plain), stats(withd), (float(np.mean(sizes)) if sizes else float("nan"))
+    return ({s: run_stats(plain[s], plain_d[s]) for s in schemes},
+            {s: run_stats(withd[s], withd_d[s]) for s in schemes},
+            (float(np.mean(sizes)) if sizes else float("nan")))

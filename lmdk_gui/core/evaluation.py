@@ -34,12 +34,18 @@ Adaptive's sampling is sequential and data-dependent, so it runs the preview's c
 (:func:`.pipeline.run_adaptive_preview`) once per run and percentage. Progress and cancellation are polled
 between units of work (a chunk of runs × one percentage).
 
+Denoising (``denoise=True``, issue 12): each run's release of each plan is also materialised by the
+preview runner (:func:`.pipeline.run_preview`, bit-identical to the kernels' release), post-processed by the
+kind's denoiser (:func:`.pipeline.denoised_values`, the same code as the preview and the export) and its
+error recorded in ``mean_denoised``/``std_denoised``. Plans that share a batch key share that work too.
+
 Privacy note: the evaluation uses the true data to measure errors. Its numbers are *not* differentially
 private; they are for the data steward choosing a scheme, not for publication.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
@@ -56,7 +62,7 @@ from . import mechanisms
 from .correlation import DISTRIBUTIONS, synthetic_landmarks
 from .metrics import unit_label
 from .noise import UnitNoise
-from .pipeline import Plan, kind_of, plan, run_adaptive_preview
+from .pipeline import Plan, denoised_values, kind_of, plan, run_adaptive_preview, run_preview
 from .release import normalize_landmarks
 from .series import Series
 from .settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings
@@ -68,6 +74,8 @@ assert set(PLACEMENTS) == set(DISTRIBUTIONS)
 DEFAULT_PERCENTAGES: tuple[float, ...] = (0.0, 20.0, 40.0, 60.0, 80.0, 100.0)
 DEFAULT_RUNS = 100
 CSV_COLUMNS: tuple[str, ...] = ("percentage", "scheme", "mae_mean", "mae_std", "runs")
+#: added to the CSV when the evaluation also denoised (``evaluate(denoise=True)``, ``--denoise both``)
+CSV_DENOISED_COLUMNS: tuple[str, ...] = ("mae_denoised_mean", "mae_denoised_std")
 FIXED_SCHEMES: tuple[str, ...] = ("uniform", "skip", "balanced", "event", "user")
 
 #: unit noise elements (runs × events) held per chunk and stream: bounds memory for long series
@@ -212,6 +220,21 @@ class EvaluationResult:
     seed: int
     elapsed_s: float = 0.0
     per_run: np.ndarray | None = field(default=None, repr=False)  # (P, S, runs_done) MAE of every run
+    # The same for the denoised releases of the same runs; None when the evaluation did not denoise.
+    mean_denoised: np.ndarray | None = None
+    std_denoised: np.ndarray | None = None
+    per_run_denoised: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def denoised(self) -> bool:
+        return self.mean_denoised is not None
+
+    def denoised_result(self) -> EvaluationResult:
+        """This result with the denoised errors as its means (for the bar chart and its table)."""
+        assert self.mean_denoised is not None and self.std_denoised is not None
+        return dataclasses.replace(self, mean=self.mean_denoised, std=self.std_denoised,
+                                   per_run=self.per_run_denoised, mean_denoised=None, std_denoised=None,
+                                   per_run_denoised=None)
 
     @property
     def percentages(self) -> tuple[float, ...]:
@@ -232,9 +255,13 @@ class EvaluationResult:
         out = []
         for i, s in enumerate(self.sets):
             for j, sch in enumerate(self.schemes):
-                out.append({"percentage": s.target, "actual_percentage": s.percentage, "landmarks": s.count,
-                            "scheme": sch, "mae_mean": float(self.mean[i, j]),
-                            "mae_std": float(self.std[i, j]), "runs": int(self.runs[i, j])})
+                row = {"percentage": s.target, "actual_percentage": s.percentage, "landmarks": s.count,
+                       "scheme": sch, "mae_mean": float(self.mean[i, j]),
+                       "mae_std": float(self.std[i, j]), "runs": int(self.runs[i, j])}
+                if self.mean_denoised is not None and self.std_denoised is not None:
+                    row["mae_denoised_mean"] = float(self.mean_denoised[i, j])
+                    row["mae_denoised_std"] = float(self.std_denoised[i, j])
+                out.append(row)
         return out
 
     def csv_text(self) -> str:
@@ -243,11 +270,12 @@ class EvaluationResult:
         from .writers import neutralise_cell
 
         buf = io.StringIO()
-        buf.write(",".join(CSV_COLUMNS) + "\n")
+        extra = CSV_DENOISED_COLUMNS if self.denoised else ()
+        buf.write(",".join(CSV_COLUMNS + extra) + "\n")
         for r in self.rows():
             scheme = neutralise_cell(str(r["scheme"]))  # no text cell a spreadsheet would run (issue 17)
             buf.write(f"{_num(r['percentage'])},{scheme},{_num(r['mae_mean'])},{_num(r['mae_std'])},"
-                      f"{r['runs']}\n")
+                      f"{r['runs']}" + "".join(f",{_num(r[c])}" for c in extra) + "\n")
         return buf.getvalue()
 
     def write_csv(self, path: str | os.PathLike) -> None:
@@ -280,6 +308,9 @@ class EvaluationResult:
             cells = "".join(f"{fmt_mean_std(self.mean[i, j], self.std[i, j]):>22}"
                             for j in range(len(self.schemes)))
             lines.append(f"{lab:<18}{cells}")
+        if self.denoised:
+            lines += ["", "denoised (post-processing of the same releases):",
+                      *self.denoised_result().table_text().splitlines()]
         return "\n".join(lines)
 
 
@@ -577,6 +608,17 @@ class _Context:
         return _mean_error(self.series, self.mech, values, self.codes)
 
 
+    def denoised_mae(self, i: int, scheme: str, noise: UnitNoise) -> float:
+        """Error of the denoised release of set ``i``'s plan for ``scheme`` on this run's noise."""
+        p = self.plans[i][scheme]
+        den = denoised_values(run_preview(p, noise), p.settings)
+        if den is None:
+            return float("nan")
+        if self.kind == "location":
+            return float(_mean_distance(self.x_in, self.coslat, den.values))
+        return _mean_error(self.series, self.mech, den.values, self.codes)
+
+
 def _mean_error(series: Series, mech, values: np.ndarray, codes: np.ndarray | None) -> float:
     """metrics.mae on bare values (no Release object): the kind's error metric, missing values excluded."""
     err = mech.error(series.values, values, codes)
@@ -597,7 +639,7 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
              rule_params: Mapping[str, Any] | None = None, sets: Sequence[LandmarkSet] | None = None,
              runs: int = DEFAULT_RUNS, seed: int = 0, schemes: Iterable[str] = ALL_SCHEMES,
              progress: ProgressFn | None = None, should_cancel: CancelFn | None = None,
-             workers: int | None = None) -> EvaluationResult:
+             workers: int | None = None, denoise: bool = False) -> EvaluationResult:
     """MAE mean and spread over ``runs`` runs for every landmark percentage and scheme.
 
     Landmark sets come from ``placement`` (synthetic, seeded with ``seed``) or ``rule`` (a suggestion rule
@@ -607,6 +649,8 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
 
     ``workers``: threads over chunks of runs (the kernels release the GIL; Adaptive's loop does not).
     None or 1 runs in the calling thread; see notes/evaluation.md for what threads buy on 2 cores.
+
+    ``denoise``: also the error of every run's denoised release (``mean_denoised``/``std_denoised``).
     """
     t0 = time.perf_counter()
     settings.validate()
@@ -646,7 +690,7 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
         done0 = 0
     sets = tuple(sets)
     P, S = len(sets), len(schemes)
-    per_run = np.full((P, S, runs), np.nan)
+    per_run = np.full((P, S, 2 if denoise else 1, runs), np.nan)  # [..., 0, r] raw, [..., 1, r] denoised
     runs_done = 0
     if not cancelled and P:
         ctx = _Context(series, settings, sets, schemes)
@@ -657,8 +701,9 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
 
         def work(start: int, report: Callable[[int], None] | None) -> np.ndarray | None:
             stop = min(start + chunk, runs)
-            stacks, noises = ctx.streams([seed + 1 + r for r in range(start, stop)], do_adaptive)
-            res = np.full((P, S, stop - start), np.nan)
+            stacks, noises = ctx.streams([seed + 1 + r for r in range(start, stop)], do_adaptive or denoise)
+            res = np.full((P, S, 2 if denoise else 1, stop - start), np.nan)
+            memo_d: dict[tuple, np.ndarray] = {}
             memo: dict[tuple, np.ndarray] = {}
             for i in range(P):
                 if should_cancel is not None and should_cancel():
@@ -670,10 +715,17 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
                     got = memo.get(batch.key)
                     if got is None:
                         got = memo[batch.key] = ctx.fixed_mae(batch, stacks)
-                    res[i, j] = got
+                    res[i, j, 0] = got
+                    if denoise:
+                        got = memo_d.get(batch.key)
+                        if got is None:
+                            got = memo_d[batch.key] = np.array([ctx.denoised_mae(i, s, u) for u in noises])
+                        res[i, j, 1] = got
                 if do_adaptive:
                     for q, u in enumerate(noises):
-                        res[i, a_col, q] = ctx.adaptive_mae(i, u)
+                        res[i, a_col, 0, q] = ctx.adaptive_mae(i, u)
+                        if denoise:
+                            res[i, a_col, 1, q] = ctx.denoised_mae(i, "adaptive", u)
                 if report is not None:
                     report(stop - start)
             return res
@@ -691,8 +743,8 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
                 if res is None:
                     cancelled = True
                     break
-                per_run[:, :, start:start + res.shape[2]] = res
-                runs_done = start + res.shape[2]
+                per_run[..., start:start + res.shape[-1]] = res
+                runs_done = start + res.shape[-1]
         else:
             with ThreadPoolExecutor(max_workers=nthreads, thread_name_prefix="lmdk-eval") as pool:
                 futures = [pool.submit(work, s, None) for s in starts]
@@ -701,22 +753,26 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
                     if res is None or cancelled:
                         cancelled = True
                         continue
-                    per_run[:, :, start:start + res.shape[2]] = res
-                    runs_done = start + res.shape[2]
-                    done += P * res.shape[2]
+                    per_run[..., start:start + res.shape[-1]] = res
+                    runs_done = start + res.shape[-1]
+                    done += P * res.shape[-1]
                     if progress is not None:
                         progress(done, total)
-    per_run = per_run[:, :, :runs_done]
+    per_run = per_run[..., :runs_done]
     ok = ~np.isnan(per_run)
-    cnt = ok.sum(axis=2)
+    cnt = ok.sum(axis=3)
     with np.errstate(invalid="ignore", divide="ignore"):
         filled = np.where(ok, per_run, 0.0)
-        mean = np.where(cnt > 0, filled.sum(axis=2) / np.maximum(cnt, 1), np.nan)
-        dev = np.where(ok, per_run - mean[:, :, None], 0.0)
-        std = np.where(cnt > 0, np.sqrt((dev * dev).sum(axis=2) / np.maximum(cnt, 1)), np.nan)
+        mean = np.where(cnt > 0, filled.sum(axis=3) / np.maximum(cnt, 1), np.nan)
+        dev = np.where(ok, per_run - mean[..., None], 0.0)
+        std = np.where(cnt > 0, np.sqrt((dev * dev).sum(axis=3) / np.maximum(cnt, 1)), np.nan)
+    extra = {}
+    if denoise:
+        extra = {"mean_denoised": mean[:, :, 1], "std_denoised": std[:, :, 1], "per_run_denoised": per_run[:, :, 1]}
+    mean, std, cnt, per_run = mean[:, :, 0], std[:, :, 0], cnt[:, :, 0], per_run[:, :, 0]
     return EvaluationResult(
         sets=sets, schemes=schemes, mean=mean, std=std, runs=cnt.astype(np.int64), runs_done=runs_done,
         runs_requested=runs, cancelled=cancelled, kind=series.kind, unit=unit_label(series),
         epsilon=settings.epsilon, n=series.n, name=series.name, source=source, seed=int(seed),
-        elapsed_s=time.perf_counter() - t0, per_run=per_run,
+        elapsed_s=time.perf_counter() - t0, per_run=per_run, **extra,
     )

@@ -26,6 +26,12 @@ use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-priv
 ``epsilon`` is the total ε and its ``epsilon_selection`` the object :func:`~.dummies.release_record`
 (ε_sel, share, mechanism, generator, utility and the release's ε − ε_sel), ``null`` without dummies; the
 sidecar never says which events, nor how many, are dummies, and the CSV has the usual columns only.
+
+Denoising (issue 12, ``ExportOptions.denoise``, on by default): the denoiser needs the whole released series,
+so step 2 keeps the raw chunks (n values) instead of writing them, and :func:`_post_process` denoises them
+after the loop from the released values, budgets, flags and public settings only; the rows are then written
+as in step 2. It is post-processing of the secure release: the checks and the verdict are those of the raw
+release, and the sidecar's ``post_processing`` says what was applied (null for the raw release).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from . import securenoise
+from .denoise import denoise
 from .dummies import (
     DummySelection,
     DummySettings,
@@ -110,6 +117,8 @@ class ExportOptions:
     categories_from_data: bool = False
     # The ledger id this export re-creates (same key, same input: the same release, no new ε spent).
     reexport_of: str | None = None
+    # Post-processing (issue 12): write the denoised release instead of the raw one (see _post_process).
+    denoise: bool = True
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,7 @@ class ExportResult:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     dummies: dict[str, Any] | None = None  # the sidecar's epsilon_selection object (public), None if off
     sidecar_doc: dict[str, Any] = field(default_factory=dict)  # what the sidecar says (public)
+    post_processing: dict[str, Any] | None = None  # the sidecar's post_processing object, None for raw values
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -433,6 +443,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     # Draws Adaptive's public uniforms, or the first fresh release when earlier events republish it, now.
     runner = ExportRunner(p, backend, source, options.chunk_rows, lambda i: _describe_event(series, i))
     budgets = runner.budgets
+    raw: list[np.ndarray] | None = [] if options.denoise else None
 
     try:
         with AtomicFile(out) as csv_file:
@@ -450,7 +461,10 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 except securenoise.RandomnessExhausted:
                     raise ExportError("the noise sampler ran out of random words for one event "
                                       "(astronomically unlikely); nothing was written, try again") from None
-                writer.write(a, b, vals, budgets[a:b], approx)
+                if raw is not None:  # denoising needs the whole series: keep the chunk, write after the loop
+                    raw.append(vals)
+                else:
+                    writer.write(a, b, vals, budgets[a:b], approx)
                 done = b
                 if progress is not None:
                     progress(done, n)
@@ -461,6 +475,16 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
             result = check_guarantee(budgets, lm, settings.epsilon)
             if not result.holds:
                 raise GuaranteeError(result, scheme)
+            post = None
+            if raw is not None:
+                values, post = _post_process(series.kind, raw, budgets, ~runner.fresh, settings, labels)
+                for a in range(0, n, runner.chunk):
+                    if cancelled():
+                        raise Cancelled("export cancelled")
+                    b = min(n, a + runner.chunk)
+                    writer.write(a, b, values[a:b], budgets[a:b], ~runner.fresh[a:b])
+                if cancelled():
+                    raise Cancelled("export cancelled")
             doc = build_sidecar(
                 input_name=_public_input_name(series) if options.include_input_name else None,
                 rows=n,
@@ -486,6 +510,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
                 precision=_precision_text(series.kind, settings),
                 formula_cells="verbatim" if options.verbatim_labels else "neutralised",
+                post_processing=post,
             )
             side = sidecar_path(out)
             with AtomicFile(side) as side_file:
@@ -503,7 +528,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
     return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
-                        record, doc)
+                        record, doc, post)
 
 
 def export_warnings(scheme: str, options: ExportOptions, *, dummies: bool) -> list[str]:
@@ -562,6 +587,23 @@ def _record(series: Series, lm: np.ndarray, settings: PrivacySettings, out: Path
     except OSError as e:
         raise ExportError(f"could not record the release in the private ledger {ledger.ledger_path()}: "
                           f"{e.strerror or e}; nothing was written") from None
+
+
+def _post_process(kind: str, chunks: list[np.ndarray], budgets: np.ndarray, approximated: np.ndarray,
+                  settings: PrivacySettings, labels: tuple[str, ...] | None) -> tuple[np.ndarray, dict[str, Any]]:
+    """The denoised release and the sidecar's ``post_processing`` record, from the raw released chunks, their
+    budgets and flags and the public settings (with dummies: the release on L′ and ε − ε_sel) — nothing else.
+    The budgets are the ones the final check examined (Adaptive's as drawn)."""
+    released = np.concatenate(chunks) if chunks else np.empty((0, 2) if kind == "location" else (0,))
+    d = denoise(kind, released, budgets, approximated, sensitivity=settings.sensitivity, bounds=settings.bounds,
+                radius_m=settings.radius_m, n_categories=len(labels) if labels is not None else None)
+    # Counts are left out: the number of fresh events is n − |L| for Skip, and the sidecar never says how many
+    # events are landmarks (with dummies: nor how many are dummies).
+    params = {k: v for k, v in d.params.items() if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool))}
+    note = ("the values written are this post-processing of the secure release, computed from its released "
+            "values, budgets and the public settings only: the guarantee above is that of the release; "
+            "export with --no-denoise for the raw noisy values")
+    return d.values, {"method": d.method, "note": note, **params}
 
 
 def _public_input_name(series: Series) -> str:

@@ -149,6 +149,7 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
                 "chunk_rows": int(options.chunk_rows), "include_input_name": options.include_input_name,
                 "verbatim_labels": options.verbatim_labels, "categories_from_data": options.categories_from_data,
                 "dummies": asdict(options.dummies) if options.dummies is not None else None,
+                "denoise": options.denoise,
             },
         }
     _append(entry)
@@ -187,6 +188,8 @@ def reexport(entry_id: str, output, *, force: bool = False, progress=None, shoul
     o = dict(r["options"])
     dummies = DummySettings(**o.pop("dummies")) if o.get("dummies") else None
     o.pop("dummies", None)
+    # Entries from before denoising existed wrote the raw release: make that again, bit for bit.
+    o.setdefault("denoise", False)
     opts = ExportOptions(seed=bytes.fromhex(e["key"]), force=force, dummies=dummies, reexport_of=e["id"], **o)
     return export_release(series, np.asarray(r["landmarks"], dtype=np.int64), settings, output, opts,
                           progress=progress, should_cancel=should_cancel)

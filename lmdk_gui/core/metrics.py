@@ -10,13 +10,15 @@ case: they are excluded from the mean but reported through ``missing_share``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from .denoise import Denoised
 from .noise import UnitNoise
-from .pipeline import KINDS
+from .pipeline import KINDS, denoised_values
 from .release import Release, category_space, compute_release
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -40,6 +42,15 @@ def mae(series: Series, release: Release, settings: PrivacySettings | None = Non
     return float(np.nanmean(err))
 
 
+def denoised_mae(series: Series, release: Release, settings: PrivacySettings) -> tuple[Denoised | None, float]:
+    """The release's post-processing (:func:`.pipeline.denoised_values`: released values, budgets, flags and
+    public settings only) and its MAE against the true series; (None, NaN) when the kind has no denoiser."""
+    den = denoised_values(release, settings)
+    if den is None:
+        return None, float("nan")
+    return den, mae(series, dataclasses.replace(release, values=den.values), settings)
+
+
 def relative_error(series: Series, release: Release) -> float | None:
     """MAE divided by the mean absolute value (numeric only; None where it does not make sense)."""
     if series.kind != "numeric":
@@ -61,27 +72,43 @@ class RunStats:
     mean: float
     std: float
     runs: int
+    # The same over the denoised releases of the same runs (NaN when denoising was not asked for).
+    mean_denoised: float = float("nan")
+    std_denoised: float = float("nan")
+
+
+def run_stats(raw: Iterable[float], denoised: Iterable[float] = ()) -> RunStats:
+    """Mean and population std of per-run MAEs (NaN runs left out; ``runs`` counts every run)."""
+    def ms(vals) -> tuple[float, float, int]:
+        a = np.asarray(list(vals), dtype=np.float64)
+        ok = a[np.isfinite(a)]
+        return (float(ok.mean()) if ok.size else float("nan"), float(ok.std()) if ok.size else float("nan"),
+                int(a.size))
+    m, s, r = ms(raw)
+    md, sd, _ = ms(denoised)
+    return RunStats(m, s, r, md, sd)
 
 
 def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs: int = 20, seed: int = 0,
-                  schemes: Iterable[str] = ALL_SCHEMES,
-                  should_cancel=None) -> dict[str, RunStats]:
-    """MAE of each scheme averaged over ``runs`` independent draws of the unit noise (seeds seed+1 …).
+                  schemes: Iterable[str] = ALL_SCHEMES, should_cancel=None,
+                  denoise: bool = False) -> dict[str, RunStats]:
+    """MAE of each scheme averaged over ``runs`` independent draws of the unit noise (seeds seed+1 …);
+    with ``denoise``, also the MAE of each run's denoised release (``RunStats.mean_denoised``).
 
     ``should_cancel()`` is polled between runs; when it returns True the function stops and returns what it
     has (``runs`` then tells how many were done).
     """
     schemes = tuple(schemes)
     acc: dict[str, list[float]] = {s: [] for s in schemes}
+    acc_d: dict[str, list[float]] = {s: [] for s in schemes}
     for r in range(runs):
         if should_cancel is not None and should_cancel():
             break
         noise = UnitNoise(series.n, seed + 1 + r)
         for s in schemes:
-            acc[s].append(mae(series, compute_release(series, landmarks, settings, s, noise), settings))
-    out = {}
-    for s, vals in acc.items():
-        a = np.asarray(vals, dtype=np.float64)
-        out[s] = RunStats(float(np.nanmean(a)) if a.size else float("nan"),
-                          float(np.nanstd(a)) if a.size else float("nan"), int(a.size))
-    return out
+            rel = compute_release(series, landmarks, settings, s, noise)
+            acc[s].append(mae(series, rel, settings))
+            if denoise:
+                acc_d[s].append(denoised_mae(series, rel, settings)[1])
+    with np.errstate(invalid="ignore"):
+        return {s: run_stats(acc[s], acc_d[s]) for s in schemes}

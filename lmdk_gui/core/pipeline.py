@@ -3,7 +3,8 @@
 * :class:`Kind` — one object per kind of series (``KINDS["numeric" | "location" | "categorical"]``) owns its
   mechanism: the input it protects, the preview noise on common random numbers, the export's
   floating-point-safe noise, the Adaptive kernel, the error metric, the CSV value columns, the public
-  fallback, and a ``denoise`` slot for post-processing (None = publish the raw release).
+  fallback, and a ``denoise`` slot for post-processing (:func:`denoise_release` by default; None = publish
+  the raw release).
 * :func:`plan` — (series, landmarks, settings, scheme, dummies) → :class:`Plan`: the landmark set used, the
   release's ε, the budgets (or, for Adaptive, what its loop needs) and the pre-check verdict of the
   independent landmark-sum check. The session, the export dialog, the export, ``lmdk compare`` and
@@ -26,6 +27,7 @@ import numba
 import numpy as np
 
 from . import adaptive, mechanisms, securenoise
+from .denoise import Denoised, denoise
 from .guarantee import GuaranteeResult, allocatable, check_guarantee
 from .noise import UnitNoise
 from .release import (
@@ -91,10 +93,10 @@ class Kind:
     # bound to the kind object when read from it.
     unit_one: Any = None  # on unit noise (Adaptive's preview loop)
     secure_one: Any = None  # on secure words (Adaptive's export loop)
-    #: Post-processing of a release (issue 12 part 2): ``denoise(release, settings) -> values`` using only
-    #: the released values, budgets, flags and public settings. None = publish the raw release. Set it on
-    #: the instance (``KINDS["numeric"].denoise = f``) so that it is not bound as a method.
-    denoise: Callable[[Release, PrivacySettings], np.ndarray] | None = None
+    #: Post-processing of a release (issue 12 part 2): ``denoise(release, settings) -> Denoised`` using only
+    #: the released values, budgets, flags and public settings (default :func:`denoise_release`, set below
+    #: on every instance so that it is not bound as a method). None = publish the raw release.
+    denoise: Callable[[Release, PrivacySettings], Denoised] | None = None
 
     @property
     def kernel(self):
@@ -237,7 +239,18 @@ class CategoricalKind(Kind):
         return err
 
 
+def denoise_release(release: Release, settings: PrivacySettings) -> Denoised:
+    """The denoiser of :mod:`.denoise` on a release: its own released values, budgets and approximated flags
+    (with dummies on: the release on L′) and the public settings only — never the true data."""
+    k = len(release.categories) if release.categories is not None else None
+    return denoise(release.kind, release.values, release.budgets, release.approximated,
+                   sensitivity=settings.sensitivity, bounds=settings.bounds, radius_m=settings.radius_m,
+                   n_categories=k)
+
+
 KINDS: dict[str, Kind] = {k.name: k for k in (NumericKind(), LocationKind(), CategoricalKind())}
+for _k in KINDS.values():
+    _k.denoise = denoise_release
 
 
 def kind_of(series: Series) -> Kind:
@@ -411,8 +424,9 @@ def run_preview(p: Plan, noise: UnitNoise) -> Release:
                    values=values, approximated=~fresh, guarantee=guarantee, categories=p.inp.labels)
 
 
-def denoised_values(release: Release, settings: PrivacySettings) -> np.ndarray | None:
-    """The kind's post-processing of a release, or None when the kind has no denoiser (raw is published)."""
+def denoised_values(release: Release, settings: PrivacySettings) -> Denoised | None:
+    """The kind's post-processing of a release, or None when the kind has no denoiser (raw is published).
+    The release must be the one published (its budgets are the plan's, or Adaptive's as drawn)."""
     fn = KINDS[release.kind].denoise
     return None if fn is None else fn(release, settings)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .denoise import Denoised
 from .dummies import (
     DummyOptions,
     DummySelection,
@@ -25,7 +26,7 @@ from .dummies import (
     select_for_release,
     selection_rng,
 )
-from .metrics import RunStats, mae, mae_over_runs
+from .metrics import RunStats, denoised_mae, mae, mae_over_runs
 from .noise import UnitNoise
 from .release import Release, compute_release
 from .series import Series
@@ -34,11 +35,21 @@ from .settings import ALL_SCHEMES, PrivacySettings
 
 @dataclass(frozen=True)
 class SchemePreview:
-    """A scheme's preview release plus its error for this seed."""
+    """A scheme's preview release plus its error for this seed; with ``settings.denoise``, also its
+    post-processing (``denoised``: released values, budgets, flags and public settings only) and that
+    error. ``values`` stays the raw release (the automation contract); ``denoised_values`` is None when
+    denoising is off."""
 
     release: Release
     mae: float
     relative: float | None
+    denoised: Denoised | None = None
+    mae_denoised: float = float("nan")
+    relative_denoised: float | None = None
+
+    @property
+    def denoised_values(self) -> np.ndarray | None:
+        return None if self.denoised is None else self.denoised.values
 
     # The automation contract: preview[scheme].budgets / .values
     @property
@@ -143,7 +154,9 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
             return None
         rel = compute_release(series, landmarks, settings, scheme, noise)
         err = mae(series, rel, settings)
-        out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None)
+        den, err_d = denoised_mae(series, rel, settings) if settings.denoise else (None, float("nan"))
+        out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None, den, err_d,
+                                    err_d / denom if denom != 0.0 and den is not None else None)
     return out
 
 
@@ -173,16 +186,17 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
 
 def compute_average(snap: Snapshot, options: DummyOptions | None = None, *,
                     should_cancel=None) -> AverageResult | None:
-    """MAE over ``snap.runs`` runs; with dummies (and ``options`` from the preview), with and without."""
+    """MAE over ``snap.runs`` runs (raw, and denoised when ``snap.settings.denoise``); with dummies (and
+    ``options`` from the preview), with and without."""
     if snap.dummies is not None and (options is not None or snap.series.n <= snap.landmarks.size):
         plain, withd, size = mae_runs_with_dummies(
             snap.series, snap.landmarks, snap.settings, snap.dummies, runs=snap.runs, seed=snap.seed,
-            draw=snap.dummy_draw, options=options, should_cancel=should_cancel)
+            draw=snap.dummy_draw, options=options, should_cancel=should_cancel, denoise=snap.settings.denoise)
         if should_cancel is not None and should_cancel():
             return None
         return AverageResult(withd, plain, size)
     stats = mae_over_runs(snap.series, snap.landmarks, snap.settings, runs=snap.runs, seed=snap.seed,
-                          should_cancel=should_cancel)
+                          should_cancel=should_cancel, denoise=snap.settings.denoise)
     if should_cancel is not None and should_cancel():
         return None
     return AverageResult(stats, stats)

@@ -49,6 +49,9 @@ class PrivacySettings:
     radius_m: float = 100.0  # location: protection radius r in metres
     categories: tuple[str, ...] | None = None  # categorical: public category list (None = from the data)
     adaptive: AdaptiveParams = field(default_factory=AdaptiveParams)
+    # Post-processing (issue 12): previews and exports also give the denoised release. It uses only the
+    # release and public settings, so it changes no budget and no guarantee.
+    denoise: bool = True
 
     def validate(self) -> None:
         if not (math.isfinite(self.epsilon) and self.epsilon > 0):
@@ -93,6 +96,7 @@ class PrivacySettings:
                 dec=float(ad.get("dec", 0.1)),
                 min_rate=float(ad.get("min_rate", 0.1)),
             ),
+            denoise=bool(d.get("denoise", True)),  # projects saved before issue 12: on, the default
         )
         s.validate()
         return s

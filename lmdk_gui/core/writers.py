@@ -41,7 +41,7 @@ SIDECAR_KEYS = (
     "format", "tool_version", "created", "statement", "input", "rows_released", "kind", "scheme", "epsilon",
     "epsilon_selection", "sensitivity", "radius_m", "units", "bounds", "categories", "categories_from_data",
     "duplicates", "noise_backend", "seeded", "landmark_sum", "guarantee_holds", "columns", "precision",
-    "formula_cells",
+    "formula_cells", "post_processing",
 )
 #: Temporary files of :class:`AtomicFile`: ``.lmdk-XXXXXXXX.part`` in the target's folder.
 PART_PREFIX = ".lmdk-"
@@ -333,12 +333,15 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
                   columns: Sequence[str], statement: str = "", units: str | None = None,
                   duplicates: str | None = None, categories_from_data: bool = False,
                   precision: float | None = None, formula_cells: str = "neutralised",
-                  created: str | None = None) -> dict[str, Any]:
+                  created: str | None = None,
+                  post_processing: dict[str, Any] | None = None) -> dict[str, Any]:
     """The metadata that says exactly what was guaranteed — never the landmark positions.
 
     Nothing computed from the private input beyond what the release itself shows: no hash of the input (an
     adversary who knows all values but one recovers it by hashing candidates) and no input file name (it can
-    be a person's name) unless the caller passes one because the user asked for it.
+    be a person's name) unless the caller passes one because the user asked for it. ``post_processing``
+    (issue 12): what was applied to the secure release before writing (``{"method": …, **params}``,
+    computed from the released values, budgets and public settings only), or None for the raw release.
     """
     # rows_read: the events read from the loaded series (after the duplicates policy). The file's raw line
     # count is not published: it would tell how many duplicates the private file had (issue 17 wins).
@@ -370,6 +373,7 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
         "columns": list(columns),
         "precision": precision,
         "formula_cells": formula_cells,
+        "post_processing": None if post_processing is None else dict(post_processing),
     }
     assert tuple(doc) == SIDECAR_KEYS
     return doc

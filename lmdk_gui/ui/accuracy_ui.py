@@ -79,11 +79,13 @@ class AccuracyPanel(QWidget):
 
     curvesReady = Signal()
 
-    def __init__(self, session: Session, parent=None, *, error_field: str = "mae") -> None:
+    def __init__(self, session: Session, parent=None, *, error_field: str | None = None) -> None:
+        """``error_field`` None follows the session's Denoise setting (the error of what an export
+        publishes: ``"mae_denoised"`` when on, ``"mae"`` when off)."""
         super().__init__(parent)
         self.setObjectName("accuracyPanel")
         self.session = session
-        self.error_field = error_field
+        self._fixed_error_field = error_field
         self.curves: accuracy.ErrorCurves | None = None
         self.smallest: dict[str, float | None] = {}
         self.plan_path: str | None = None  # None: plan on the open data
@@ -107,6 +109,12 @@ class AccuracyPanel(QWidget):
             sig.connect(self._inputs_changed)
         session.settingsChanged.connect(self._draw_epsilon)
         self._inputs_changed()
+
+    @property
+    def error_field(self) -> str:
+        if self._fixed_error_field is not None:
+            return self._fixed_error_field
+        return "mae_denoised" if self.session.settings.denoise else "mae"
 
     # -------------------------------------------------------------------------------------- build
     def _build_intro(self) -> QLabel:
@@ -271,7 +279,7 @@ class AccuracyPanel(QWidget):
         """What the curves depend on: not ε (the grid replaces it), so "Use ε" does not recompute them."""
         s = self.session
         return (id(s.series), s.landmarks.tobytes(), s.settings.with_(epsilon=1.0), s.runs, s.seed,
-                self.plan_path)
+                self.plan_path, self.error_field)
 
     def _inputs_changed(self, *_args) -> None:
         self._relabel_units()
@@ -375,7 +383,8 @@ class AccuracyPanel(QWidget):
         self.target_line.setValue(math.log10(target))
         self.target_line.label.setFormat(f"target {advice.fmt(target, unit)}")
         self._draw_epsilon()
-        self.chart.getPlotItem().setLabel("left", f"mean error{' (' + unit + ')' if unit else ''}, log scale")
+        what = "mean error of the denoised release" if c.error_field == "mae_denoised" else "mean error"
+        self.chart.getPlotItem().setLabel("left", f"{what}{' (' + unit + ')' if unit else ''}, log scale")
 
     def _draw_epsilon(self, *_args) -> None:
         self.eps_line.setValue(math.log10(self.session.epsilon))

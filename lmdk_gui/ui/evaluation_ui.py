@@ -11,6 +11,11 @@ Landmark sets come from a suggestion rule swept to each percentage (thesis §5.1
 stay points for T-drive, contact lists for Copenhagen) or from a synthetic placement. The chart is the
 shared :class:`~lmdk_gui.ui.evalplot.EvaluationChart` (also behind ``lmdk evaluate --plot``); Save PNG and
 Save CSV write what is shown.
+
+"Errors: denoised" (issue 12) makes the next Run also denoise every run's release (``evaluate(denoise=True)``,
+the same denoiser as the preview and the export; slower: each release is then built); the chart and the
+table show the denoised errors, the CSV both. "raw" (the default: the thesis' experiment) shows the raw
+errors; switching shows whichever the result holds.
 """
 
 from __future__ import annotations
@@ -187,6 +192,15 @@ class CompareTab(QWidget):
         self.scale_combo.setMinimumContentsLength(10)
         self.scale_combo.currentIndexChanged.connect(self._redraw)
         form.addRow("Y axis", self.scale_combo)
+        self.errors_combo = QComboBox()
+        self.errors_combo.setObjectName("compareErrors")
+        self.errors_combo.addItem("raw (as released)", "raw")
+        self.errors_combo.addItem("denoised (post-processing)", "denoised")
+        self.errors_combo.setToolTip("Denoised: the error after smoothing each release with its own values and "
+                                     "the public settings — what anyone who reads it can reconstruct; no "
+                                     "guarantee changes. Computed by the next Run (slower).")
+        self.errors_combo.currentIndexChanged.connect(self._on_errors)
+        form.addRow("Errors", self.errors_combo)
         cl.addWidget(box)
 
         row = QHBoxLayout()
@@ -226,7 +240,8 @@ class CompareTab(QWidget):
             "The thesis' utility experiment (§5.2.1, Figure 5.1) on the open series and the current privacy "
             "settings, copied when you press Run: you can keep editing meanwhile.<br><br>"
             "<i>The errors are measured against the true data: use them to choose a scheme, do not "
-            "publish them.</i>")
+            "publish them.</i><br><br>Denoised errors show what a reader of the release can reconstruct: "
+            "the smoothing changes no guarantee, and an adversary can do exactly the same.")
         about.setObjectName("compareAbout")
         about.setWordWrap(True)
         about.setTextFormat(Qt.TextFormat.RichText)
@@ -308,7 +323,8 @@ class CompareTab(QWidget):
         _key, _label, placement, rule, vary, fixed, _tip = self.source_combo.currentData()
         snap = self.session.snapshot()
         kwargs = {"percentages": pcts, "placement": placement, "rule": rule, "vary": vary,
-                  "rule_params": dict(fixed), "runs": self.runs_spin.value(), "seed": self.seed_spin.value()}
+                  "rule_params": dict(fixed), "runs": self.runs_spin.value(), "seed": self.seed_spin.value(),
+                  "denoise": self.errors_combo.currentData() == "denoised"}
         job = EvaluationJob(snap, kwargs, self)
         job.progress.connect(self._on_progress)
         job.finished.connect(lambda j=job: self._on_finished(j))
@@ -373,11 +389,32 @@ class CompareTab(QWidget):
     def _show(self, result: EvaluationResult, snapshot: Snapshot) -> None:
         self.result = result
         self._result_snapshot = snapshot
+        self._redraw_all()
+
+    def _on_errors(self) -> None:
+        self._redraw_all()
+        if self.result is not None and not self.result.denoised and self.errors_combo.currentData() == "denoised":
+            self._set_status("Press Run to compute the denoised errors (raw errors shown).")
+
+    def shown_result(self) -> EvaluationResult | None:
+        """What the chart and the table show: the denoised errors when computed and chosen, else the raw."""
+        r = self.result
+        if r is not None and r.denoised and self.errors_combo.currentData() == "denoised":
+            return r.denoised_result()
+        return r
+
+    def _redraw_all(self) -> None:
         self._redraw()
-        self._fill_table(result)
+        shown = self.shown_result()
+        if shown is not None:
+            self._fill_table(shown)
 
     def _redraw(self) -> None:
-        self.chart.set_result(self.result, scale=self.scale_combo.currentData())
+        shown = self.shown_result()
+        title = None
+        if shown is not None and shown is not self.result:
+            title = f"{shown.name} · error of the denoised releases, ε = {shown.epsilon:g}"
+        self.chart.set_result(shown, scale=self.scale_combo.currentData(), title=title)
 
     def _fill_table(self, result: EvaluationResult) -> None:
         t = self.table
@@ -419,7 +456,9 @@ class CompareTab(QWidget):
         snap = self._result_snapshot
         if snap is None or self.is_running():
             return
-        if self.session.series is not snap.series or self.session.settings != snap.settings:
+        # the session's Denoise setting does not enter a comparison (its own "Errors" choice does)
+        if self.session.series is not snap.series or \
+                self.session.settings.with_(denoise=snap.settings.denoise) != snap.settings:
             self._set_status("The series or the privacy settings changed since this comparison; press Run to "
                              "update it.")
 

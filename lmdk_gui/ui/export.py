@@ -123,15 +123,16 @@ class ExportDialog(QDialog):
 
     def __init__(self, snapshot: Snapshot, default_scheme: str, start_dir: str, parent=None, *,
                  average: AverageResult | Mapping[str, RunStats] | None = None,
-                 preview: Mapping[str, SchemePreview] | None = None, error_field: str = "mae") -> None:
+                 preview: Mapping[str, SchemePreview] | None = None, error_field: str | None = None) -> None:
         """``average`` / ``preview``: the session's R-run average and preview for this snapshot (default:
         ``snapshot.extra["average"]`` / ``["preview"]``); without them the table says they are computing and
-        :meth:`set_advice` fills it in later."""
+        :meth:`set_advice` fills it in later. ``error_field`` None ranks by the error of what will be
+        published: ``"mae_denoised"`` while the Denoise box is checked, ``"mae"`` otherwise."""
         super().__init__(parent)
         self.setObjectName("exportDialog")
         self.setWindowTitle("Export protected CSV")
         self.snapshot = snapshot
-        self.error_field = error_field
+        self._fixed_error_field = error_field
         self.setMinimumWidth(640)
         lay = QVBoxLayout(self)
         form = QFormLayout()
@@ -200,6 +201,16 @@ class ExportDialog(QDialog):
         self.verbatim_labels.setEnabled(snapshot.series.kind == "categorical")
         form.addRow("Text cells", self.verbatim_labels)
 
+        # Post-processing (issue 12): defaults to the session's setting.
+        self.denoise = QCheckBox("Denoise (post-processing; off: the raw, unbiased noisy values)")
+        self.denoise.setObjectName("exportDenoise")
+        self.denoise.setChecked(snapshot.settings.denoise)
+        self.denoise.setToolTip("Smooths the released values using only the release itself and the public "
+                                "settings: it changes no guarantee, and anyone who reads the release can do "
+                                "the same. The sidecar records what was applied.")
+        form.addRow("Values", self.denoise)
+        self.denoise.toggled.connect(self._denoise_toggled)
+
         self.summary = QLabel()
         self.summary.setObjectName("exportSummary")
         self.summary.setWordWrap(True)
@@ -264,9 +275,7 @@ class ExportDialog(QDialog):
         vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.advice_table.cellClicked.connect(self._advice_clicked)
         form.addRow("", self.advice_table)
-        caption = QLabel(f"Expected error: the mean absolute error over {self.snapshot.runs} simulated releases "
-                         "(the Metrics table's average). Approximated: events that repeat an earlier value "
-                         "instead of a fresh noisy one.")
+        self.advice_caption = caption = QLabel()
         caption.setWordWrap(True)
         caption.setStyleSheet("color: #555;")
         form.addRow("", caption)
@@ -277,10 +286,36 @@ class ExportDialog(QDialog):
         self.noise_warning.setStyleSheet("color: #a05a00;")
         form.addRow("", self.noise_warning)
 
+    @property
+    def error_field(self) -> str:
+        """The error the advice ranks by: that of the values this export writes (denoised or raw)."""
+        if self._fixed_error_field is not None:
+            return self._fixed_error_field
+        return "mae_denoised" if self.denoise.isChecked() else "mae"
+
+    def _denoise_toggled(self, _on: bool) -> None:
+        self._set_error_head()
+        self.set_advice(self._average, self._preview)
+
+    def _set_error_head(self) -> None:
+        den = self.error_field == "mae_denoised"
+        unit = "" if self.unit in ("share", "mismatch rate") else f" ({self.unit})"
+        self.advice_table.horizontalHeaderItem(1).setText(f"Expected error{unit}" + ("\nafter denoising" if den else ""))
+        self.advice_caption.setText(
+            f"Expected error: the mean absolute error over {self.snapshot.runs} simulated releases"
+            + (", after the same denoising as the export (the Metrics table's MAE denoised average)" if den
+               else " (the Metrics table's average)")
+            + ". Approximated: events that repeat an earlier value instead of a fresh noisy one.")
+        self.advice_table.horizontalHeaderItem(1).setToolTip(
+            f"Mean absolute error of the {'denoised ' if den else ''}release averaged over {self.snapshot.runs} "
+            f"simulated runs (the Metrics table's {'MAE denoised ' if den else ''}average)")
+
     def set_advice(self, average: AverageResult | Mapping[str, RunStats] | None,
                    preview: Mapping[str, SchemePreview] | None) -> None:
         """Fill the table from the session's results and pre-select the advised scheme (unless the user has
         already picked one in this dialog)."""
+        self._average, self._preview = average, preview
+        self._set_error_head()
         avg = average.average if isinstance(average, AverageResult) else average
         self.errors = advice.errors_of(avg, self.error_field) if avg else {}
         self.shares = ({s: float(np.mean(p.approximated)) if p.approximated.size else 0.0
@@ -465,6 +500,7 @@ class ExportDialog(QDialog):
             "seed": self.seed.text() if self.use_seed.isChecked() else None,
             "verbatim_labels": self.verbatim_labels.isChecked(),
             "backend": self.backend.currentData(),
+            "denoise": self.denoise.isChecked(),
             "force": p.exists() or p.with_name(p.name + ".json").exists(),
             "categories_from_data": self.categories_from_data,
         }

@@ -581,6 +581,11 @@ class MainWindow(QMainWindow):
         self.budget_plot.set_budgets(budgets, s.landmarks, s.epsilon, s.visible_schemes)
         bounds = s.settings.bounds if s.series is not None and s.series.kind == "numeric" else None
         self.preview_plot.set_preview(pv, s.visible_schemes, bounds)
+        # With Denoise on, each row draws what the export writes (the post-processed release) over the raw
+        # points; off (or no series) removes the lines.
+        den = {k: display_values(s.series, p.denoised_values) for k, p in pv.items()
+               if s.settings.denoise and s.series is not None and p.denoised_values is not None}
+        self.preview_plot.set_denoised(den)
         if self.track_plot.isVisible():
             self.track_plot.set_preview(pv, s.visible_schemes)
         self._refresh_hover()
@@ -710,14 +715,15 @@ class MainWindow(QMainWindow):
         job = self.export_release(v["path"], v["scheme"], include_budget=v["include_budget"],
                                   include_flags=v["include_flags"], seed=v["seed"], backend=v["backend"],
                                   force=v["force"], include_input_name=v["include_input_name"],
-                                  verbatim_labels=v.get("verbatim_labels", False))
+                                  verbatim_labels=v.get("verbatim_labels", False), denoise=v["denoise"])
         job.finished.connect(lambda path: self._export_message(path))
 
     def export_release(self, path: str | os.PathLike, scheme: str, include_budget: bool = False,
                        include_flags: bool = False, seed: bytes | str | None = None, *, backend: str | None = None,
                        force: bool = False, include_input_name: bool = False,
-                       verbatim_labels: bool = False) -> ExportJob:
+                       verbatim_labels: bool = False, denoise: bool | None = None) -> ExportJob:
         """Start an export without dialogs (the automation API); returns the running :class:`ExportJob`.
+        ``denoise`` None follows the session's setting (issue 12: on by default).
 
         It works on a snapshot of the session taken now; later edits do not change what is written.
         """
@@ -727,7 +733,8 @@ class MainWindow(QMainWindow):
             raise RuntimeError("an export is already running")
         opts = ExportOptions(scheme=scheme, include_budget=include_budget, include_flags=include_flags, seed=seed,
                              backend=backend, force=force, chunk_rows=16384,
-                             include_input_name=include_input_name, verbatim_labels=verbatim_labels)
+                             include_input_name=include_input_name, verbatim_labels=verbatim_labels,
+                             denoise=self.session.settings.denoise if denoise is None else bool(denoise))
         job = ExportJob(self.session.snapshot(), path, opts, self)
         self.export_job = job
         job.progress.connect(self._export_progress)

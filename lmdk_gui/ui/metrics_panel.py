@@ -7,6 +7,9 @@ each row. Without dummies those two columns are hidden.
 
 The verdict column says what it speaks of: landmark privacy for independent events (the landmark-sum
 check); the loss under a temporal correlation model is the Temporal correlation tab's, and says so there.
+
+With denoising on (issue 12, the settings' ``denoise``), the last two columns show the error of the same
+releases after post-processing (this seed, and the average over the runs); they are hidden when it is off.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from .theme import SCHEME_COLORS
 
 COLUMNS = ("Scheme", "Landmark sum\n(max over t)", "Landmark privacy\n(independent events)", "Mean budget\nper event",
            "Approximated", "MAE (this seed)",
-           "MAE (avg)", "MAE without dummies\n(this seed)", "MAE without dummies\n(avg)")
+           "MAE (avg)", "MAE without dummies\n(this seed)", "MAE without dummies\n(avg)",
+           "MAE denoised\n(this seed)", "MAE denoised\n(avg)")
 #: the columns shown only with dummy landmarks on
 PLAIN_COLUMNS = (7, 8)
+#: the columns shown only with denoising on (the same releases as columns 5 and 6, post-processed)
+DENOISED_COLUMNS = (9, 10)
 
 
 def fmt(x: float | None, digits: int = 4) -> str:
@@ -115,6 +121,14 @@ class MetricsTable(QTableWidget):
         self.setHorizontalHeaderItem(8, QTableWidgetItem(f"MAE without dummies\navg of {runs} runs {u}"))
         for c in PLAIN_COLUMNS:
             self.setColumnHidden(c, not dm)
+        dn = self.session.settings.denoise
+        self.setHorizontalHeaderItem(9, QTableWidgetItem(f"MAE denoised\nthis seed {u}"))
+        self.setHorizontalHeaderItem(10, QTableWidgetItem(f"MAE denoised\navg of {runs} runs {u}"))
+        for c in DENOISED_COLUMNS:
+            self.setColumnHidden(c, not dn)
+            self.horizontalHeaderItem(c).setToolTip(
+                "The same release after denoising (post-processing of the released values with the public "
+                "settings only): the guarantee is unchanged, and anyone who reads the release can do this")
         if dm:
             self.horizontalHeaderItem(1).setToolTip(
                 "Checked against L' (the landmarks plus the dummies) and the release's ε − ε_sel (the ε left "
@@ -161,6 +175,8 @@ class MetricsTable(QTableWidget):
                 self.item(r, 5).setToolTip(f"relative error: {p.relative:.3g} × the mean absolute value")
             self.item(r, 6).setText("computing…" if self.session.average is None else
                                     self.item(r, 6).text())
+            self.item(r, 9).setText(fmt(p.mae_denoised) if p.denoised is not None else "—")
+            self.item(r, 10).setText("computing…" if self.session.average is None else self.item(r, 10).text())
             q = plain.get(s)
             self.item(r, 7).setText(fmt(q.mae) if dm and q is not None else "—")
             self.item(r, 8).setText("computing…" if dm and self.session.average_plain is None else
@@ -178,6 +194,8 @@ class MetricsTable(QTableWidget):
             if st is None:
                 continue
             self.item(r, 6).setText(f"{fmt(st.mean)} ± {fmt(st.std, 2)}")
+            self.item(r, 10).setText(f"{fmt(st.mean_denoised)} ± {fmt(st.std_denoised, 2)}"
+                                     if not math.isnan(st.mean_denoised) else "—")
             q = plain.get(s) if plain is not None else None
             self.item(r, 8).setText(f"{fmt(q.mean)} ± {fmt(q.std, 2)}" if q is not None and self.with_dummies()
                                     else "—")

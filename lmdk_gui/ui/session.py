@@ -20,6 +20,10 @@ session seed and a *draw number* (:meth:`Session.redraw_dummies` changes only th
 
 A generator that refuses (Optimal beyond its limit) is not an error of the preview: ``dummy_error`` holds
 its message, ``dummiesFailed`` announces it, and the preview falls back to the releases without dummies.
+
+Denoising (issue 12, ``settings.denoise``, :meth:`Session.set_denoise`): ``preview[scheme].values`` stays the
+raw release; ``preview[scheme].denoised_values`` is its post-processing (None when off) — what the export
+writes by default — with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs.
 """
 
 from __future__ import annotations
@@ -284,6 +288,11 @@ class Session(QObject):
         self.settingsChanged.emit()
         self.dirtyChanged.emit(self.is_dirty())
         self._schedule()
+
+    def set_denoise(self, on: bool) -> None:
+        """Post-processing on/off (issue 12): the preview's ``denoised_values`` and the metrics' denoised
+        errors; a session setting (snapshot, project file) like the others."""
+        self.set_settings(self._settings.with_(denoise=bool(on)))
 
     def set_epsilon(self, epsilon: float) -> None:
         self.set_settings(self._settings.with_(epsilon=float(epsilon)))

@@ -173,6 +173,22 @@ class SettingsPanel(QScrollArea):
         af.addRow("Minimum rate", self.min_spin)
         lay.addWidget(g)
 
+        # --- post-processing (issue 12) ------------------------------------------------------------
+        g = QGroupBox("Post-processing")
+        pf = QVBoxLayout(g)
+        self.denoise_check = QCheckBox("Denoise (post-processing)")
+        self.denoise_check.setObjectName("denoiseCheck")
+        why = ("Smooths the released values using only the release itself and the public settings: it changes "
+               "no guarantee, and anyone who reads the release can do the same.")
+        self.denoise_check.setToolTip(why + " Off: the raw, unbiased noisy values (better for long sums).")
+        self.denoise_note = QLabel(why)
+        self.denoise_note.setObjectName("denoiseNote")
+        self.denoise_note.setWordWrap(True)
+        self.denoise_note.setStyleSheet("color: palette(placeholder-text);")
+        pf.addWidget(self.denoise_check)
+        pf.addWidget(self.denoise_note)
+        lay.addWidget(g)
+
         # --- noise -------------------------------------------------------------------------------
         g = QGroupBox("Preview noise")
         nf = QFormLayout(g)
@@ -224,6 +240,7 @@ class SettingsPanel(QScrollArea):
         self.lo_spin.valueChanged.connect(self._bounds_edited)
         self.hi_spin.valueChanged.connect(self._bounds_edited)
         self.bounds_check.toggled.connect(self._push)
+        self.denoise_check.toggled.connect(self._push)
         self.bounds_from_data.clicked.connect(self._use_data_bounds)
         self.sens_from_bounds.clicked.connect(self._use_bounds_width)
         self.bounds_check.toggled.connect(lambda _on: self._update_sensitivity_hint())
@@ -304,6 +321,7 @@ class SettingsPanel(QScrollArea):
             radius_m=self.radius_spin.value(),
             categories=cats,
             adaptive=AdaptiveParams(self.inc_spin.value(), self.dec_spin.value(), self.min_spin.value()),
+            denoise=self.denoise_check.isChecked(),
         )
         try:
             s.validate()
@@ -331,7 +349,7 @@ class SettingsPanel(QScrollArea):
         st = self.session.settings
         widgets = [self.eps_spin, self.eps_slider, self.sens_spin, self.bounds_check, self.lo_spin, self.hi_spin,
                    self.radius_spin, self.cat_edit, self.inc_spin, self.dec_spin, self.min_spin, self.seed_spin,
-                   self.runs_spin, *self.scheme_checks.values()]
+                   self.runs_spin, self.denoise_check, *self.scheme_checks.values()]
         for w in widgets:
             w.blockSignals(True)
         try:
@@ -348,6 +366,7 @@ class SettingsPanel(QScrollArea):
             self.inc_spin.setValue(st.adaptive.inc)
             self.dec_spin.setValue(st.adaptive.dec)
             self.min_spin.setValue(st.adaptive.min_rate)
+            self.denoise_check.setChecked(st.denoise)
             self.seed_spin.setValue(self.session.seed)
             self.runs_spin.setValue(self.session.runs)
             for s, cb in self.scheme_checks.items():

@@ -92,3 +92,33 @@ def test_stay_options(capsys):
 def test_bad_options(capsys, argv, message):
     code, out, err = run(capsys, "evaluate", ENERGY, *argv)
     assert code == 2 and message in err and out == ""
+
+
+def test_denoise_both_adds_columns_equal_to_the_preview_path(capsys, tmp_path):
+    """--denoise both: two more CSV columns; each is the denoised MAE the preview's average reports on that
+    landmark set (the same release, the same denoiser), and the raw columns do not change."""
+    from lmdk_gui.core.metrics import mae_over_runs
+
+    out_csv = tmp_path / "e.csv"
+    args = ("evaluate", GPS, "--percentages", "0,40", "--rule", "stay", "--runs", "2", "--seed", "1",
+            "--schemes", "skip,adaptive,balanced", "--denoise", "both", "--csv", str(out_csv))
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "denoised (post-processing" in out
+    df = pd.read_csv(out_csv)
+    assert list(df.columns) == ["percentage", "scheme", "mae_mean", "mae_std", "runs", "mae_denoised_mean",
+                                "mae_denoised_std"]
+    series = load_series(GPS)
+    st = PrivacySettings()
+    res = evaluate(series, st, [0, 40], rule="stay", runs=2, seed=1, schemes=("skip", "adaptive", "balanced"),
+                   denoise=True)
+    plain = evaluate(series, st, [0, 40], rule="stay", runs=2, seed=1, schemes=("skip", "adaptive", "balanced"))
+    np.testing.assert_array_equal(res.mean, plain.mean)
+    np.testing.assert_array_equal(df["mae_denoised_mean"].to_numpy(), res.mean_denoised.ravel())
+    ref = mae_over_runs(series, res.sets[1].rows, st, runs=2, seed=1, schemes=("skip", "adaptive", "balanced"),
+                        denoise=True)
+    for j, s in enumerate(res.schemes):
+        assert res.mean_denoised[1, j] == pytest.approx(ref[s].mean_denoised, rel=1e-9)
+    # with no landmarks every scheme is the event-level release, which smoothing improves (with a long stay
+    # block of landmarks it need not: Skip republishes one point there and the smoother cannot bridge it)
+    assert (res.mean_denoised[0] < res.mean[0]).all()

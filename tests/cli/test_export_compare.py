@@ -10,6 +10,7 @@ import pandas as pd
 from lmdk_gui.core.guarantee import check_guarantee
 from tests.cli.helpers import run
 from tests.conftest import DATA
+from tests.keys import test_key
 
 HUE = str(DATA / "energy_hue_residential1_2013.csv")
 GPS = str(DATA / "gps_bus_limerick_2019-02-18.csv")
@@ -73,3 +74,37 @@ def test_compare_table_and_json(capsys):
     rows = {r["scheme"]: r for r in doc["schemes"]}
     assert doc["mae_unit"] == "m" and rows["user"]["guarantee_holds"] and not rows["event"]["guarantee_holds"]
     assert rows["skip"]["approximated_share"] > 0 and rows["uniform"]["runs"] == 3
+
+
+def test_compare_json_reports_raw_and_denoised_errors(capsys):
+    args = ("compare", GPS, "--landmark-rows", "0-99", "--runs", "2", "--json")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    rows = {r["scheme"]: r for r in json.loads(out)["schemes"]}
+    for r in rows.values():  # every scheme keeps its raw error and gains the denoised one
+        assert r["mae"] > 0 and r["mae_denoised"] > 0 and r["mae_denoised_std"] >= 0
+    assert rows["skip"]["mae_denoised"] < rows["skip"]["mae"]
+    code, out, err = run(capsys, *args, "--denoise", "off")
+    rows_off = {r["scheme"]: r for r in json.loads(out)["schemes"]}
+    assert "mae_denoised" not in rows_off["skip"] and rows_off["skip"]["mae"] == rows["skip"]["mae"]
+    code, out, err = run(capsys, "compare", GPS, "--landmark-rows", "0-99", "--runs", "2", "--denoise", "on")
+    assert code == 0 and "denoised (m)" in out and "MAE (m)" not in out
+
+
+def test_export_denoise_flag(capsys, tmp_path):
+    """Default on (sidecar names the method); --no-denoise with the same seed writes the raw release, whose
+    budgets and verdict are the same."""
+    common = (GPS, "--scheme", "skip", "--epsilon", "1", "--landmark-rows", "0-99", "--seed", test_key(7),
+              "--include-budget")
+    paths = {}
+    for flag in ("--denoise", "--no-denoise"):
+        out = tmp_path / f"{flag}.csv"
+        code, _, err = run(capsys, "export", *common, "-o", str(out), flag)
+        assert code == 0, err
+        paths[flag] = (pd.read_csv(out), json.loads((tmp_path / f"{flag}.csv.json").read_text()))
+    (den, sd), (raw, sr) = paths["--denoise"], paths["--no-denoise"]
+    assert sr["post_processing"] is None and sd["post_processing"]["method"].startswith("rts-")
+    assert sd["guarantee_holds"] is sr["guarantee_holds"] is True and sd["landmark_sum"] == sr["landmark_sum"]
+    np.testing.assert_array_equal(den["epsilon"], raw["epsilon"])
+    assert not np.allclose(den["lat"], raw["lat"])
+    assert (raw["lat"].iloc[:100] == raw["lat"].iloc[100]).all()  # raw Skip republishes at the landmarks

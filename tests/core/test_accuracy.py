@@ -16,6 +16,7 @@ from lmdk_gui.core.accuracy import (
     parse_target,
     smallest_epsilon,
 )
+from lmdk_gui.core.denoise import Denoised
 from lmdk_gui.core.metrics import mae_over_runs
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import PrivacySettings
@@ -96,10 +97,13 @@ def test_map_landmarks_keeps_share_and_positions():
 
 
 def test_denoised_field_needs_a_denoiser(series, monkeypatch):
+    # every kind has a denoiser since issue 12 wired it in: take numeric's away to see the refusal
+    monkeypatch.setattr(pipeline.KINDS["numeric"], "denoise", None)
     with pytest.raises(ValueError, match="no denoiser"):
         error_curves(series, [], PrivacySettings(), schemes=("event",), runs=1, error_field="mae_denoised")
     # a denoiser that returns the truth exactly: the denoised error is 0 at every ε
-    monkeypatch.setattr(pipeline.KINDS["numeric"], "denoise", lambda rel, st: series.values.copy())
+    monkeypatch.setattr(pipeline.KINDS["numeric"], "denoise",
+                        lambda rel, st: Denoised(series.values.copy(), "truth"))
     c = error_curves(series, [], PrivacySettings(), schemes=("event",), runs=1, error_field="mae_denoised",
                      grid=[0.1, 1.0])
     assert np.all(c.errors["event"] == 0.0)

@@ -36,8 +36,8 @@ def test_export_writes_release_and_sidecar(tmp_path, energy, scheme):
     out = tmp_path / "rel.csv"
     lm = np.arange(10, 60)
     res = export_release(energy, lm, PrivacySettings(epsilon=1.0), out,
-                         ExportOptions(scheme, include_budget=True, include_flags=True))
-    df = pd.read_csv(out)
+                         ExportOptions(scheme, include_budget=True, include_flags=True, denoise=False))
+    df = pd.read_csv(out)  # the raw release (denoising, issue 12, is on by default and tested below)
     assert list(df.columns) == ["timestamp", "kwh", "epsilon", "approximated"]
     assert len(df) == energy.n
     assert check_guarantee(df["epsilon"].to_numpy(), lm, 1.0).holds
@@ -58,6 +58,39 @@ def test_export_writes_release_and_sidecar(tmp_path, energy, scheme):
     # noise within ±0.0005 rounds to zero (≈ 5e-4 per event at ε_t = ε, the Skip case).
     fresh = ~approx
     assert np.mean(vals[fresh] == energy.values[fresh]) < 0.01
+    assert side["post_processing"] is None
+
+
+@pytest.mark.parametrize("scheme", ["skip", "adaptive", "balanced"])
+def test_denoised_export_is_post_processing_of_the_same_raw_release(tmp_path, energy, scheme):
+    """Same seed: --no-denoise writes the raw release; denoise on writes exactly core.denoise of those raw
+    values and budgets (public settings only), with the same check and verdict."""
+    from lmdk_gui.core.denoise import denoise
+
+    lm = np.arange(10, 60)
+    st = PrivacySettings(epsilon=1.0, sensitivity=2.0, bounds=(0.0, 5.0))
+    outs = {}
+    for on in (False, True):
+        out = tmp_path / f"{on}.csv"
+        res = export_release(energy, lm, st, out, ExportOptions(scheme, seed=test_key(3), include_budget=True,
+                                                                 include_flags=True, denoise=on))
+        outs[on] = (pd.read_csv(out), json.loads((tmp_path / f"{on}.csv.json").read_text()), res)
+    (raw, side_raw, res_raw), (den, side_den, res_den) = outs[False], outs[True]
+    assert res_raw.guarantee == res_den.guarantee
+    for key in ("landmark_sum", "guarantee_holds", "epsilon", "columns"):
+        assert side_raw[key] == side_den[key]
+    np.testing.assert_array_equal(raw["epsilon"], den["epsilon"])  # same draw, same budgets
+    expect = denoise("numeric", raw["kwh"].to_numpy(), raw["epsilon"].to_numpy(),
+                     raw["approximated"].to_numpy() == 1, sensitivity=2.0, bounds=(0.0, 5.0))
+    # the file prints both on the public decimal grid (issue 14): the raw input to denoise() is the printed
+    # raw value, so the two agree to within the printed precision (plus the denoiser's smoothing of it)
+    step = 10.0 ** -export_mod.value_decimals("numeric", st)
+    np.testing.assert_allclose(den["kwh"].to_numpy(), expect.values, rtol=0, atol=step)
+    assert (den["kwh"].between(0.0, 5.0)).all()
+    pp = side_den["post_processing"]
+    assert pp["method"] == expect.method == "clip+rts-local-level"
+    assert "fresh_events" not in pp  # a count that would tell |L| for Skip
+    assert abs(den["kwh"] - energy.values).mean() < abs(raw["kwh"] - energy.values).mean()
 
 
 def test_default_columns_only_time_and_value(tmp_path, energy):

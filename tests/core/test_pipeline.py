@@ -82,7 +82,8 @@ def test_keyed_exports_are_bit_identical_to_before_the_refactor(key, tmp_path):
     _, kind, scheme = key.split("/")
     out = tmp_path / "r.csv"
     export_release(_series(kind), LM, SETTINGS[kind], out,
-                   ExportOptions(scheme, seed=test_key(99), chunk_rows=64, include_budget=True, include_flags=True))
+                   ExportOptions(scheme, seed=test_key(99), chunk_rows=64, include_budget=True, include_flags=True,
+                                 denoise=False))  # the raw release (denoising, issue 12, is on by default)
     assert hashlib.sha256(out.read_bytes()).hexdigest()[:16] == PINNED[key]
 
 
@@ -137,10 +138,12 @@ def test_kinds_own_columns_errors_and_a_denoise_slot():
     num, loc, cat = (pipeline.KINDS[k] for k in ("numeric", "location", "categorical"))
     assert loc.value_columns(_series("location")) == ["lat", "lon"]
     assert num.value_columns(_series("numeric")) == ["value"]
-    assert all(k.denoise is None for k in pipeline.KINDS.values())  # raw releases until the denoiser plugs in
+    # issue 12 part 2: the slot holds the denoiser of core.denoise (it was None before it plugged in)
+    assert all(k.denoise is pipeline.denoise_release for k in pipeline.KINDS.values())
     s = _series("categorical")
     r = compute_release(s, LM, SETTINGS["categorical"], "uniform", UnitNoise(s.n, 1))
-    assert pipeline.denoised_values(r, SETTINGS["categorical"]) is None
+    d = pipeline.denoised_values(r, SETTINGS["categorical"])
+    assert d is not None and d.method == "hmm-forward-backward" and d.values.shape == r.values.shape
     assert np.nanmean(cat.error(s.values, r.values)) == mae(s, r)
     np.testing.assert_array_equal(num.error(np.array([1.0, 2.0]), np.array([1.5, np.nan])), [0.5, np.nan])
 
@@ -173,8 +176,53 @@ def test_preview_and_average_live_in_the_core_and_compare_uses_them():
     np.testing.assert_array_equal(res.preview["balanced"].values, ref.values)
     avg = compute_average(snap)
     assert avg is not None
-    assert avg.average == mae_over_runs(s, lm, SETTINGS["numeric"], runs=3, seed=4)
+    assert avg.average == mae_over_runs(s, lm, SETTINGS["numeric"], runs=3, seed=4, denoise=True)
     rows = {r["scheme"]: r for r in compare(Selection(s, lm, SETTINGS["numeric"]), 3, 4)}
     for scheme in ALL_SCHEMES:
         assert rows[scheme]["mae"] == avg.average[scheme].mean
         assert rows[scheme]["landmark_sum"] == res.preview[scheme].guarantee.worst
+
+
+@pytest.mark.parametrize("kind", ["numeric", "location", "categorical"])
+def test_denoised_preview_is_a_function_of_the_release_only(kind):
+    """Two series that differ only at Skip's landmarks (never released) give identical Skip releases, so
+    the pipeline's denoised values are identical bit for bit, though the true values (and errors) differ.
+    The guarantee and budgets do not depend on the denoise setting."""
+    from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
+
+    a = _series(kind)
+    vals = a.values.copy()
+    lm = np.array(LM[3:])  # a fresh release before each landmark (no fallback needed)
+    if kind == "categorical":
+        vals[lm] = (vals[lm] + 1) % len(a.categories)  # codes in the same category list
+        b = Series.from_arrays(vals, kind="categorical", categories=a.categories, name="b")
+    else:
+        vals[lm] = vals[lm] + (1.0 if kind == "numeric" else 0.01)
+        b = Series.from_arrays(vals, kind=kind, name="b")
+    assert not np.array_equal(a.values, b.values)
+    st = SETTINGS[kind]
+    out = {}
+    for name, s in (("a", a), ("b", b)):
+        res = compute_preview(Snapshot(s, lm, st, 5), NoiseCache())
+        assert res is not None
+        out[name] = res.preview["skip"]
+    pa, pb = out["a"], out["b"]
+    np.testing.assert_array_equal(pa.values, pb.values)
+    np.testing.assert_array_equal(pa.budgets, pb.budgets)
+    assert pa.denoised_values is not None
+    np.testing.assert_array_equal(pa.denoised_values, pb.denoised_values)
+    assert pa.denoised.params == pb.denoised.params
+    off = compute_preview(Snapshot(a, lm, st.with_(denoise=False), 5), NoiseCache())
+    assert off is not None and off.preview["skip"].denoised_values is None
+    for s in ALL_SCHEMES:
+        q = off.preview[s]
+        r = compute_preview(Snapshot(a, lm, st, 5), NoiseCache()).preview[s]
+        assert q.guarantee == r.guarantee and np.array_equal(q.budgets, r.budgets)
+        np.testing.assert_array_equal(q.values, r.values)
+
+
+def test_denoise_setting_travels_and_old_settings_load_with_it_on():
+    d = PrivacySettings(denoise=False).to_dict()
+    assert d["denoise"] is False and PrivacySettings.from_dict(d).denoise is False
+    del d["denoise"]  # a project saved before issue 12
+    assert PrivacySettings.from_dict(d).denoise is True

@@ -103,6 +103,28 @@ def test_ledger_reexport_recreates_a_lost_release(capsys, tmp_path):
     assert code == 2 and "no kept key" in err
 
 
+@pytest.mark.parametrize("flag", ["--denoise", "--no-denoise"])
+def test_ledger_reexport_keeps_the_denoise_choice(capsys, tmp_path, flag):
+    """The recipe keeps denoise (issue 12), so the re-export is the same file either way; an entry written
+    before denoising existed (no such field) was a raw release and is made again raw."""
+    out = tmp_path / "r.csv"
+    code, _, err = run(capsys, "export", str(ENERGY), "-o", str(out), "--scheme", "skip", "--epsilon", "1",
+                       "--landmark-rows", "5-40", "--new-key", flag)
+    assert code == 0, err
+    [entry] = ledger.entries()
+    assert entry["recipe"]["options"]["denoise"] is (flag == "--denoise")
+    again = ledger.reexport(entry["id"], tmp_path / "again.csv")
+    assert (tmp_path / "again.csv").read_text() == out.read_text()
+    assert (again.post_processing is None) is (flag == "--no-denoise")
+    path = ledger.ledger_path()
+    old = json.loads(path.read_text().splitlines()[0])
+    del old["recipe"]["options"]["denoise"]
+    path.write_text(json.dumps(old) + "\n")
+    legacy = ledger.reexport(old["id"], tmp_path / "legacy.csv")
+    assert legacy.post_processing is None
+    assert json.loads((tmp_path / "legacy.csv.json").read_text())["post_processing"] is None
+
+
 # ----------------------------------------------------------------- finding 3: grid from public settings
 def _decimals(cells) -> set[int]:
     return {len(c.split(".")[1]) if "." in c else 0 for c in cells if c}

@@ -101,7 +101,7 @@ def test_export_laplace(tmp_path, scheme, backend):
     st_ = PrivacySettings(epsilon=0.8, sensitivity=2.5, adaptive=AdaptiveParams(0.2, 0.2, 0.1))
     out = tmp_path / "r.csv"
     export_release(s, LANDMARKS, st_, out, ExportOptions(scheme, include_budget=True, backend=backend,
-                                                         seed=None if backend else test_key(5)))
+                                                         seed=None if backend else test_key(5), denoise=False))
     df = pd.read_csv(out)
     b = df["epsilon"].to_numpy()
     _assert_laplace_by_budget(df["value"].to_numpy() - s.values, b, 2.5)
@@ -146,7 +146,7 @@ def test_export_planar(tmp_path, scheme):
     s = _location_series()
     st_ = PrivacySettings(epsilon=2.0, radius_m=250.0, adaptive=AdaptiveParams(0.3, 0.1, 0.2))
     out = tmp_path / "r.csv"
-    export_release(s, LANDMARKS, st_, out, ExportOptions(scheme, include_budget=True, seed=test_key(6)))
+    export_release(s, LANDMARKS, st_, out, ExportOptions(scheme, include_budget=True, seed=test_key(6), denoise=False))
     df = pd.read_csv(out)
     out_ll = df[["lat", "lon"]].to_numpy()
     assert np.all(np.rint(out_ll * 1e7) / 1e7 == out_ll)  # on the public grid
@@ -199,7 +199,7 @@ def test_export_randomized_response(tmp_path, scheme, backend):
     st_ = PrivacySettings(epsilon=1.5, categories=CATS)
     out = tmp_path / "r.csv"
     export_release(s, LANDMARKS, st_, out, ExportOptions(scheme, include_budget=True, backend=backend,
-                                                         seed=None if backend else test_key(9)))
+                                                         seed=None if backend else test_key(9), denoise=False))
     df = pd.read_csv(out, dtype={"value": str}, keep_default_na=False)
     codes = np.searchsorted(CATS, df["value"].to_numpy())
     _assert_rr(s.values, codes, df["epsilon"].to_numpy())
@@ -212,7 +212,7 @@ def test_export_noise_is_not_narrower_than_claimed(tmp_path):
     n = 200_000
     s = Series.from_arrays(np.zeros(n))
     out = tmp_path / "r.csv"
-    export_release(s, [], PrivacySettings(epsilon=0.5, sensitivity=3.0), out, ExportOptions("event", seed=test_key(4)))
+    export_release(s, [], PrivacySettings(epsilon=0.5, sensitivity=3.0), out, ExportOptions("event", seed=test_key(4), denoise=False))
     noise = pd.read_csv(out)["value"].to_numpy()
     scale = 3.0 / allocatable(0.5, n)
     assert abs(np.mean(np.abs(noise)) / scale - 1.0) < 5 * (1 / math.sqrt(n))

@@ -26,6 +26,9 @@ def panel(qtbot, window):
 
 def test_the_panel_shows_the_core_answer_and_sets_epsilon_on_click(qtbot, window, panel):
     s = window.session
+    with qtbot.waitSignal(panel.curvesReady, timeout=120_000):
+        s.set_denoise(False)  # the raw release's error (the denoised one: the next test)
+    assert panel.error_field == "mae"
     panel.set_target(0.46, UNITS)
     core = epsilon_for_error(s.series, s.landmarks, s.settings, 0.46, runs=s.runs, seed=s.seed)
     assert panel.smallest == core.smallest
@@ -47,6 +50,24 @@ def test_the_panel_shows_the_core_answer_and_sets_epsilon_on_click(qtbot, window
     with qtbot.waitSignal(panel.curvesReady, timeout=120_000):
         s.add_range(300, 400)
     assert panel.smallest != core.smallest
+
+
+def test_with_denoise_on_the_panel_answers_for_the_denoised_release(qtbot, window, panel):
+    """Denoise on (the default): the curves are the denoised release's error (what the export writes), the
+    core's answer with error_field="mae_denoised"; turning Denoise off recomputes the raw curves."""
+    s = window.session
+    assert s.settings.denoise and panel.error_field == "mae_denoised"
+    assert panel.curves.error_field == "mae_denoised"
+    panel.set_target(0.46, UNITS)
+    core = epsilon_for_error(s.series, s.landmarks, s.settings, 0.46, runs=s.runs, seed=s.seed,
+                             error_field="mae_denoised")
+    assert panel.smallest == core.smallest
+    assert "denoised" in panel.chart.getPlotItem().getAxis("left").labelText
+    raw = epsilon_for_error(s.series, s.landmarks, s.settings, 0.46, runs=s.runs, seed=s.seed)
+    with qtbot.waitSignal(panel.curvesReady, timeout=120_000):
+        s.set_denoise(False)
+    assert panel.curves.error_field == "mae" and panel.smallest == raw.smallest
+    assert "denoised" not in panel.chart.getPlotItem().getAxis("left").labelText
 
 
 def test_a_share_of_the_range_and_the_menu_action(qtbot, window, panel):
@@ -71,7 +92,8 @@ def test_plan_on_another_file_uses_mapped_landmarks(qtbot, window, panel, tmp_pa
     lm = map_landmarks(s.landmarks, s.n, 372)
     assert lm.size == 40 and lm[0] == 50
     panel.set_target(0.46, UNITS)
-    core = epsilon_for_error(panel.plan_series, lm, s.settings, 0.46, runs=s.runs, seed=s.seed)
+    core = epsilon_for_error(panel.plan_series, lm, s.settings, 0.46, runs=s.runs, seed=s.seed,
+                             error_field=panel.error_field)
     assert panel.smallest == core.smallest
     # new landmarks are carried over again (the file is not reloaded)
     loaded = panel.plan_series
@@ -79,7 +101,7 @@ def test_plan_on_another_file_uses_mapped_landmarks(qtbot, window, panel, tmp_pa
         s.add_range(600, 743)
     lm = map_landmarks(s.landmarks, s.n, 372)
     assert lm.max() == 371 and panel.plan_series is loaded
-    core = epsilon_for_error(loaded, lm, s.settings, 0.46, runs=s.runs, seed=s.seed)
+    core = epsilon_for_error(loaded, lm, s.settings, 0.46, runs=s.runs, seed=s.seed, error_field=panel.error_field)
     assert panel.smallest == core.smallest
     with qtbot.waitSignal(panel.curvesReady, timeout=120_000):
         qtbot.mouseClick(panel.plan_own, Qt.MouseButton.LeftButton)
@@ -98,7 +120,7 @@ def test_an_unreadable_plan_file_is_one_line_and_falls_back_to_the_open_data(qtb
     s = window.session
     assert panel.curves is not None and panel.curves.errors["skip"][0] > 0
     assert panel.smallest == epsilon_for_error(s.series, s.landmarks, s.settings, panel.target(), runs=s.runs,
-                                               seed=s.seed).smallest
+                                               seed=s.seed, error_field=panel.error_field).smallest
 
 
 def test_cancel(qtbot, window, panel):

@@ -115,3 +115,25 @@ def test_closing_the_window_stops_a_running_comparison(window, qtbot):
     qtbot.waitUntil(lambda: tab.progress_bar.value() > 0, timeout=30_000)
     window.close()
     assert job.wait(10) and not tab.is_running()
+
+
+def test_compare_tab_denoised_errors(window, qtbot):
+    """Errors: denoised → the run also denoises (same denoiser) and the chart/table show those errors; raw
+    shows the raw ones of the same result; the CSV holds both."""
+    tab = tab_of(window)
+    tab.percentages_edit.setText("0, 40")
+    tab.runs_spin.setValue(2)
+    tab.errors_combo.setCurrentIndex(tab.errors_combo.findData("denoised"))
+    with qtbot.waitSignal(tab.evaluationFinished, timeout=60_000):
+        tab.run()
+    r = tab.result
+    assert r.denoised and tab.chart.result is not r
+    assert tab.chart.result.mean[0, 0] == r.mean_denoised[0, 0] < r.mean[0, 0]
+    assert "denoised" in tab.chart.title.text()
+    from lmdk_gui.ui.evaluation_ui import compact_mean_std
+
+    assert tab.table.item(0, 1).text() == compact_mean_std(float(r.mean_denoised[0, 0]),
+                                                           float(r.std_denoised[0, 0]))
+    tab.errors_combo.setCurrentIndex(tab.errors_combo.findData("raw"))
+    assert tab.chart.result is r and "denoised" not in tab.chart.title.text()
+    assert "mae_denoised_mean" in r.csv_text().splitlines()[0]

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from lmdk_gui.core import export as export_mod
 from lmdk_gui.core.guarantee import check_guarantee
 from lmdk_gui.ui.export import ExportDialog
+from tests.keys import test_key
 
 from .conftest import wait_preview
 
@@ -139,6 +140,35 @@ def test_close_during_export_asks_and_cancels(qtbot, window, tmp_path, monkeypat
     assert [p for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
 
 
+def test_dialog_and_window_export_follow_the_denoise_setting(qtbot, window, tmp_path):
+    """The dialog's checkbox starts from the session's setting and goes into values(); the window's export
+    writes the denoised release (sidecar post_processing) or, off, the raw one with the same budgets."""
+    s = window.session
+    s.add_range(100, 180)
+    wait_preview(qtbot, window)
+    dlg = ExportDialog(s.snapshot(), "skip", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    assert dlg.denoise.isChecked() and dlg.values()["denoise"] is True
+    dlg.denoise.setChecked(False)
+    assert dlg.values()["denoise"] is False
+    sides = {}
+    for on in (True, False):
+        out = tmp_path / f"{on}.csv"
+        job = window.export_release(out, "skip", include_budget=True, seed=test_key(4), denoise=on)
+        with qtbot.waitSignal(job.finished, timeout=30_000):
+            pass
+        qtbot.waitUntil(lambda j=job: not j.is_running(), timeout=10_000)
+        sides[on] = (json.loads((tmp_path / f"{on}.csv.json").read_text()), pd.read_csv(out))
+    (sd, dd), (sr, dr) = sides[True], sides[False]
+    assert sd["post_processing"]["method"].endswith("rts-local-level") and sr["post_processing"] is None
+    assert sd["guarantee_holds"] is sr["guarantee_holds"] is True and sd["landmark_sum"] == sr["landmark_sum"]
+    np.testing.assert_array_equal(dd["epsilon"], dr["epsilon"])
+    assert not np.array_equal(dd["kwh"], dr["kwh"])
+    s.set_denoise(False)
+    wait_preview(qtbot, window)
+    assert ExportDialog(s.snapshot(), "skip", str(tmp_path), window).denoise.isChecked() is False
+
+
 # --------------------------------------------------------------------------------------- issue 17
 def test_reproducible_export_shows_a_copyable_key_that_recreates_the_release(qtbot, window, tmp_path):
     from PySide6.QtWidgets import QApplication
@@ -208,6 +238,7 @@ def _advised_dialog(qtbot, window, tmp_path, default="adaptive"):
 
 def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtbot, window, tmp_path):
     s = window.session
+    s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
     passing = {k: v.mean for k, v in s.average.items() if k != "event"}  # Event-level fails with landmarks
@@ -232,6 +263,7 @@ def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtb
 
 def test_dialog_warns_but_does_not_block_a_mostly_noise_release(qtbot, window, tmp_path):
     s = window.session
+    s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
     dlg.scheme.setCurrentIndex(dlg.scheme.findData("uniform"))  # ≈ 80 kWh of error on 0.1–4.7 kWh data
@@ -256,6 +288,7 @@ def test_dialog_without_an_average_yet_fills_in_later(qtbot, window, tmp_path):
 
 def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, monkeypatch):
     s = window.session
+    s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
     s.add_range(100, 180)
     qtbot.waitUntil(lambda: s.is_preview_current() and s.average is not None, timeout=60_000)
     seen = []
@@ -268,3 +301,23 @@ def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, mo
     window.export_dialog()
     scheme, errors = seen[0]
     assert scheme == "skip" and errors["uniform"] == s.average["uniform"].mean
+
+
+def test_with_denoise_on_the_advice_ranks_by_what_is_published(qtbot, window, tmp_path):
+    """Denoise on (the default): the table shows and ranks the denoised errors (the Metrics table's MAE
+    denoised average); unticking the dialog's Denoise box re-ranks by the raw error of the raw release."""
+    s = window.session
+    assert s.settings.denoise
+    s.add_range(100, 180)
+    dlg = _advised_dialog(qtbot, window, tmp_path)
+    assert dlg.error_field == "mae_denoised"
+    assert "after denoising" in dlg.advice_table.horizontalHeaderItem(1).text()
+    assert "after the same denoising as the export" in dlg.advice_caption.text()
+    assert dlg.errors == {k: v.mean_denoised for k, v in s.average.items()}
+    passing = {k: v.mean_denoised for k, v in s.average.items() if not dlg.reasons[k]}
+    assert dlg.best == min(passing, key=passing.get)
+    assert dlg.noise_warning.isHidden() or "mostly noise" in dlg.noise_warning.text()
+    dlg.denoise.setChecked(False)
+    assert dlg.error_field == "mae"
+    assert "denois" not in dlg.advice_table.horizontalHeaderItem(1).text()
+    assert dlg.errors == {k: v.mean for k, v in s.average.items()}

@@ -217,3 +217,34 @@ def test_full_hue_file_needs_a_duplicates_choice(qtbot, window):
     with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
         assert window.open_series(DATA / "energy_hue_residential1_2013.csv", duplicates="first")
     assert window.session.n == 8759
+
+
+def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, window):
+    """On by default: the preview carries raw values and their post-processing; unticking it drops the
+    denoised values and hides the denoised columns; the raw release is the same either way."""
+    from lmdk_gui.core.denoise import denoise
+    from lmdk_gui.ui.metrics_panel import DENOISED_COLUMNS
+
+    s, table, check = window.session, window.metrics_table, window.settings_panel.denoise_check
+    assert check.isChecked() and s.settings.denoise and "guarantee" in check.toolTip()
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        s.set_landmarks([5, 6, 7, 300])
+    qtbot.waitUntil(lambda: s.average is not None, timeout=30_000)
+    p = s.preview["skip"]
+    # the session's denoised values are core.denoise of the release alone (+ public settings)
+    ref = denoise("numeric", p.values, p.budgets, p.approximated, sensitivity=s.settings.sensitivity,
+                  bounds=s.settings.bounds)
+    np.testing.assert_array_equal(p.denoised_values, ref.values)
+    raw = p.values.copy()
+    row = list(s.preview).index("skip")
+    assert not any(table.isColumnHidden(c) for c in DENOISED_COLUMNS)
+    assert table.item(row, 9).text() not in ("—", "") and "±" in table.item(row, 10).text()
+    assert p.mae_denoised < p.mae
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        check.setChecked(False)
+    assert not s.settings.denoise and s.preview["skip"].denoised_values is None
+    np.testing.assert_array_equal(s.preview["skip"].values, raw)
+    assert all(table.isColumnHidden(c) for c in DENOISED_COLUMNS) and table.item(row, 9).text() == "—"
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        check.setChecked(True)
+    np.testing.assert_array_equal(s.preview["skip"].denoised_values, ref.values)

@@ -11,6 +11,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QGroupBox, QLabel, QTableWidget
 
 from lmdk_gui.core.guarantee import allocatable
+from lmdk_gui.core.settings import ALL_SCHEMES
 from lmdk_gui.ui.multiples import bar_steps, column_bins, envelope, mark_positions, robust_range
 from tests.conftest import SAMPLES
 
@@ -59,7 +60,7 @@ def test_preview_rows_count_values_beyond_the_chart(qtbot, window):
     wait_preview(qtbot, window)
     pp = window.preview_plot
     assert pp.objectName() == "previewPlot"
-    assert pp.shown() == [x for x in ("uniform", "skip", "adaptive", "event", "user") if x in s.visible_schemes]
+    assert pp.shown() == [x for x in ALL_SCHEMES if x in s.visible_schemes]  # display order, Balanced too
     lo, hi = pp.yrange()
     orig = s.series.values
     assert lo < np.percentile(orig, 0.5) and hi > np.percentile(orig, 99.5) and hi < orig.max() + 1.0
@@ -281,8 +282,10 @@ def test_no_jargon_in_what_the_window_shows(qtbot, window):
 
 
 def test_a_denoised_line_draws_over_faint_raw_points(qtbot, window):
-    """The slot for denoised releases (a later issue): a line per scheme, the raw noisy points fainter."""
+    """The slot for denoised releases: a line per scheme, the raw noisy points fainter (the slot itself:
+    with the session's Denoise off, so the window draws no line of its own)."""
     s = window.session
+    s.set_denoise(False)
     wait_preview(qtbot, window)
     pp = window.preview_plot
     r = pp.rows["skip"]
@@ -294,6 +297,28 @@ def test_a_denoised_line_draws_over_faint_raw_points(qtbot, window):
     assert r["dots"].opts["brush"].color().alpha() < alpha_before
     pp.set_denoised({})
     assert r["denoised"].getData()[0] is None or len(r["denoised"].getData()[0]) == 0
+
+
+def test_with_denoise_on_the_rows_draw_what_the_export_writes(qtbot, window):
+    """The window hands each row its scheme's denoised preview (what the export writes); Denoise off
+    removes the lines, on brings them back."""
+    s = window.session
+    assert s.settings.denoise
+    s.add_range(100, 180)
+    wait_preview(qtbot, window)
+    pp = window.preview_plot
+    for scheme in pp.shown():
+        x, y = pp.rows[scheme]["denoised"].getData()
+        assert len(x) == s.n and np.allclose(y, s.preview[scheme].denoised_values, equal_nan=True), scheme
+    s.set_denoise(False)
+    wait_preview(qtbot, window)
+    for scheme in pp.shown():
+        x = pp.rows[scheme]["denoised"].getData()[0]
+        assert x is None or len(x) == 0, scheme
+    s.set_denoise(True)
+    wait_preview(qtbot, window)
+    x, y = pp.rows["skip"]["denoised"].getData()
+    assert np.allclose(y, s.preview["skip"].denoised_values)
 
 
 def _screen_x(view, widget, window) -> tuple[int, int]:
