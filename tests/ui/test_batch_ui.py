@@ -199,7 +199,7 @@ def test_export_all_dialog_runs_to_the_summary(qtbot, win, client, tmp_path, mon
     # the dialog's run, with the test's cluster instead of local worker processes
     real = ui.export_all
     monkeypatch.setattr(ui, "export_all", lambda outdir, **kw: real(outdir, client=client, **kw))
-    with qtbot.waitSignal(ui.batchFinished, timeout=30_000):
+    with qtbot.waitSignal(ui.batchFinished, timeout=120_000):
         win.extensions["batch_ui"].action.trigger()
         assert ui.progress_dialog is not None and ui.progress_dialog.isVisible()
     (summary,) = summaries
@@ -227,7 +227,7 @@ def test_cancel_leaves_complete_persons_only(qtbot, win, client, tmp_path):
     out = tmp_path / "cancelled"
     job = ui.export_all(out, scheme="uniform", client=client)
     job.cancel()  # before any person: the run stops at its first check
-    with qtbot.waitSignal(job.cancelled, timeout=30_000):
+    with qtbot.waitSignal(job.cancelled, timeout=120_000):
         pass
     assert not (out / "manifest.json").exists()
     leftovers = [p for p in out.rglob("*") if p.is_file() and ".lmdk-batch" not in p.parts]
@@ -235,7 +235,7 @@ def test_cancel_leaves_complete_persons_only(qtbot, win, client, tmp_path):
         assert p.suffix in (".csv", ".json") and not p.name.startswith(".")
     assert "Resume" in win.statusBar().currentMessage()
     # Resume finishes it
-    with qtbot.waitSignal(ui.batchFinished, timeout=30_000) as sig:
+    with qtbot.waitSignal(ui.batchFinished, timeout=120_000) as sig:
         ui.show_summary = lambda s: None
         ui.export_all(out, scheme="uniform", client=client, resume=True)
     assert sig.args[0].released == 5 and (out / "manifest.json").exists()
