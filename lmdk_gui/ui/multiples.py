@@ -694,10 +694,14 @@ class PreviewPlot(_Rows):
         lines = []
         mae = getattr(p, "mae", None)
         if mae is not None and math.isfinite(mae) and self.series is not None:
+            den = getattr(p, "mae_denoised", None) if scheme in self._denoised else None
+            shown = den is not None and math.isfinite(den)
             if self.series.kind == "categorical":
-                lines.append(f"wrong category {100 * mae:.0f} %")
+                lines.append(f"wrong category {100 * mae:.0f} %" + (f" → {100 * den:.0f} % denoised" if shown else ""))
             else:
-                lines.append(f"mean error {mae:.3g} {unit_label(self.series)}")
+                unit = unit_label(self.series)
+                lines.append(f"mean error {mae:.3g} → {den:.3g} {unit} denoised" if shown
+                             else f"mean error {mae:.3g} {unit}")
         off = n_above + n_below
         if off:
             arrows = " ".join(t for t in (f"▲{n_above:,}" if n_above else "", f"▼{n_below:,}" if n_below else "")
@@ -707,7 +711,8 @@ class PreviewPlot(_Rows):
         else:
             lines.append("all values on the chart")
         r["note"].setText("<br>".join(lines))
-        r["note"].setToolTip("error: the mean absolute error of this preview (one seed); beyond the chart: "
+        r["note"].setToolTip("error: the mean absolute error of this preview (one seed), of the raw release "
+                             "and, with Denoise on, of the denoised line; beyond the chart: "
                              "released values outside the y range, marked by triangles at the edge")
 
     def offchart(self, scheme: str) -> tuple[int, int]:
