@@ -151,7 +151,6 @@ class MainWindow(QMainWindow):
         plots.setObjectName("plotSplitter")
         plots.addWidget(self.series_plot)
         plots.addWidget(self.budget_plot)
-        self.budget_plot.setMinimumHeight(int(self.budget_plot.ci.minimumHeight()) + 2)  # never clip a scheme's row
         plots.addWidget(self.preview_plot)
         plots.setStretchFactor(0, 5)
         plots.setStretchFactor(1, 4)

@@ -308,7 +308,9 @@ class _Rows(pg.GraphicsLayoutWidget):
             last = i == len(shown) - 1
             r["plot"].showAxis("bottom", last and self.time_labels)  # time labels once, under the last row
         axis_h = 24 if self.time_labels and shown else 0
-        self.setMinimumHeight(self.EXTRA_MIN + axis_h + self.ROW_MIN * max(len(shown), 1))
+        # never clip a scheme's row: the rows' own minimum, and what the layout of the items needs
+        self.setMinimumHeight(max(self.EXTRA_MIN + axis_h + self.ROW_MIN * max(len(shown), 1),
+                                  int(self.ci.minimumHeight()) + 2))
         for scheme, r in self.rows.items():
             vis = scheme in shown
             for key in ("plot", "label", "note"):
@@ -361,7 +363,7 @@ class BudgetPlot(_Rows):
         self._tick_font = QFont()  # kept alive here: the axes hold it only by reference
         self._tick_font.setPointSize(7)
         self.time_labels = False  # the preview rows below carry them
-        self.ROW_MIN = 36  # two lines of note
+        self.ROW_MIN = 35  # two lines of note
         for scheme in LANDMARK_SCHEMES:
             color = SCHEME_COLORS[scheme]
             axis = TimeAxis(orientation="bottom")
@@ -497,7 +499,7 @@ class PreviewPlot(_Rows):
     """One row per shown scheme: the original in grey and the scheme's noisy release on a y range fitted
     to the original (off-chart values marked and counted); republished events as rings."""
 
-    ROW_MIN = 62
+    ROW_MIN = 54
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -697,11 +699,11 @@ class PreviewPlot(_Rows):
             den = getattr(p, "mae_denoised", None) if scheme in self._denoised else None
             shown = den is not None and math.isfinite(den)
             if self.series.kind == "categorical":
-                lines.append(f"wrong category {100 * mae:.0f} %" + (f" → {100 * den:.0f} % denoised" if shown else ""))
+                lines.append(f"wrong category {100 * mae:.0f} %" + (f" → {100 * den:.0f} %" if shown else ""))
             else:
                 unit = unit_label(self.series)
-                lines.append(f"mean error {mae:.3g} → {den:.3g} {unit} denoised" if shown
-                             else f"mean error {mae:.3g} {unit}")
+                # raw → denoised (the tooltip says so): short enough for the note column at 1280 px
+                lines.append(f"error {mae:.3g} → {den:.3g} {unit}" if shown else f"mean error {mae:.3g} {unit}")
         off = n_above + n_below
         if off:
             arrows = " ".join(t for t in (f"▲{n_above:,}" if n_above else "", f"▼{n_below:,}" if n_below else "")
