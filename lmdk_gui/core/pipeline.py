@@ -160,9 +160,12 @@ class NumericKind(Kind):
         return noise.laplace
 
     def preview_noise(self, x, budgets, fresh, noise, settings, k):
+        # In place, in the order x + laplace·(Δ/ε_t): one array instead of four at 10^6 events. Non-fresh
+        # events (ε_t = 0 → ±inf) are replaced by fill_approximations, which never reads them.
         with np.errstate(divide="ignore", invalid="ignore"):
-            scales = settings.sensitivity / budgets
-            return np.where(fresh, x + noise.laplace * scales, np.nan)
+            out = np.divide(settings.sensitivity, budgets)
+            np.multiply(noise.laplace, out, out=out)
+            return np.add(x, out, out=out)
 
     def secure_noise(self, x, budgets, settings, k, backend, source):
         scales = settings.sensitivity / budgets
@@ -175,7 +178,8 @@ class NumericKind(Kind):
         return (words, np.int64(grid_exponent(settings)))
 
     def error(self, truth, values, codes=None):
-        return np.abs(values - truth)
+        d = np.subtract(values, truth)
+        return np.abs(d, out=d)
 
 
 class LocationKind(Kind):
