@@ -212,8 +212,9 @@ class Session(QObject):
     # ------------------------------------------------------------------------------- landmarks
     def _apply_landmarks(self, rows: np.ndarray) -> None:
         self._landmarks = rows
-        self.landmarksChanged.emit()
+        # Submit before the views redraw the landmarks (≈ 15 ms at 10^6): the worker computes meanwhile.
         self._schedule()
+        self.landmarksChanged.emit()
 
     def _edit(self, after: np.ndarray, text: str) -> bool:
         if self.series is None:
@@ -281,9 +282,9 @@ class Session(QObject):
             return
         self._settings = settings
         self._settings_dirty = True
+        self._schedule()  # before the views react, as for landmarks
         self.settingsChanged.emit()
         self.dirtyChanged.emit(self.is_dirty())
-        self._schedule()
 
     def set_epsilon(self, epsilon: float) -> None:
         self.set_settings(self._settings.with_(epsilon=float(epsilon)))
