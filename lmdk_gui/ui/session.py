@@ -24,6 +24,7 @@ its message, ``dummiesFailed`` announces it, and the preview falls back to the r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -80,6 +81,7 @@ class Session(QObject):
     dummiesChanged = Signal()  # the dummy settings (on/off, generator, share, utility, draw) changed
     dummySelectionChanged = Signal()  # a new selection (or error) arrived; emitted just before previewChanged
     dummiesFailed = Signal(str)  # the generator refused (e.g. Optimal beyond its limit)
+    postChanged = Signal()  # the later stage (``post_stage``) of the current preview arrived
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -111,6 +113,14 @@ class Session(QObject):
         self._preview_runner.failed.connect(self._on_preview_failed)
         self._average_runner = LatestOnlyRunner("average", self)
         self._average_runner.finished.connect(self._on_average)
+        # A later stage of the preview (e.g. denoising each release, issue 12 part 2): the raw releases are
+        # announced by previewChanged first and drawn at once; ``post_stage(snapshot, result, *,
+        # should_cancel)`` then runs on its own thread and its result lands in ``post`` with postChanged.
+        # None = no later stage.
+        self.post_stage: Callable[..., object] | None = None
+        self.post: object | None = None
+        self._post_runner = LatestOnlyRunner("post", self)
+        self._post_runner.finished.connect(self._on_post)
         self._state_version = 0
         self._closed = False
 
@@ -371,6 +381,7 @@ class Session(QObject):
         # Invalidate now, so nobody mistakes the old preview for the new state's.
         self._preview_runner.cancel()
         self._average_runner.cancel()
+        self._post_runner.cancel()
         # Submit now rather than after the event loop's next pass (which paints first, ~20 ms at 10^5): the
         # worker computes while the GUI thread repaints. Bursts still coalesce: the runner keeps only the
         # newest pending job and tells a running one to stop.
@@ -384,6 +395,7 @@ class Session(QObject):
 
     def _clear_results(self) -> None:
         self.preview = {}
+        self.post = None
         self.preview_plain = {}
         self.average = None
         self.average_plain = None
@@ -408,8 +420,11 @@ class Session(QObject):
         self.dummySelectionChanged.emit()
         if self.dummy_error and not old_error:  # once per episode, not on every edit while it lasts
             self.dummiesFailed.emit(self.dummy_error)
+        self.post = None
         self.previewChanged.emit()
         snap = self.snapshot()
+        if self.post_stage is not None:
+            self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one
             snap = Snapshot(snap.series, snap.landmarks, snap.settings, snap.seed, snap.runs)
         self._average_runner.submit(compute_average, snap, self._dummy_options)
@@ -426,7 +441,14 @@ class Session(QObject):
         self.average_dummy_size = result.dummy_size
         self.metricsChanged.emit()
 
+    def _on_post(self, generation: int, result: object) -> None:
+        if result is None or not self._post_runner.is_current(generation):
+            return
+        self.post = result
+        self.postChanged.emit()
+
     def shutdown(self) -> None:
         self._closed = True
         self._preview_runner.shutdown()
         self._average_runner.shutdown()
+        self._post_runner.shutdown()
