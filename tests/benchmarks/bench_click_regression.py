@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.benchmarks import bench_gui  # noqa: E402
 
 #: median click → repainted / median numpy laplace(10^6), measured on the 2-core machine (issue 15)
-BASELINE_RATIO = 7.5
+BASELINE_RATIO = 6.5
 N = 10**6
 
 
