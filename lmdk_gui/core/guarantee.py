@@ -76,20 +76,19 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
         return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False, "ε must be positive")
     if n == 0:
         return GuaranteeResult(epsilon, 0.0, 0.0, -1, True)
-    if not np.all(np.isfinite(b)):
-        return GuaranteeResult(epsilon, float("nan"), float("inf"), int(np.argmin(np.isfinite(b))), False,
-                               "a budget is NaN or infinite")
-    if np.any(b < 0):
-        return GuaranteeResult(epsilon, float("nan"), float("nan"), int(np.argmax(b < 0)), False,
-                               "a budget is negative")
+    lo, hi = float(b.min()), float(b.max())
+    # min/max propagate NaN: finite and ≥ 0 bounds prove every budget is, in two reductions without a
+    # temporary array; otherwise the checks below find and name the bad event.
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo >= 0):
+        return _bad_budgets(b, epsilon)
     s_l = float(np.sum(b[lm])) if lm.size else 0.0
     if lm.size:
-        regular = np.ones(n, dtype=bool)
-        regular[lm] = False
-        if regular.any():
-            reg_idx = np.flatnonzero(regular)
-            j = int(np.argmax(b[reg_idx]))
-            worst_row = int(reg_idx[j])
+        if lm.size < n:
+            # The first regular event with the largest budget (all are finite and ≥ 0, so -1 marks the
+            # landmarks out).
+            masked = b.copy()
+            masked[lm] = -1.0
+            worst_row = int(np.argmax(masked))
             worst = s_l + float(b[worst_row])
         else:
             worst_row = int(lm[int(np.argmax(b[lm]))])
@@ -102,6 +101,17 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
     holds = bool(inflated <= epsilon)
     reason = "" if holds else f"the sum over L ∪ {{{worst_row}}} is {worst:.17g} > ε = {epsilon:.17g}"
     return GuaranteeResult(epsilon, s_l, worst, worst_row, holds, reason)
+
+
+def _bad_budgets(b: np.ndarray, epsilon: float) -> GuaranteeResult:
+    """The verdict on budgets that are not all finite and ≥ 0, naming the first bad event."""
+    if not np.all(np.isfinite(b)):
+        return GuaranteeResult(epsilon, float("nan"), float("inf"), int(np.argmin(np.isfinite(b))), False,
+                               "a budget is NaN or infinite")
+    if np.any(b < 0):
+        return GuaranteeResult(epsilon, float("nan"), float("nan"), int(np.argmax(b < 0)), False,
+                               "a budget is negative")
+    raise AssertionError("unreachable: min/max said a budget was NaN, infinite or negative")
 
 
 class GuaranteeError(RuntimeError):

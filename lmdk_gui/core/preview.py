@@ -5,17 +5,18 @@ them directly. A :class:`Snapshot` is an immutable copy of what a computation wo
 :func:`compute_preview` gives each scheme's release on common random numbers (with dummies on, also the
 selection ``L' ⊃ L`` drawn from the seed and the draw number, and the releases on ``L'`` with ``ε − ε_sel``);
 :func:`compute_average` the MAE over ``runs`` runs (with dummies: with and without them). Each release is
-:func:`~.pipeline.plan` then :func:`~.pipeline.run_preview` (through :func:`~.release.compute_release`).
+:func:`~.pipeline.plan` then :func:`~.pipeline.run_preview`, as in :func:`~.release.compute_release`.
 A dummy generator that refuses (Optimal beyond its limit) is not an error of the preview: the result carries
 its message in ``dummy_error`` and the releases without dummies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import release as release_mod
 from .denoise import Denoised
 from .dummies import (
     DummyOptions,
@@ -28,7 +29,8 @@ from .dummies import (
 )
 from .metrics import RunStats, denoised_mae, mae, mae_over_runs
 from .noise import UnitNoise
-from .release import Release, compute_release
+from .pipeline import plan, run_preview
+from .release import Release, normalize_landmarks
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
 
@@ -91,17 +93,26 @@ class NoiseCache:
     """
 
     def __init__(self) -> None:
-        self._items: dict[tuple[int, int], tuple[Series, UnitNoise]] = {}
+        self._items: dict[tuple[int, int], tuple[Series, UnitNoise, dict]] = {}
 
-    def get(self, series: Series, seed: int) -> UnitNoise:
+    def _entry(self, series: Series, seed: int) -> tuple[Series, UnitNoise, dict]:
         key = (id(series), seed)
         hit = self._items.get(key)
         if hit is None or hit[0] is not series:
             if len(self._items) > 4:
                 self._items.clear()
-            hit = (series, UnitNoise(series.n, seed))
+            for other in self._items.values():  # memos hold releases: only the newest entry keeps one
+                other[2].clear()
+            hit = (series, UnitNoise(series.n, seed), {})
             self._items[key] = hit
-        return hit[1]
+        return hit
+
+    def get(self, series: Series, seed: int) -> UnitNoise:
+        return self._entry(series, seed)[1]
+
+    def memo(self, series: Series, seed: int) -> dict:
+        """The :func:`scheme_previews` memo of this (series, seed): releases worth reusing on its noise."""
+        return self._entry(series, seed)[2]
 
 
 class OptionsCache:
@@ -141,30 +152,57 @@ class AverageResult:
 
 
 def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySettings, noise: UnitNoise,
-                    should_cancel=None) -> dict[str, SchemePreview] | None:
+                    should_cancel=None, memo: dict | None = None) -> dict[str, SchemePreview] | None:
     """Every scheme's preview release on ``landmarks`` with ``settings`` and its error for this seed; None
-    when cancelled."""
+    when cancelled.
+
+    ``memo`` (one per series and seed, see :meth:`NoiseCache.memo`) lets a fixed scheme whose planned budgets
+    did not change (Event and User on a landmark click) reuse its values and error: they are a function of
+    the series, the noise, the settings and the budgets only. Its landmarks and its check are always new."""
     series = snap.series
     out: dict[str, SchemePreview] = {}
     # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
     # computed (numeric MAE does not depend on settings), so each release's error is computed once.
-    denom = float(np.mean(np.abs(series.values))) if series.kind == "numeric" and series.n else 0.0
+    denom = _mean_abs(series, memo)
+    lm = normalize_landmarks(landmarks, series.n)
     for scheme in ALL_SCHEMES:
         if should_cancel is not None and should_cancel():
             return None
-        rel = compute_release(series, landmarks, settings, scheme, noise)
-        err = mae(series, rel, settings)
-        den, err_d = denoised_mae(series, rel, settings) if settings.denoise else (None, float("nan"))
+        # the release module's allocation, looked up now, as compute_release does (the audits replace it)
+        p = plan(series, lm, settings, scheme, budgets_fn=release_mod.fixed_budgets,
+                 allocatable_fn=release_mod.allocatable)
+        hit = memo.get(scheme) if memo is not None and p.budgets is not None else None
+        if hit is not None and hit[0] == settings and np.array_equal(hit[1].budgets, p.budgets):  # type: ignore[arg-type]
+            rel = replace(hit[1], landmarks=p.landmarks, guarantee=p.precheck)
+            err, den, err_d = hit[2], hit[3], hit[4]
+        else:
+            rel = run_preview(p, noise)
+            err = mae(series, rel, settings)
+            den, err_d = denoised_mae(series, rel, settings) if settings.denoise else (None, float("nan"))
+            if memo is not None:
+                memo[scheme] = (settings, rel, err, den, err_d)
         out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None, den, err_d,
                                     err_d / denom if denom != 0.0 and den is not None else None)
     return out
+
+
+def _mean_abs(series: Series, memo: dict | None) -> float:
+    if series.kind != "numeric" or not series.n:
+        return 0.0
+    if memo is not None and "mean_abs" in memo:
+        return memo["mean_abs"]
+    v = float(np.mean(np.abs(series.values)))
+    if memo is not None:
+        memo["mean_abs"] = v
+    return v
 
 
 def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: OptionsCache | None = None, *,
                     should_cancel=None) -> PreviewResult | None:
     """Every scheme's preview release; with dummies on, also the selection and the releases on L'."""
     noise = noise_cache.get(snap.series, snap.seed)
-    plain = scheme_previews(snap, snap.landmarks, snap.settings, noise, should_cancel)
+    memo = noise_cache.memo(snap.series, snap.seed)
+    plain = scheme_previews(snap, snap.landmarks, snap.settings, noise, should_cancel, memo)
     if plain is None:
         return None
     if snap.dummies is None:
@@ -178,7 +216,7 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
     except ValueError as e:  # the generator refuses (Optimal beyond its limit)
         return PreviewResult(plain, plain, dummy_error=str(e))
     withd = scheme_previews(snap, sel.landmarks, snap.settings.with_(epsilon=sel.epsilon_remaining), noise,
-                             should_cancel)
+                             should_cancel, memo)
     if withd is None:
         return None
     return PreviewResult(withd, plain, sel, opts)

@@ -5,6 +5,8 @@ baseline measured in the same run (these machines are noisy; compare ratios, not
 
 * ``recompute_n``: all five allocations + releases + MAE after toggling one landmark (20% landmarks), best of
   7, next to numpy drawing n Laplace samples (the floor). Target: ≤ 10× the floor at n = 10^6.
+* ``toggle_preview_n`` (issue 15): what the window's worker does after a click (``compute_preview`` with the
+  session's noise cache and memo), min/median of 7 alternating with the floor. Target: ≤ 5× at 10^6.
 * ``load_csv_1e6``: ``load_series`` of a 10^6-row numeric CSV next to plain ``pandas.read_csv``. Target ≤ 1.5×.
 """
 
@@ -52,6 +54,36 @@ def recompute(n: int) -> dict:
             "baseline_seconds": floor, "ratio": t / floor, "target_ratio": 10}
 
 
+def toggle_preview(n: int, repeats: int = 7) -> dict:
+    """Issue 15: the session's worker after one click (``compute_preview`` with its noise cache and memo, 20 %
+    scattered landmarks), alternating with the numpy floor; min and median."""
+    import statistics
+    import time
+
+    from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
+
+    rng = np.random.default_rng(1)
+    s = Series.from_arrays(rng.random(n) * 5)
+    lm = np.sort(rng.choice(n, n // 5, replace=False))
+    cache = NoiseCache()
+    compute_preview(Snapshot(s, lm, PrivacySettings(), 1), cache)  # warm: compile, unit noise, memo
+    ours, floors = [], []
+    for i in range(repeats):
+        row = (i * 7919 + 13) % n
+        j = int(np.searchsorted(lm, row))
+        lm = np.delete(lm, j) if j < lm.size and lm[j] == row else np.insert(lm, j, row)  # as the session
+        t = time.perf_counter()
+        compute_preview(Snapshot(s, lm, PrivacySettings(), 1), cache)
+        ours.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        np.random.default_rng(i).laplace(0.0, 1.0, n)
+        floors.append(time.perf_counter() - t)
+    med, floor = statistics.median(ours), statistics.median(floors)
+    return {"figure": f"toggle_preview_{n}", "seconds_min": min(ours), "seconds": med,
+            "baseline": "numpy Generator.laplace(n), alternating", "baseline_seconds": floor,
+            "ratio": med / floor, "target_ratio": 5}
+
+
 def load(n: int = 10**6) -> dict:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "big.csv"
@@ -68,6 +100,8 @@ def load(n: int = 10**6) -> dict:
 def main() -> None:
     for n in (10**4, 10**5, 10**6):
         print(json.dumps(recompute(n)), flush=True)
+    for n in (10**5, 10**6):
+        print(json.dumps(toggle_preview(n)), flush=True)
     print(json.dumps(load()), flush=True)
 
 
