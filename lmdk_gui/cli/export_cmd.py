@@ -26,7 +26,7 @@ from ..core.export import (
     export_release,
     new_export_key,
 )
-from ..core.settings import ALL_SCHEMES, categories_from_data, categories_from_data_risk
+from ..core.settings import ALL_SCHEMES, categories_from_data, categories_from_data_risk, sensitivity_warning
 from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 from .common import (
     add_dummy_options,
@@ -106,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
     key = _key_argument(args)
     sel = load_selection(args)
     check_categories(sel.series, sel.settings, args.categories_from_data)
+    if sel.series.kind == "numeric":
+        short = sensitivity_warning(sel.settings.sensitivity, sel.settings.bounds, sel.series.unit or "")
+        if short:
+            print(f"lmdk: warning: {short} (--sensitivity)", file=sys.stderr)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
                          include_flags=args.include_flags, seed=key, backend=args.noise_backend,
                          force=args.force, dummies=dummies, include_input_name=args.include_input_name,

@@ -114,3 +114,17 @@ def categories_from_data_risk(n_labels: int) -> str:
     """The one sentence both the command and the dialog use to say what publishing the list means."""
     return (f"the category list ({n_labels} label{'s' if n_labels != 1 else ''}) would come from the data and "
             "be published whole, including labels that occur only once")
+
+
+def sensitivity_warning(sensitivity: float, bounds: tuple[float, float] | None, unit: str = "") -> str | None:
+    """What Δ leaves unprotected when it is smaller than the public bounds' width (issue 14): the same words
+    in the settings panel and on ``lmdk export``'s stderr; None when Δ covers the bounds (or there are none)."""
+    if bounds is None:
+        return None
+    width = float(bounds[1]) - float(bounds[0])
+    if not (width > 0 and sensitivity < width * (1 - 1e-9)):
+        return None
+    u = f" {unit}" if unit else ""
+    return (f"Δ = {sensitivity:g}{u} is smaller than the bounds' width {width:g}{u}: only changes of at most "
+            f"{sensitivity:g}{u} in one event are protected, not any value within the bounds")
+

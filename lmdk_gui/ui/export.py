@@ -71,6 +71,7 @@ from ..core.settings import (
 )
 from .runner import WorkerJob
 from .session import AverageResult, SchemePreview, Snapshot
+from .theme import count_noun
 
 
 class ExportJob(WorkerJob):
@@ -162,7 +163,7 @@ class ExportDialog(QDialog):
         self.include_input_name = QCheckBox("Name the input file in the metadata (off: a file name can name a person)")
         self.include_input_name.setObjectName("exportIncludeInputName")
         form.addRow("Metadata", self.include_input_name)
-        self.columns_warning = QLabel("⚠ These columns reveal where the landmarks are (thesis §4.2).")
+        self.columns_warning = QLabel("⚠ These columns reveal where the landmarks are.")
         self.columns_warning.setStyleSheet("color: #a05a00;")
         form.addRow("", self.columns_warning)
 
@@ -419,19 +420,20 @@ class ExportDialog(QDialog):
             dummies = ""
         else:
             eps_rem = split_budget(eps, dm.share)[1]
-            lsum = f"≤ ε − ε_sel = {eps_rem:.6g}, checked on export against L'"
+            lsum = f"≤ {eps_rem:.6g} (ε minus what choosing the dummies costs), checked on export"
             seeded = "derived from the export key" if self.use_seed.isChecked() else "fresh randomness"
+            sel = dm.share * eps
             dummies = (
-                f"<br><b>Dummy landmarks:</b> on ({dm.describe()}). The export draws a <i>new</i> selection "
-                f"({seeded}; not the preview's): an exponential mechanism with ε_sel = {dm.share * eps:.4g} "
-                f"adds dummies to the {k} landmark(s), giving L', and the release uses L' with "
-                f"ε − ε_sel = {eps_rem:.6g}. The metadata records ε = {eps:g}, ε_sel and the generator; "
+                f"<br><b>Dummy landmarks:</b> on ({dm.describe()}). The export draws a <i>new</i> choice of "
+                f"dummies ({seeded}; not the preview's), which costs ε = {sel:.4g}; the "
+                f"{count_noun(k, 'landmark')} and the dummies are then released with the remaining "
+                f"ε = {eps_rem:.6g}. The metadata records the total ε = {eps:g}, that cost and the method; "
                 f"nothing written says which events are dummies or how many.")
         self.summary.setText(
-            f"<b>Guarantee:</b> ({eps:g}, L)-landmark privacy with the <b>{SCHEME_LABELS[scheme]}</b> scheme: for "
-            f"every event t, the budgets of the {k} landmark(s) plus t's own add up to at most ε = {eps:g} "
-            f"(landmark sum: {lsum}). {n:,} events are written; nothing is written if the check fails. {how}"
-            f"{dummies}")
+            f"<b>Guarantee:</b> landmark privacy at ε = {eps:g} with the <b>{SCHEME_LABELS[scheme]}</b> scheme: "
+            f"for every event, the budgets of the {count_noun(k, 'landmark')} plus that event's own add up to "
+            f"at most ε = {eps:g} (landmark sum: {lsum}). {n:,} events are written; nothing is written if the "
+            f"check fails. {how}{dummies}")
         self.export_button.setEnabled(scheme is not None)
 
     def _accept(self) -> None:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.settings import ALL_SCHEMES, SCHEME_LABELS, AdaptiveParams, PrivacySettings
+from ..core.settings import ALL_SCHEMES, SCHEME_LABELS, AdaptiveParams, PrivacySettings, sensitivity_warning
 from .session import Session
 from .theme import SCHEME_COLORS
 
@@ -295,12 +295,11 @@ class SettingsPanel(QScrollArea):
         bounded = self.bounds_check.isChecked() and numeric
         width = self.hi_spin.value() - self.lo_spin.value()
         delta = self.sens_spin.value()
-        short = bounded and width > 0 and delta < width * (1 - 1e-9)
-        unit = f" {s.unit}" if s is not None and s.unit else ""
+        text = sensitivity_warning(delta, (self.lo_spin.value(), self.hi_spin.value()) if bounded else None,
+                                   s.unit if s is not None and s.unit else "")
+        short = text is not None
         if short:
-            self.sens_warning.setText(
-                f"⚠ Δ = {delta:g}{unit} is smaller than the bounds' width {width:g}{unit}: only changes of at most "
-                f"{delta:g}{unit} in one event are protected, not any value within the bounds.")
+            self.sens_warning.setText(f"⚠ {text}.")
         self.sens_warning.setVisible(short)
         self.mech_form.setRowVisible(self.sens_warning, short)
         self.mech_form.setRowVisible(self.sens_from_bounds, bounded and width > 0 and abs(delta - width) > 1e-12)

@@ -55,3 +55,15 @@ def test_numeric_and_location_exports_are_not_affected(capsys, tmp_path):
     code, _, err = run(capsys, "export", str(SAMPLES / "energy_hue_2013_jan.csv"), "-o", str(tmp_path / "e.csv"),
                        "--scheme", "uniform", "--epsilon", "1")
     assert code == 0 and "category" not in err
+
+
+def test_export_warns_when_delta_is_smaller_than_the_bounds(capsys, tmp_path):
+    from tests.conftest import SAMPLES as S
+
+    base = ["export", str(S / "energy_hue_2013_jan.csv"), "--scheme", "skip", "--epsilon", "1",
+            "--landmark-rows", "3", "--bounds", "0", "7"]
+    code, _, err = run(capsys, *base, "-o", str(tmp_path / "a.csv"))
+    assert code == 0, err
+    assert "Δ = 1 is smaller than the bounds' width 7" in err and "--sensitivity" in err
+    code, _, err = run(capsys, *base, "-o", str(tmp_path / "b.csv"), "--sensitivity", "7")
+    assert code == 0 and "smaller than the bounds" not in err

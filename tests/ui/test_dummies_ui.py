@@ -250,7 +250,7 @@ def test_export_dialog_summarises_the_dummies(qtbot, window, tmp_path):
     qtbot.addWidget(dlg)
     text = dlg.summary.text()
     assert "Dummy landmarks:</b> on (Partitioned, fewer dummies, 1% of ε)" in text
-    assert "fresh randomness" in text and "ε − ε_sel = 0.99" in text and "new</i> selection" in text
+    assert "fresh randomness" in text and "remaining ε = 0.99" in text and "new</i> choice" in text  # plain words (issue 14)
     dlg.use_seed.setChecked(True)
     assert "derived from the export key" in dlg.summary.text()
 
