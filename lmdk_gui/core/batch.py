@@ -263,14 +263,24 @@ def _delimiter(first: Path) -> str:
     return _sniff_delimiter(header, first.suffix.lower())
 
 
-def _read(files: list[Path], options: BatchOptions, columns: list[str] | None = None):
+def _blocksize(files: list[Path], options: BatchOptions, workers: int) -> int:
+    """The user's blocksize; by default no more than a quarter of the input per worker (at least 1 MiB), so
+    a table smaller than 32 MB still splits into enough partitions to keep every worker busy (persons inside
+    one partition are released by that partition's task; the releases do not depend on the split)."""
+    if options.blocksize != DEFAULT_BLOCKSIZE:
+        return options.blocksize
+    total = sum(f.stat().st_size for f in files)
+    return int(min(options.blocksize, max(2**20, total // (4 * max(workers, 1)) + 1)))
+
+
+def _read(files: list[Path], options: BatchOptions, columns: list[str] | None = None, workers: int = 1):
     """The input as a dask DataFrame; CSV columns as text (the per-person loader types them)."""
     import dask.dataframe as dd
 
     paths = [str(f) for f in files]
     if _is_parquet(files):
         return dd.read_parquet(paths, columns=columns)
-    return dd.read_csv(paths, sep=_delimiter(files[0]), dtype=str, blocksize=options.blocksize,
+    return dd.read_csv(paths, sep=_delimiter(files[0]), dtype=str, blocksize=_blocksize(files, options, workers),
                        keep_default_na=False, na_values=[""], usecols=columns, engine="pyarrow",
                        encoding="utf-8")
 
@@ -767,7 +777,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
 
         report(BatchProgress("counting", elapsed_s=time.monotonic() - t0, dashboard=dash))
         try:
-            ddf = _read(files, options)
+            ddf = _read(files, options, workers=cl.n_workers)
         except (ValueError, OSError) as e:
             raise BatchError(f"cannot read {files[0].name}: {e}") from None
         if options.id_col not in ddf.columns:
