@@ -504,6 +504,19 @@ def _location(latlon: np.ndarray, budgets: np.ndarray, approximated: np.ndarray,
 
 # ----------------------------------------------------------------------------------------- categorical
 @numba.njit(cache=True, nogil=True)
+def _weigh_by_emission(tmp, o, keep_t, k):  # pragma: no cover - compiled
+    """``tmp[j] *= Pr[release o | state j]`` (randomized response: keep ``keep_t``, else uniform over the
+    other k − 1; no fresh release (o < 0) weighs nothing) and the total: the forward step of both passes."""
+    off = (1.0 - keep_t) / (k - 1) if k > 1 else 1.0
+    tot = 0.0
+    for j in range(k):
+        e = 1.0 if o < 0 else (keep_t if j == o else off)
+        tmp[j] *= e
+        tot += tmp[j]
+    return tot
+
+
+@numba.njit(cache=True, nogil=True)
 def _hmm_pass(codes, keep, k, trans, alpha, scale, counts, post):  # pragma: no cover - compiled
     """One forward–backward pass with scaling. Fills the posterior ``post`` (n, k) and the expected
     transition counts; returns the log-likelihood. Emission of code o from state j: keep_t if j == o,
@@ -523,13 +536,7 @@ def _hmm_pass(codes, keep, k, trans, alpha, scale, counts, post):  # pragma: no 
                 ai = alpha[t - 1, i]
                 for j in range(k):
                     tmp[j] += ai * trans[i, j]
-        o = codes[t]
-        off = (1.0 - keep[t]) / (k - 1) if k > 1 else 1.0
-        tot = 0.0
-        for j in range(k):
-            e = 1.0 if o < 0 else (keep[t] if j == o else off)
-            tmp[j] *= e
-            tot += tmp[j]
+        tot = _weigh_by_emission(tmp, codes[t], keep[t], k)
         scale[t] = tot
         ll += math.log(tot)
         for j in range(k):
@@ -579,13 +586,7 @@ def _hmm_pass_jump(codes, keep, k, stay, jump, alpha, scale, counts, post):  # p
                 mass += alpha[t - 1, i] * (1.0 - stay[i])
             for j in range(k):
                 tmp[j] = alpha[t - 1, j] * stay[j] + jump[j] * mass
-        o = codes[t]
-        off = (1.0 - keep[t]) / (k - 1)
-        tot = 0.0
-        for j in range(k):
-            e = 1.0 if o < 0 else (keep[t] if j == o else off)
-            tmp[j] *= e
-            tot += tmp[j]
+        tot = _weigh_by_emission(tmp, codes[t], keep[t], k)
         scale[t] = tot
         ll += math.log(tot)
         for j in range(k):
