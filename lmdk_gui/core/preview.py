@@ -225,7 +225,13 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
 def compute_average(snap: Snapshot, options: DummyOptions | None = None, *,
                     should_cancel=None) -> AverageResult | None:
     """MAE over ``snap.runs`` runs (raw, and denoised when ``snap.settings.denoise``); with dummies (and
-    ``options`` from the preview), with and without."""
+    ``options`` from the preview, generated here when not given), with and without. A generator that refuses
+    (Optimal beyond its limit) gives the average without dummies, as the preview does."""
+    if snap.dummies is not None and options is None and snap.series.n > snap.landmarks.size:
+        try:
+            options = OptionsCache().get(snap.series.n, snap.landmarks, snap.dummies.generator)
+        except ValueError:
+            snap = replace(snap, dummies=None)
     if snap.dummies is not None and (options is not None or snap.series.n <= snap.landmarks.size):
         plain, withd, size = mae_runs_with_dummies(
             snap.series, snap.landmarks, snap.settings, snap.dummies, runs=snap.runs, seed=snap.seed,

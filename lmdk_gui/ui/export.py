@@ -17,7 +17,8 @@ released before asks (``ask_repeat_release``, replaceable) after showing the com
 
 Guidance (issue 14): under the scheme chooser a small table lists, per scheme, the expected error (the R-run
 average the session already computed — passed in, or in ``snapshot.extra["average"]``; the dialog never
-recomputes it), the share of approximated events (from the preview release), and the check's verdict. The
+recomputes it; only when its Denoise box asks for a denoised error the session did not average, it runs the
+core's ``compute_average`` for that setting in the background), the share of approximated events (from the preview release), and the check's verdict. The
 passing scheme with the lowest expected error (:func:`~lmdk_gui.core.advice.best_scheme`) is pre-selected,
 and a warning (not a refusal) says when the chosen scheme's expected error exceeds the data's range.
 """
@@ -62,6 +63,7 @@ from ..core.export import (
 from ..core.guarantee import GuaranteeError
 from ..core.metrics import RunStats, unit_label
 from ..core.pipeline import export_verdicts, precheck
+from ..core.preview import compute_average
 from ..core.settings import (
     ALL_SCHEMES,
     LANDMARK_SCHEMES,
@@ -69,7 +71,7 @@ from ..core.settings import (
     categories_from_data,
     categories_from_data_risk,
 )
-from .runner import WorkerJob
+from .runner import LatestOnlyRunner, WorkerJob
 from .session import AverageResult, SchemePreview, Snapshot
 from .theme import count_noun
 
@@ -229,6 +231,10 @@ class ExportDialog(QDialog):
         for w in (self.include_budget, self.include_flags, self.use_seed):
             w.toggled.connect(self._update)
         self.scheme.activated.connect(self._chosen_by_user)
+        # The session averages what its own Denoise setting publishes; when this box asks for the denoised
+        # error and the session's average has none, the dialog asks the core for it (same compute_average).
+        self._denoised_average: AverageResult | None = None
+        self._average_runner: LatestOnlyRunner | None = None
         self.set_advice(average if average is not None else snapshot.extra.get("average"),
                         preview if preview is not None else snapshot.extra.get("preview"))
         self._update()
@@ -319,6 +325,8 @@ class ExportDialog(QDialog):
         self._set_error_head()
         avg = average.average if isinstance(average, AverageResult) else average
         self.errors = advice.errors_of(avg, self.error_field) if avg else {}
+        if avg and self.error_field == "mae_denoised" and all(np.isnan(v) for v in self.errors.values()):
+            self.errors = self._denoised_errors()
         self.shares = ({s: float(np.mean(p.approximated)) if p.approximated.size else 0.0
                         for s, p in preview.items()} if preview else {})
         self.best = advice.best_scheme(self.reasons, self.errors) if self.errors else None
@@ -353,6 +361,29 @@ class ExportDialog(QDialog):
         t.horizontalHeader().setStretchLastSection(True)
         rows_h = t.verticalHeader().defaultSectionSize() * t.rowCount()
         t.setFixedHeight(rows_h + t.horizontalHeader().sizeHint().height() + 2 * t.frameWidth() + 4)
+
+    def _denoised_errors(self) -> dict[str, float]:
+        """The denoised expected errors when the session averaged raw values only: computed once, in the
+        background ({} = "computing…" until they arrive)."""
+        if self._denoised_average is not None:
+            return advice.errors_of(self._denoised_average.average, "mae_denoised")
+        if self._average_runner is None:
+            snap = self.snapshot
+            snap = replace(snap, settings=snap.settings.with_(denoise=True), extra={})
+            self._average_runner = LatestOnlyRunner("export-advice", self)
+            self._average_runner.finished.connect(self._on_denoised_average)
+            self._average_runner.submit(compute_average, snap)
+        return {}
+
+    def _on_denoised_average(self, _generation: int, result: AverageResult | None) -> None:
+        if result is not None:
+            self._denoised_average = result
+            self.set_advice(self._average, self._preview)
+
+    def done(self, result: int) -> None:
+        if self._average_runner is not None:
+            self._average_runner.shutdown(timeout=0.0)
+        super().done(result)
 
     def _advice_clicked(self, row: int, _col: int) -> None:
         s = ALL_SCHEMES[row]

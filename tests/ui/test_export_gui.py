@@ -321,3 +321,24 @@ def test_with_denoise_on_the_advice_ranks_by_what_is_published(qtbot, window, tm
     assert dlg.error_field == "mae"
     assert "denois" not in dlg.advice_table.horizontalHeaderItem(1).text()
     assert dlg.errors == {k: v.mean for k, v in s.average.items()}
+
+
+def test_ticking_denoise_when_the_session_averaged_raw_values_computes_the_denoised_advice(qtbot, window, tmp_path):
+    """Session Denoise off: its average has no denoised error. Ticking the dialog's Denoise box shows
+    "computing…", then the core's average for the denoised release (the same numbers the session gives with
+    Denoise on), never "—"."""
+    s = window.session
+    s.add_range(100, 180)
+    s.set_denoise(False)
+    dlg = _advised_dialog(qtbot, window, tmp_path)
+    assert dlg.error_field == "mae"
+    dlg.denoise.setChecked(True)
+    assert dlg.error_field == "mae_denoised"
+    assert dlg.errors == {} and dlg.advice_table.item(0, 1).text() == "computing…"
+    qtbot.waitUntil(lambda: bool(dlg.errors), timeout=60_000)
+    assert all(v == v for v in dlg.errors.values())  # no NaN: every scheme has a denoised error
+    with qtbot.waitSignal(s.metricsChanged, timeout=60_000):
+        s.set_denoise(True)
+    assert dlg.errors == {k: v.mean_denoised for k, v in s.average.items()}
+    assert "—" not in dlg.advice_table.item(dlg.advice_table.rowCount() - 1, 1).text()
+    dlg.reject()
