@@ -504,7 +504,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 statement=release_statement(
                     kind=series.kind, scheme=scheme, epsilon=total_epsilon, sensitivity=settings.sensitivity,
                     radius_m=settings.radius_m, units=value_units(series), dummies=record is not None,
-                    budget_columns=options.include_budget or options.include_flags),
+                    budget_columns=options.include_budget or options.include_flags, denoised=post is not None),
                 units=value_units(series),
                 duplicates=series.source.duplicates if series.source is not None else None,
                 categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",

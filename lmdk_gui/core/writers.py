@@ -294,7 +294,7 @@ def value_units(series) -> str | None:
 
 
 def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: float, radius_m: float,
-                      units: str | None, dummies: bool, budget_columns: bool) -> str:
+                      units: str | None, dummies: bool, budget_columns: bool, denoised: bool = False) -> str:
     """The sidecar's ``statement``: one plain paragraph on what is protected and what is not."""
     eps = f"{float(epsilon):g}"
     if kind == "numeric":
@@ -304,8 +304,8 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
         change = f"a move of one event's position by up to r = {float(radius_m):g} metres"
     else:
         change = "a change of one event's category to any other"
-    scheme_name = {"uniform": "Uniform", "skip": "Skip", "adaptive": "Adaptive", "event": "event-level",
-                   "user": "user-level"}.get(scheme, scheme)
+    scheme_name = {"uniform": "Uniform", "skip": "Skip", "adaptive": "Adaptive", "balanced": "Balanced",
+                   "event": "event-level", "user": "user-level"}.get(scheme, scheme)
     not_protected = ["the timestamps are published exactly (when each event happened, and how many there are)"]
     if dummies:
         not_protected.append("the landmarks are hidden among dummy landmarks chosen at random, but their count "
@@ -323,7 +323,10 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
             f"scheme of landmark privacy at ε = {eps}. Protected: {change}, and the same change made at once "
             f"to that event and to every event the data holder marked as a landmark, alters the probability of "
             f"any content of this file by at most a factor e^ε (≈ {np.exp(float(epsilon)):.3g}). Not protected: "
-            + "; ".join(not_protected) + ".")
+            + "; ".join(not_protected) + "."
+            + (" The values were then smoothed (denoised) using only the noisy release, its per-event budgets and "
+               "the public settings, so the smoothing changes no guarantee; anyone can repeat it on this file "
+               "(see post_processing)." if denoised else ""))
 
 
 def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, epsilon: float,

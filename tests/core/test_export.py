@@ -90,6 +90,8 @@ def test_denoised_export_is_post_processing_of_the_same_raw_release(tmp_path, en
     pp = side_den["post_processing"]
     assert pp["method"] == expect.method == "clip+rts-local-level"
     assert "fresh_events" not in pp  # a count that would tell |L| for Skip
+    assert "smoothed (denoised)" in side_den["statement"] and "denoised" not in side_raw["statement"]
+    assert ("Balanced scheme" if scheme == "balanced" else f"{scheme.capitalize()} scheme") in side_den["statement"]
     assert abs(den["kwh"] - energy.values).mean() < abs(raw["kwh"] - energy.values).mean()
 
 
