@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -43,7 +42,6 @@ from ..core.dummies import (
     UTILITIES,
     DummySettings,
 )
-from .plots import PassiveScatter
 from .theme import DUMMY_COLOR, count_noun, darker
 
 GENERATOR_ITEMS = {
@@ -267,19 +265,9 @@ class DummiesExtension(QObject):
         self.status.hide()
         window.statusBar().addPermanentWidget(self.status)
 
-        # The track view (location series) gets the dummies as well.
-        self.track_dummies = PassiveScatter(size=7, pen=pg.mkPen(darker(DUMMY_COLOR)), brush=pg.mkBrush(DUMMY_COLOR),
-                                            symbol="d")
-        self.track_dummies.setZValue(9)
-        window.track_plot.getPlotItem().addItem(self.track_dummies)
-        window.track_plot.legend.removeItem(self.track_dummies)
-
         session.dummiesChanged.connect(self._sync_action)
         session.dummySelectionChanged.connect(self._on_selection)
         session.seriesChanged.connect(self._on_selection)
-        # Connected after the main window's own handlers, so these run after it rebuilt the track legend.
-        session.previewChanged.connect(self._track_legend)
-        session.settingsChanged.connect(self._track_legend)
         session.dummiesFailed.connect(self._on_failed)
         self._sync_action()
 
@@ -318,28 +306,14 @@ class DummiesExtension(QObject):
             return
         w.series_plot.set_dummies(rows)
         w.budget_plot.set_dummies(rows)
-        if w.track_plot.series is self.session.series and self.session.series.kind == "location" and rows.size:
-            pts = self.session.series.values[rows]
-            self.track_dummies.setData(pts[:, 1], pts[:, 0])
-        else:
-            self.track_dummies.setData([], [])
+        if w.track_plot.series is self.session.series and self.session.series.kind == "location":
+            w.track_plot.set_dummies(rows)
         sel = self.session.dummy_selection
         if sel is not None and self.session.dummies_enabled:
             self.status.setText(f"+{sel.dummies.size:,} dummies ({sel.landmarks.size:,} events protected together)")
             self.status.show()
         else:
             self.status.hide()
-        self._track_legend()
-
-    def _track_legend(self) -> None:
-        track = self.window.track_plot
-        track.legend.removeItem(self.track_dummies)
-        shown = bool(self.dummy_rows().size) and self.session.series is not None and \
-            self.session.series.kind == "location"
-        if shown:
-            track.legend.addItem(self.track_dummies, "dummy landmarks")
-        track.getPlotItem().setTitle("Track (landmarks red, dummies violet)" if shown else
-                                     "Track (landmarks in red)", size="9pt")
 
     # ------------------------------------------------------------------------------- project state
     def state(self) -> dict[str, Any]:

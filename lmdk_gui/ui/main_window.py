@@ -61,7 +61,7 @@ SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples
 EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui",
               "batch_ui")
 #: the GPS track view never opens narrower than this (px)
-TRACK_MIN_WIDTH = 320
+TRACK_MIN_WIDTH = 280
 MAX_RECENT = 8
 log = logging.getLogger(__name__)
 
@@ -558,7 +558,7 @@ class MainWindow(QMainWindow):
         total = sum(sizes) or max(self.main_split.width(), 2 * TRACK_MIN_WIDTH)
         if not restored or len(sizes) != 2 or sizes[1] < TRACK_MIN_WIDTH:
             # first time (or a bad saved state): about a third, so the plots keep room for their notes
-            right = max(TRACK_MIN_WIDTH, int(total * 0.35))
+            right = max(TRACK_MIN_WIDTH, int(total * 0.3))
             self.main_split.setSizes([max(total - right, 1), right])
 
     def _remember_split(self, *_args) -> None:
@@ -587,6 +587,7 @@ class MainWindow(QMainWindow):
         self.preview_plot.set_denoised(den)
         if self.track_plot.isVisible():
             self.track_plot.set_preview(pv, s.visible_schemes)
+            self.track_plot.set_denoised({k: p.denoised_values for k, p in pv.items() if s.settings.denoise})
         self._refresh_hover()
         self._update_status()
 

@@ -490,7 +490,9 @@ class SeriesPlot(pg.PlotWidget):
 
 
 class TrackPlot(pg.PlotWidget):
-    """Location series: the original track and each visible scheme's noisy track, in lon/lat."""
+    """Location series: the original track and each visible scheme's release in lon/lat — its noisy points,
+    and with Denoise on its denoised track (what the export writes) as a line over them. The legend sits
+    under the map, never over the data."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -499,21 +501,35 @@ class TrackPlot(pg.PlotWidget):
         pi.setLabel("bottom", "longitude (°)")
         pi.setLabel("left", "latitude (°)")
         pi.showGrid(x=True, y=True, alpha=0.15)
-        pi.setTitle("Track (landmarks in red)", size="9pt")
-        self.legend = _legend(pi)
+        pi.setTitle("Track", size="9pt")
+        # A legend in the plot's layout, one row under the bottom axis: on a map every corner holds data.
+        self.legend = pg.LegendItem(colCount=2, labelTextSize="8pt", verSpacing=-6, horSpacing=12)
+        pi.layout.addItem(self.legend, 4, 1)
         self.original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=2), name="original")
         self.landmarks = PassiveScatter(size=7, pen=None, brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
         pi.addItem(self.original)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.tracks: dict[str, pg.PlotDataItem] = {}  # denoised tracks
         for scheme, color in SCHEME_COLORS.items():
             c = pg.PlotDataItem(pen=None, symbol="o", symbolSize=3, symbolPen=None,
                                 symbolBrush=pg.mkBrush(QColor(*color, 140)), name=SCHEME_LABELS[scheme])
             pi.addItem(c)
             self.curves[scheme] = c
+            line = pg.PlotDataItem(pen=pg.mkPen(QColor(*color), width=2.5))
+            line.setZValue(6)
+            pi.addItem(line)
+            self.tracks[scheme] = line
+        self.dummies = PassiveScatter(size=7, pen=pg.mkPen(darker(DUMMY_COLOR)), brush=pg.mkBrush(DUMMY_COLOR),
+                                      symbol="d")
+        self.dummies.setZValue(9)
+        pi.addItem(self.dummies)
         pi.addItem(self.landmarks)
         self.landmarks.setZValue(10)
         self.original.setZValue(5)
         self.series: Series | None = None
+        self._preview: dict = {}
+        self._visible: set[str] = set()
+        self._denoised: dict[str, np.ndarray] = {}
 
     def set_series(self, series: Series) -> None:
         self.series = series
@@ -522,7 +538,9 @@ class TrackPlot(pg.PlotWidget):
         mid = float(np.nanmean(lat)) if series.n else 0.0
         self.getPlotItem().getViewBox().setAspectLocked(True, ratio=1.0 / max(math.cos(math.radians(mid)), 1e-3))
         self.landmarks.setData([], [])
-        for c in self.curves.values():
+        self.dummies.setData([], [])
+        self._preview, self._denoised = {}, {}
+        for c in (*self.curves.values(), *self.tracks.values()):
             c.setData([], [])
         # Frame the original track; noisy points far outside stay reachable by zooming out.
         vb = self.getPlotItem().getViewBox()
@@ -539,20 +557,65 @@ class TrackPlot(pg.PlotWidget):
         pts = self.series.values[rows]
         self.landmarks.setData(pts[:, 1], pts[:, 0])
 
-    def set_preview(self, preview: dict, visible: set[str]) -> None:
+    def set_dummies(self, rows: np.ndarray) -> None:
+        """The dummy landmarks of the preview's selection (violet diamonds); none = hidden."""
         if self.series is None:
             return
+        pts = self.series.values[np.asarray(rows, dtype=np.int64)]
+        self.dummies.setData(pts[:, 1], pts[:, 0])
+        self._relabel()  # the releases are redrawn when their preview arrives (just after)
+
+    def set_preview(self, preview: dict, visible: set[str]) -> None:
+        """The raw releases; denoised tracks of another state are dropped until :meth:`set_denoised`."""
+        self._preview, self._visible = preview, set(visible)
+        self._denoised = {s: v for s, v in self._denoised.items()
+                          if (p := preview.get(s)) is not None and p.denoised_values is v}
+        self._redraw()
+
+    def set_denoised(self, denoised: dict[str, np.ndarray | None]) -> None:
+        """Each scheme's denoised release (lat, lon): its track is drawn as a line, its raw points faint."""
+        self._denoised = {s: v for s, v in denoised.items() if v is not None}
+        self._redraw()
+
+    def _shown(self) -> list[str]:
+        return [s for s in self.curves if s in self._visible and s in self._preview]
+
+    def _redraw(self) -> None:
+        if self.series is None:
+            return
+        shown = self._shown()
+        for scheme, curve in self.curves.items():
+            line = self.tracks[scheme]
+            if scheme not in shown:
+                curve.hide()
+                line.hide()
+                continue
+            den = self._denoised.get(scheme)
+            curve.setSymbolBrush(pg.mkBrush(QColor(*SCHEME_COLORS[scheme], 60 if den is not None else 140)))
+            curve.setData(*_lonlat(self._preview[scheme].values))
+            curve.show()
+            if den is not None:
+                line.setData(*_lonlat(den))
+            line.setVisible(den is not None)
+        self._relabel()
+
+    def _relabel(self) -> None:
+        """The legend and the title for what is drawn: a scheme's entry is its line when denoised."""
         self.legend.clear()
         self.legend.addItem(self.original, "original")
         self.legend.addItem(self.landmarks, "landmarks")
-        for scheme, curve in self.curves.items():
-            p = preview.get(scheme)
-            if p is None or scheme not in visible:
-                curve.hide()
-                continue
-            v = p.values
-            if v.shape[0] > TRACK_POINTS:  # display only: a regular subsample keeps the picture
-                v = v[:: v.shape[0] // TRACK_POINTS + 1]
-            curve.setData(v[:, 1], v[:, 0])
-            curve.show()
-            self.legend.addItem(curve, SCHEME_LABELS[scheme])
+        dummies = bool(len(self.dummies.data))
+        if dummies:
+            self.legend.addItem(self.dummies, "dummy landmarks")
+        for scheme in self._shown():
+            item = self.tracks[scheme] if scheme in self._denoised else self.curves[scheme]
+            self.legend.addItem(item, SCHEME_LABELS[scheme])
+        # short: a title wider than the view would widen the plot past its widget (the legend names colours)
+        self.getPlotItem().setTitle("Track (lines: denoised)" if self._denoised else "Track", size="9pt")
+
+
+def _lonlat(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x = longitude, y = latitude; display only: a regular subsample beyond TRACK_POINTS keeps the picture."""
+    if v.shape[0] > TRACK_POINTS:
+        v = v[:: v.shape[0] // TRACK_POINTS + 1]
+    return v[:, 1], v[:, 0]

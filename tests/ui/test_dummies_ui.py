@@ -280,7 +280,7 @@ def test_gps_track_shows_the_dummies(qtbot, window):
     s.set_landmarks(np.arange(100, 300))
     s.set_dummies_enabled(True)
     wait_selection(qtbot, window)
-    ext = window.extensions["dummies_ui"]
-    x, _ = ext.track_dummies.getData()
+    x, _ = window.track_plot.dummies.getData()
     assert len(x) == s.dummy_selection.dummies.size
-    assert "dummies violet" in window.track_plot.getPlotItem().titleLabel.text
+    legend = [label.text for _sample, label in window.track_plot.legend.items]
+    assert "dummy landmarks" in legend

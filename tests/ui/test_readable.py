@@ -229,6 +229,27 @@ def test_track_view_opens_at_a_readable_width(qtbot, window):
     assert window.main_split.sizes()[1] >= TRACK_MIN_WIDTH
 
 
+def test_track_draws_the_denoised_releases_and_keeps_its_legend_off_the_map(qtbot, window):
+    """Denoise on: each visible scheme's denoised track is a line (its data: the session's denoised values),
+    its raw points faint; the legend sits under the map; Denoise off removes the lines."""
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    s, track = window.session, window.track_plot
+    s.set_landmarks(np.arange(100, 180))
+    qtbot.waitUntil(lambda: s.is_preview_current() and s.preview["skip"].denoised_values is not None
+                    and track.tracks["skip"].isVisible(), timeout=30_000)
+    x, y = track.tracks["skip"].getData()
+    den = s.preview["skip"].denoised_values
+    np.testing.assert_array_equal(x, den[:, 1])
+    np.testing.assert_array_equal(y, den[:, 0])
+    assert "denoised" in track.getPlotItem().titleLabel.text
+    vb = track.getPlotItem().vb
+    assert track.legend.sceneBoundingRect().top() >= vb.sceneBoundingRect().bottom()
+    s.set_denoise(False)
+    qtbot.waitUntil(lambda: s.is_preview_current() and not track.tracks["skip"].isVisible(), timeout=30_000)
+    assert track.curves["skip"].isVisible() and "denoised" not in track.getPlotItem().titleLabel.text
+
+
 # ------------------------------------------------------------------------------------------ words
 def test_delta_is_explained_and_the_bounds_width_proposed(qtbot, window):
     panel = window.settings_panel
