@@ -36,6 +36,7 @@ from .plots import (
     CategoryAxis,
     PassiveScatter,
     TimeAxis,
+    cache_axes,
     display_values,
     step_runs,
     y_label,
@@ -305,6 +306,7 @@ class _Rows(pg.GraphicsLayoutWidget):
         plot.getViewBox().setDefaultPadding(0.0)
         plot.setMinimumHeight(24)
         plot.getAxis("left").setMinimumHeight(10)
+        cache_axes(plot)
         return {"plot": plot, "label": label, "note": note}
 
     def _layout(self, shown: list[str]) -> None:
