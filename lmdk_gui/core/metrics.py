@@ -40,13 +40,16 @@ def mae(series: Series, release: Release, settings: PrivacySettings | None = Non
 
 
 def mean_error(err: np.ndarray) -> float:
-    """``nanmean`` of per-event errors (NaN when there is none). Without a NaN it is ``np.mean``, the same
-    pairwise sum divided by the same count, bit for bit, without nanmean's copy of the array."""
-    nan = np.isnan(err)
-    if err.size == 0 or nan.all():
+    """``nanmean`` of per-event errors (NaN when there is none). Without a NaN it is ``np.mean``: the same
+    pairwise sum divided by the same count, bit for bit, without nanmean's copy of the array. The sum is
+    NaN exactly when some error is NaN (errors are ≥ 0, so no inf − inf), so one pass decides that too."""
+    if err.size == 0:
         return float("nan")
-    if not nan.any():
-        return float(np.mean(err))
+    total = np.sum(err)
+    if not np.isnan(total):
+        return float(total / err.size)  # what np.mean computes
+    if np.isnan(err).all():
+        return float("nan")
     return float(np.nanmean(err))
 
 
