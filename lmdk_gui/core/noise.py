@@ -71,6 +71,10 @@ class UnitNoise:
         """Adaptive's public sampling uniforms u_t (independent of the data)."""
         return self._get("sample")
 
+    def at(self, idx: np.ndarray) -> NoiseAt:
+        """This noise at the events ``idx`` only (see :class:`NoiseAt`)."""
+        return NoiseAt(self, idx)
+
     def location_aux(self) -> np.ndarray:
         key = "_loc"
         arr = self._cache.get(key)
@@ -86,3 +90,20 @@ class UnitNoise:
             arr = np.column_stack([self.keep, self.other])
             self._cache[key] = arr
         return arr
+
+
+class NoiseAt:
+    """The unit noise at some events only (each stream gathered at ``idx``), read like :class:`UnitNoise` by
+    the kinds' ``preview_noise``: a release patched at a few events uses the same function on the same
+    draws as the full one, so each patched value has the bits a full recompute gives it."""
+
+    def __init__(self, noise: UnitNoise, idx: np.ndarray) -> None:
+        self._noise = noise
+        self._idx = idx
+        self.n = int(idx.size)
+        self.seed = noise.seed
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name not in _STREAMS:
+            raise AttributeError(name)
+        return getattr(self._noise, name)[self._idx]

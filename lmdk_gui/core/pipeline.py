@@ -475,22 +475,104 @@ def run_adaptive_preview(p: Plan, noise: UnitNoise) -> tuple[np.ndarray, np.ndar
     return out_v, out_eps, out_fresh
 
 
-def run_preview(p: Plan, noise: UnitNoise) -> Release:
-    """The preview release of a plan on common random numbers (DESIGN §5); raw values (no denoising)."""
+def run_preview(p: Plan, noise: UnitNoise, previous: Release | None = None) -> Release:
+    """The preview release of a plan on common random numbers (DESIGN §5); raw values (no denoising).
+
+    ``previous``: a release of a fixed scheme on the same series, unit noise and settings (the preview's
+    memo), for a landmark click: when the budgets differ only in a short span (Skip: the clicked event), the
+    release is that one patched there — the same noise function on the same draws, and the same
+    ``fill_approximations`` over the run that republishes the span — so it equals the full recompute bit for
+    bit; when no budget changed (Event, User), it is that one. The check is never taken from it."""
     if noise.n != p.n:
         raise ValueError("the unit noise was drawn for another series length")
     if p.budgets is None:
         values, budgets, fresh = run_adaptive_preview(p, noise)
         guarantee = check_guarantee(budgets, p.landmarks, p.epsilon)
+        approximated = ~fresh
     else:
-        budgets = p.budgets
-        fresh = budgets > 0
-        values = p.kind.preview_noise(p.inp.x, budgets, fresh, noise, p.settings, p.inp.k)
-        values = fill_approximations(values, fresh, p.inp.fallback)
         assert p.precheck is not None
         guarantee = p.precheck
+        patched = _patched(p, noise, previous) if previous is not None else None
+        if patched is not None:
+            budgets, values, approximated = patched
+        else:
+            budgets = p.budgets
+            fresh = budgets > 0
+            values = p.kind.preview_noise(p.inp.x, budgets, fresh, noise, p.settings, p.inp.k)
+            values = fill_approximations(values, fresh, p.inp.fallback)
+            approximated = ~fresh
     return Release(scheme=p.scheme, kind=p.kind.name, epsilon=p.epsilon, landmarks=p.landmarks, budgets=budgets,
-                   values=values, approximated=~fresh, guarantee=guarantee, categories=p.inp.labels)
+                   values=values, approximated=approximated, guarantee=guarantee, categories=p.inp.labels)
+
+
+#: The longest span of changed budgets (as a share of n) worth patching; beyond it the full pass is cheaper.
+PATCH_SHARE = 1 / 16
+
+
+def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(budgets, values, approximated) of ``p`` from ``prev`` (see :func:`run_preview`), or None when the
+    budgets changed in too long a span (Uniform, Balanced: every budget) or ``prev`` does not fit."""
+    b, old, n = p.budgets, prev.budgets, p.n
+    assert b is not None
+    if prev.kind != p.kind.name or old.shape != b.shape or prev.values.shape[0] != n:
+        return None
+    lo, hi = _diff_span(old, b)
+    if lo < 0:
+        return old, prev.values, prev.approximated  # the same budgets: the same release
+    if hi - lo > n * PATCH_SHARE:
+        return None
+    fresh = b > 0
+    # Events after the span republish it until the next fresh event, whose value (and all after) is unchanged.
+    stop = min(_next_true(fresh, hi + 1) + 1, n)
+    if stop - lo > n * PATCH_SHARE:
+        return None
+    # Before the first fresh event the values depend on it: with none before the span, redo that prefix too.
+    start = lo if fresh[:lo].any() else 0
+    values = prev.values.copy()
+    idx = lo + np.flatnonzero(fresh[lo:hi + 1] & (old[lo:hi + 1] != b[lo:hi + 1]))
+    if idx.size:
+        values[idx] = p.kind.preview_noise(p.inp.x[idx], b[idx], fresh[idx], noise.at(idx), p.settings, p.inp.k)
+    carry = values[start - 1] if start > 0 else p.inp.fallback
+    values[start:stop] = fill_approximations(values[start:stop], fresh[start:stop], carry)
+    return b, values, ~fresh
+
+
+@numba.njit(cache=True, nogil=True)
+def _diff_span(a, b):  # pragma: no cover - compiled
+    """(first, last) index where a and b differ (NaN counts as a difference), or (−1, −1)."""
+    lo = _first_diff(a, b, 1)
+    if lo < 0:
+        return -1, -1
+    return lo, _first_diff(a, b, -1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_diff(a, b, step):  # pragma: no cover - compiled
+    """The first (step 1) or last (step −1) index where a and b differ, or −1: blocks of 256 compared
+    without a branch, so equal arrays cost one vectorised pass and a difference near the start stops there."""
+    n = a.shape[0]
+    nb = (n + 255) // 256
+    for k in range(nb):
+        blk = k if step > 0 else nb - 1 - k
+        s, e = blk * 256, min(blk * 256 + 256, n)
+        d = False
+        for t in range(s, e):
+            d |= a[t] != b[t]
+        if d:
+            for i in range(e - s):
+                t = s + i if step > 0 else e - 1 - i
+                if a[t] != b[t]:
+                    return t
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_true(a, start):  # pragma: no cover - compiled
+    """The first index ≥ start where a is True, or len(a)."""
+    for t in range(start, a.shape[0]):
+        if a[t]:
+            return t
+    return a.shape[0]
 
 
 def denoised_values(release: Release, settings: PrivacySettings) -> Denoised | None:
