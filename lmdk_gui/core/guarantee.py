@@ -108,14 +108,15 @@ _OK, _OUTSIDE, _UNSORTED = 0, 1, 2
 
 @numba.njit(cache=True, nogil=True)
 def _landmarks_status(lm, n):  # pragma: no cover - compiled
-    """_OUTSIDE when a row is outside [0, n), else _UNSORTED when the rows are not strictly increasing."""
+    """_OUTSIDE when a row is outside [0, n), else _UNSORTED when the rows are not strictly increasing
+    (accumulated without branches, so the loop vectorises)."""
+    outside = False
+    unsorted = False
     for j in range(lm.shape[0]):
-        if lm[j] < 0 or lm[j] >= n:
-            return _OUTSIDE
+        outside |= (lm[j] < 0) | (lm[j] >= n)
     for j in range(1, lm.shape[0]):
-        if lm[j] <= lm[j - 1]:
-            return _UNSORTED
-    return _OK
+        unsorted |= lm[j] <= lm[j - 1]
+    return _OUTSIDE if outside else (_UNSORTED if unsorted else _OK)
 
 
 @numba.njit(cache=True, nogil=True)
