@@ -27,7 +27,7 @@ from .dummies import (
     select_for_release,
     selection_rng,
 )
-from .metrics import RunStats, denoised_mae, mae, mae_over_runs
+from .metrics import RunStats, denoised_mae, mae_and_errors, mae_over_runs
 from .noise import UnitNoise
 from .pipeline import plan, run_preview
 from .release import Release, normalize_landmarks
@@ -178,10 +178,15 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
         if prev is not None and rel.values is prev.values:
             err, den, err_d = hit[2], hit[3], hit[4]  # type: ignore[index]
         else:
-            err = mae(series, rel, settings)
+            errs = memo.get(("errors", scheme)) if memo is not None and prev is not None else None
+            before = None if errs is None or prev is None else (prev.values, errs)
+            err, per_event = mae_and_errors(series, rel, settings, before)
             den, err_d = denoised_mae(series, rel, settings) if settings.denoise else (None, float("nan"))
             if memo is not None:
                 memo[scheme] = (settings, rel, err, den, err_d)
+                # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0
+                # events: Skip); the others' would only hold 8 bytes per event
+                memo[("errors", scheme)] = per_event if rel.approximated.any() else None
         out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None, den, err_d,
                                     err_d / denom if denom != 0.0 and den is not None else None)
     return out
