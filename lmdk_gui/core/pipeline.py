@@ -29,7 +29,7 @@ import numpy as np
 from . import adaptive, mechanisms, securenoise
 from .denoise import Denoised, denoise
 from .guarantee import GuaranteeResult, allocatable, check_guarantee
-from .noise import UnitNoise
+from .noise import NoiseAt, UnitNoise
 from .release import (
     Release,
     category_space,
@@ -177,7 +177,7 @@ class Kind:
     def unit_aux(self, noise: UnitNoise) -> np.ndarray:
         raise NotImplementedError
 
-    def preview_noise(self, x: np.ndarray, budgets: np.ndarray, fresh: np.ndarray, noise: UnitNoise,
+    def preview_noise(self, x: np.ndarray, budgets: np.ndarray, fresh: np.ndarray, noise: UnitNoise | NoiseAt,
                       settings: PrivacySettings, k: int) -> np.ndarray:
         """Releases of every event on common random numbers (values at non-fresh events are replaced)."""
         raise NotImplementedError
