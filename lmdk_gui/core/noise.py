@@ -71,6 +71,16 @@ class UnitNoise:
         """Adaptive's public sampling uniforms u_t (independent of the data)."""
         return self._get("sample")
 
+    def derived(self, key: str, fn) -> np.ndarray:
+        """``fn(self)``, computed once per noise (e.g. the cosines and sines of the angles, which every
+        location preview of every scheme would otherwise recompute)."""
+        arr = self._cache.get(key)
+        if arr is None:
+            arr = fn(self)
+            arr.setflags(write=False)
+            self._cache[key] = arr
+        return arr
+
     def at(self, idx: np.ndarray) -> NoiseAt:
         """This noise at the events ``idx`` only (see :class:`NoiseAt`)."""
         return NoiseAt(self, idx)
@@ -102,6 +112,9 @@ class NoiseAt:
         self._idx = idx
         self.n = int(idx.size)
         self.seed = noise.seed
+
+    def derived(self, key: str, fn) -> np.ndarray:
+        return self._noise.derived(key, fn)[self._idx]
 
     def __getattr__(self, name: str) -> np.ndarray:
         if name not in _STREAMS:

@@ -18,6 +18,7 @@ audits replace ``export.fixed_budgets`` / ``export.allocatable`` to prove a brok
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -129,6 +130,28 @@ def _laplace_release(x, lap, budgets, sens, out):  # pragma: no cover - compiled
 def _haversines(a, b, out):  # pragma: no cover - compiled
     for t in range(a.shape[0]):
         out[t] = mechanisms.haversine_one(a[t, 0], a[t, 1], b[t, 0], b[t, 1])
+
+
+@numba.njit(cache=True, nogil=True)
+def _planar_release(x, budgets, radius, gam, cs, out):  # pragma: no cover - compiled
+    # mechanisms._planar_unit_vec with scale R/ε_t at fresh events, 0 elsewhere (replaced later, never read)
+    for i in range(x.shape[0]):
+        b = budgets[i]
+        r = gam[i] * (radius / b if b > 0.0 else 0.0)
+        out[i, 0], out[i, 1] = mechanisms.offset_latlon(x[i, 0], x[i, 1], r * cs[i, 0], r * cs[i, 1])
+
+
+@numba.njit(cache=True, nogil=True)
+def _angle_cos_sin_kernel(ang, out):  # pragma: no cover - compiled
+    for i in range(ang.shape[0]):
+        out[i, 0] = math.cos(ang[i])
+        out[i, 1] = math.sin(ang[i])
+
+
+def _angle_cos_sin(noise: UnitNoise) -> np.ndarray:
+    out = np.empty((noise.n, 2))
+    _angle_cos_sin_kernel(noise.angle, out)
+    return out
 
 
 #: Adaptive's sampling uniforms u_t (public, data-independent), from the export's own word source.
@@ -265,9 +288,12 @@ class LocationKind(Kind):
         return noise.location_aux()
 
     def preview_noise(self, x, budgets, fresh, noise, settings, k):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scales = np.where(fresh, settings.radius_m / np.where(fresh, budgets, 1.0), 0.0)
-        return mechanisms.planar_unit(x, scales, noise.gamma, noise.angle)
+        # planar_unit's arithmetic with the angles' cosines and sines computed once per noise: two of its three
+        # transcendental calls per event, the same values (the same math.cos/sin), so the same bits.
+        out = np.empty((x.shape[0], 2))
+        _planar_release(np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(budgets, dtype=np.float64),
+                        float(settings.radius_m), noise.gamma, noise.derived("angle_cos_sin", _angle_cos_sin), out)
+        return out
 
     def secure_noise(self, x, budgets, settings, k, backend, source):
         return securenoise.secure_planar(x, settings.radius_m / budgets, source)
