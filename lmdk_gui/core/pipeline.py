@@ -256,7 +256,7 @@ class NumericKind(Kind):
         # passes). Non-fresh events (ε_t = 0 → ±inf) are replaced by fill_approximations, which never reads them.
         out = np.empty(x.shape[0])
         _laplace_release(x, noise.laplace, np.ascontiguousarray(budgets, dtype=np.float64),
-                       float(settings.sensitivity), out)
+                         float(settings.sensitivity), out)
         return out
 
     def secure_noise(self, x, budgets, settings, k, backend, source):
