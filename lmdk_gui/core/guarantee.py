@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 _U = 2.0**-53
@@ -66,12 +67,13 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
     n = b.shape[0]
     if b.ndim != 1:
         return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False, "budgets must be a 1-D array")
-    if lm.size:
-        if lm.min() < 0 or lm.max() >= n:
-            return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False, "landmark outside the series")
-        if np.any(np.diff(lm) <= 0):
-            return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False,
-                                   "landmarks must be sorted and distinct")
+    lm = np.ascontiguousarray(lm)
+    status = _landmarks_status(lm, n)
+    if status == _OUTSIDE:
+        return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False, "landmark outside the series")
+    if status == _UNSORTED:
+        return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False,
+                               "landmarks must be sorted and distinct")
     if not (np.isfinite(epsilon) and epsilon > 0):
         return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False, "ε must be positive")
     if n == 0:
@@ -82,25 +84,54 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
     if not (np.isfinite(lo) and np.isfinite(hi) and lo >= 0):
         return _bad_budgets(b, epsilon)
     s_l = float(np.sum(b[lm])) if lm.size else 0.0
-    if lm.size:
-        if lm.size < n:
-            # The first regular event with the largest budget (all are finite and ≥ 0, so -1 marks the
-            # landmarks out).
+    if lm.size < n:
+        # The first regular event with the largest budget: usually one holds the overall maximum, found by a
+        # scan that stops there; otherwise (a landmark holds it) the landmarks are masked out on one copy.
+        worst_row = int(_first_regular_at(np.ascontiguousarray(b), lm, hi))
+        if worst_row < 0:
             masked = b.copy()
             masked[lm] = -1.0
             worst_row = int(np.argmax(masked))
-            worst = s_l + float(b[worst_row])
-        else:
-            worst_row = int(lm[int(np.argmax(b[lm]))])
-            worst = s_l
+        worst = s_l + float(b[worst_row])
     else:
-        worst_row = int(np.argmax(b))
-        worst = float(b[worst_row])
+        worst_row = int(lm[int(np.argmax(b[lm]))])
+        worst = s_l
     # m + 1 float additions went into `worst`, one multiplication into the inflated bound.
     inflated = worst * (1.0 + _gamma(int(lm.size) + 3))
     holds = bool(inflated <= epsilon)
     reason = "" if holds else f"the sum over L ∪ {{{worst_row}}} is {worst:.17g} > ε = {epsilon:.17g}"
     return GuaranteeResult(epsilon, s_l, worst, worst_row, holds, reason)
+
+
+_OK, _OUTSIDE, _UNSORTED = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _landmarks_status(lm, n):  # pragma: no cover - compiled
+    """_OUTSIDE when a row is outside [0, n), else _UNSORTED when the rows are not strictly increasing
+    (accumulated without branches, so the loop vectorises)."""
+    outside = False
+    unsorted = False
+    for j in range(lm.shape[0]):
+        outside |= (lm[j] < 0) | (lm[j] >= n)
+    for j in range(1, lm.shape[0]):
+        unsorted |= lm[j] <= lm[j - 1]
+    return _OUTSIDE if outside else (_UNSORTED if unsorted else _OK)
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_regular_at(b, lm, value):  # pragma: no cover - compiled
+    """The first event t ∉ lm (sorted) with b[t] == value, or −1. Only an event holding ``value`` is looked
+    up among the landmarks (a pointer that only moves forward), so the scan has one predictable branch."""
+    j = 0
+    m = lm.shape[0]
+    for t in range(b.shape[0]):
+        if b[t] == value:
+            while j < m and lm[j] < t:
+                j += 1
+            if j == m or lm[j] != t:
+                return t
+    return -1
 
 
 def _bad_budgets(b: np.ndarray, epsilon: float) -> GuaranteeResult:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .denoise import Denoised
 from .noise import UnitNoise
-from .pipeline import KINDS, denoised_values
+from .pipeline import KINDS, PATCH_SHARE, denoised_values, diff_span
 from .release import Release, category_space, compute_release
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -26,27 +26,55 @@ from .settings import ALL_SCHEMES, PrivacySettings
 UNITS = {"numeric": "", "location": "m", "categorical": "share"}
 
 
-def error_per_event(series: Series, release: Release, settings: PrivacySettings | None = None) -> np.ndarray:
-    """Per-event error (NaN where the release has no value): the kind's error metric."""
+def error_per_event(series: Series, release: Release, settings: PrivacySettings | None = None,
+                    rows: slice = slice(None)) -> np.ndarray:
+    """Per-event error (NaN where the release has no value): the kind's error metric, at ``rows`` only
+    when given (every metric is per event: the errors of a span are those of the whole series there)."""
     codes = None
     if series.kind == "categorical" and release.categories is not None and series.categories is not None and \
             tuple(release.categories) != tuple(series.categories):
         codes, _, _ = category_space(series, settings or PrivacySettings(categories=release.categories))
-    return KINDS[series.kind].error(series.values, release.values, codes)
+        codes = codes[rows]
+    return KINDS[series.kind].error(series.values[rows], release.values[rows], codes)
 
 
 def mae(series: Series, release: Release, settings: PrivacySettings | None = None) -> float:
-    return mean_error(error_per_event(series, release, settings))
+    return mae_and_errors(series, release, settings)[0]
+
+
+def mae_and_errors(series: Series, release: Release, settings: PrivacySettings | None = None,
+                   previous: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, np.ndarray]:
+    """The release's MAE and its per-event errors. ``previous`` = (values, errors) of an earlier release of
+    the same series and settings (the preview's memo): the errors are recomputed only in the span where the
+    values differ (a Skip click) and reused elsewhere — the same per-event metric, so the same bits."""
+    if previous is not None:
+        pv, pe = previous
+        v = release.values
+        if pv.shape == v.shape and pv.dtype == v.dtype and pv.flags.c_contiguous and v.flags.c_contiguous:
+            lo, hi = diff_span(pv.reshape(-1), v.reshape(-1))
+            w = v.size // max(v.shape[0], 1)  # values per event: 2 for locations
+            if lo < 0:
+                return mean_error(pe), pe
+            if hi - lo <= v.size * PATCH_SHARE:
+                a, b = lo // w, hi // w + 1
+                err = pe.copy()
+                err[a:b] = error_per_event(series, release, settings, slice(a, b))
+                return mean_error(err), err
+    err = error_per_event(series, release, settings)
+    return mean_error(err), err
 
 
 def mean_error(err: np.ndarray) -> float:
-    """``nanmean`` of per-event errors (NaN when there is none). Without a NaN it is ``np.mean``, the same
-    pairwise sum divided by the same count, bit for bit, without nanmean's copy of the array."""
-    nan = np.isnan(err)
-    if err.size == 0 or nan.all():
+    """``nanmean`` of per-event errors (NaN when there is none). Without a NaN it is ``np.mean``: the same
+    pairwise sum divided by the same count, bit for bit, without nanmean's copy of the array. The sum is
+    NaN exactly when some error is NaN (errors are ≥ 0, so no inf − inf), so one pass decides that too."""
+    if err.size == 0:
         return float("nan")
-    if not nan.any():
-        return float(np.mean(err))
+    total = np.sum(err)
+    if not np.isnan(total):
+        return float(total / err.size)  # what np.mean computes
+    if np.isnan(err).all():
+        return float("nan")
     return float(np.nanmean(err))
 
 

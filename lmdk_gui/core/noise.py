@@ -71,6 +71,20 @@ class UnitNoise:
         """Adaptive's public sampling uniforms u_t (independent of the data)."""
         return self._get("sample")
 
+    def derived(self, key: str, fn) -> np.ndarray:
+        """``fn(self)``, computed once per noise (e.g. the cosines and sines of the angles, which every
+        location preview of every scheme would otherwise recompute)."""
+        arr = self._cache.get(key)
+        if arr is None:
+            arr = fn(self)
+            arr.setflags(write=False)
+            self._cache[key] = arr
+        return arr
+
+    def at(self, idx: np.ndarray) -> NoiseAt:
+        """This noise at the events ``idx`` only (see :class:`NoiseAt`)."""
+        return NoiseAt(self, idx)
+
     def location_aux(self) -> np.ndarray:
         key = "_loc"
         arr = self._cache.get(key)
@@ -86,3 +100,23 @@ class UnitNoise:
             arr = np.column_stack([self.keep, self.other])
             self._cache[key] = arr
         return arr
+
+
+class NoiseAt:
+    """The unit noise at some events only (each stream gathered at ``idx``), read like :class:`UnitNoise` by
+    the kinds' ``preview_noise``: a release patched at a few events uses the same function on the same
+    draws as the full one, so each patched value has the bits a full recompute gives it."""
+
+    def __init__(self, noise: UnitNoise, idx: np.ndarray) -> None:
+        self._noise = noise
+        self._idx = idx
+        self.n = int(idx.size)
+        self.seed = noise.seed
+
+    def derived(self, key: str, fn) -> np.ndarray:
+        return self._noise.derived(key, fn)[self._idx]
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name not in _STREAMS:
+            raise AttributeError(name)
+        return getattr(self._noise, name)[self._idx]

@@ -12,7 +12,7 @@ its message in ``dummy_error`` and the releases without dummies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from .dummies import (
     select_for_release,
     selection_rng,
 )
-from .metrics import RunStats, denoised_mae, mae, mae_over_runs
+from .metrics import RunStats, denoised_mae, mae_and_errors, mae_over_runs
 from .noise import UnitNoise
 from .pipeline import plan, run_preview
 from .release import Release, normalize_landmarks
@@ -156,9 +156,10 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
     """Every scheme's preview release on ``landmarks`` with ``settings`` and its error for this seed; None
     when cancelled.
 
-    ``memo`` (one per series and seed, see :meth:`NoiseCache.memo`) lets a fixed scheme whose planned budgets
-    did not change (Event and User on a landmark click) reuse its values and error: they are a function of
-    the series, the noise, the settings and the budgets only. Its landmarks and its check are always new."""
+    ``memo`` (one per series and seed, see :meth:`NoiseCache.memo`) holds each fixed scheme's last release:
+    its values are a function of the series, the noise, the settings and the budgets only, so with the same
+    settings :func:`~.pipeline.run_preview` reuses it when no budget changed (Event and User on a click, with
+    their error) and patches it where few did (Skip). Its landmarks and its check are always new."""
     series = snap.series
     out: dict[str, SchemePreview] = {}
     # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
@@ -172,15 +173,20 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
         p = plan(series, lm, settings, scheme, budgets_fn=release_mod.fixed_budgets,
                  allocatable_fn=release_mod.allocatable)
         hit = memo.get(scheme) if memo is not None and p.budgets is not None else None
-        if hit is not None and hit[0] == settings and np.array_equal(hit[1].budgets, p.budgets):  # type: ignore[arg-type]
-            rel = replace(hit[1], landmarks=p.landmarks, guarantee=p.precheck)
-            err, den, err_d = hit[2], hit[3], hit[4]
+        prev = hit[1] if hit is not None and hit[0] == settings else None
+        rel = run_preview(p, noise, prev)  # patches prev where the budgets changed (Skip), reuses it if none did
+        if prev is not None and rel.values is prev.values:
+            err, den, err_d = hit[2], hit[3], hit[4]  # type: ignore[index]
         else:
-            rel = run_preview(p, noise)
-            err = mae(series, rel, settings)
+            errs = memo.get(("errors", scheme)) if memo is not None and prev is not None else None
+            before = None if errs is None or prev is None else (prev.values, errs)
+            err, per_event = mae_and_errors(series, rel, settings, before)
             den, err_d = denoised_mae(series, rel, settings) if settings.denoise else (None, float("nan"))
             if memo is not None:
                 memo[scheme] = (settings, rel, err, den, err_d)
+                # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0
+                # events: Skip); the others' would only hold 8 bytes per event
+                memo[("errors", scheme)] = per_event if rel.approximated.any() else None
         out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None, den, err_d,
                                     err_d / denom if denom != 0.0 and den is not None else None)
     return out
@@ -215,8 +221,9 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
                                  rng=selection_rng(snap.seed, snap.dummy_draw), options=opts)
     except ValueError as e:  # the generator refuses (Optimal beyond its limit)
         return PreviewResult(plain, plain, dummy_error=str(e))
+    # Releases on L' have their own memo: sharing the plain one, each click would replace one by the other.
     withd = scheme_previews(snap, sel.landmarks, snap.settings.with_(epsilon=sel.epsilon_remaining), noise,
-                             should_cancel, memo)
+                             should_cancel, memo.setdefault("with dummies", {}))
     if withd is None:
         return None
     return PreviewResult(withd, plain, sel, opts)

@@ -1,6 +1,6 @@
 """Issue 2 figures: recompute after a landmark toggle, and loading a 10^6-row CSV.
 
-Run: ``python tests/benchmarks/bench_engine.py`` — prints one JSON line per figure, each next to its
+Run: ``python tests/benchmarks/bench_engine.py [toggle_preview [kind]]`` — prints one JSON line per figure, each next to its
 baseline measured in the same run (these machines are noisy; compare ratios, not seconds).
 
 * ``recompute_n``: all five allocations + releases + MAE after toggling one landmark (20% landmarks), best of
@@ -54,32 +54,40 @@ def recompute(n: int) -> dict:
             "baseline_seconds": floor, "ratio": t / floor, "target_ratio": 10}
 
 
-def toggle_preview(n: int, repeats: int = 7) -> dict:
+def toggle_preview(n: int, repeats: int = 7, kind: str = "numeric") -> dict:
     """Issue 15: the session's worker after one click (``compute_preview`` with its noise cache and memo, 20 %
-    scattered landmarks), alternating with the numpy floor; min and median."""
+    scattered landmarks), alternating with the numpy floor; min and median. The raw preview (denoising off):
+    denoising is a later stage of its own."""
     import statistics
     import time
 
     from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
 
     rng = np.random.default_rng(1)
-    s = Series.from_arrays(rng.random(n) * 5)
+    if kind == "numeric":
+        s = Series.from_arrays(rng.random(n) * 5)
+    elif kind == "location":
+        s = Series.from_arrays(np.column_stack([45 + rng.random(n) * 0.01, 7 + rng.random(n) * 0.01]),
+                               kind="location")
+    else:
+        s = Series.from_arrays(rng.integers(0, 3, n), kind="categorical", categories=("a", "b", "c"))
     lm = np.sort(rng.choice(n, n // 5, replace=False))
+    ps = PrivacySettings(denoise=False)
     cache = NoiseCache()
-    compute_preview(Snapshot(s, lm, PrivacySettings(), 1), cache)  # warm: compile, unit noise, memo
+    compute_preview(Snapshot(s, lm, ps, 1), cache)  # warm: compile, unit noise, memo
     ours, floors = [], []
     for i in range(repeats):
         row = (i * 7919 + 13) % n
         j = int(np.searchsorted(lm, row))
         lm = np.delete(lm, j) if j < lm.size and lm[j] == row else np.insert(lm, j, row)  # as the session
         t = time.perf_counter()
-        compute_preview(Snapshot(s, lm, PrivacySettings(), 1), cache)
+        compute_preview(Snapshot(s, lm, ps, 1), cache)
         ours.append(time.perf_counter() - t)
         t = time.perf_counter()
         np.random.default_rng(i).laplace(0.0, 1.0, n)
         floors.append(time.perf_counter() - t)
     med, floor = statistics.median(ours), statistics.median(floors)
-    return {"figure": f"toggle_preview_{n}", "seconds_min": min(ours), "seconds": med,
+    return {"figure": f"toggle_preview_{kind}_{n}" if kind != "numeric" else f"toggle_preview_{n}", "seconds_min": min(ours), "seconds": med,
             "baseline": "numpy Generator.laplace(n), alternating", "baseline_seconds": floor,
             "ratio": med / floor, "target_ratio": 5}
 
@@ -98,6 +106,10 @@ def load(n: int = 10**6) -> dict:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["toggle_preview"]:  # only these: toggle_preview [numeric|location|categorical]
+        for n in (10**5, 10**6):
+            print(json.dumps(toggle_preview(n, kind=(sys.argv[2:3] or ["numeric"])[0])), flush=True)
+        return
     for n in (10**4, 10**5, 10**6):
         print(json.dumps(recompute(n)), flush=True)
     for n in (10**5, 10**6):

@@ -1,40 +1,76 @@
-"""Issue 15: the preview's reuse across edits (a memo per series and seed) gives, bit for bit, what a full
-recompute of the same state gives, after any sequence of clicks, range edits, ε, bounds and dummy changes."""
+"""Issue 15: the preview's reuse across edits (a memo per series and seed: releases reused when no budget
+changed, patched where few did, their per-event errors patched likewise) gives, bit for bit, what a full
+recompute of the same state gives, after any sequence of clicks, range edits, clears, ε, bounds, public
+categories, radius, sensitivity, seed and dummy changes, for every kind and scheme."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lmdk_gui.core import metrics, pipeline
 from lmdk_gui.core.dummies import DummySettings
 from lmdk_gui.core.preview import NoiseCache, OptionsCache, SchemePreview, Snapshot, compute_preview
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
 
 N = 60
+KINDS = ("numeric", "location", "categorical")
 
 
-def _series(kind: str) -> Series:
+def _series(kind: str, n: int) -> Series:
     rng = np.random.default_rng(5)
     if kind == "numeric":
-        return Series.from_arrays(np.round(rng.random(N) * 10, 3))
+        return Series.from_arrays(np.round(rng.random(n) * 10, 3))
     if kind == "location":
-        return Series.from_arrays(np.column_stack([45 + rng.random(N) * 0.01, 7 + rng.random(N) * 0.01]),
+        return Series.from_arrays(np.column_stack([45 + rng.random(n) * 0.01, 7 + rng.random(n) * 0.01]),
                                   kind="location")
-    return Series.from_arrays(rng.integers(0, 3, N), kind="categorical", categories=("a", "b", "c"))
+    return Series.from_arrays(rng.integers(0, 3, n), kind="categorical", categories=("a", "b", "c"))
 
 
-SERIES = {k: _series(k) for k in ("numeric", "location", "categorical")}
+SERIES = {k: _series(k, N) for k in KINDS}
+LONG = {k: _series(k, 2000) for k in KINDS}  # long enough for a click to be patched (a span ≤ n/16)
 
-edits = st.one_of(
-    st.tuples(st.just("toggle"), st.integers(0, N - 1)),
-    st.tuples(st.just("range"), st.integers(0, N - 1)),
-    st.tuples(st.just("eps"), st.sampled_from([0.3, 1.0, 2.5])),
-    st.tuples(st.just("bounds"), st.booleans()),
-    st.tuples(st.just("dummies"), st.booleans()),
-    st.tuples(st.just("seed"), st.integers(1, 3)),
-)
+
+def _edits(n: int):
+    return st.one_of(
+        st.tuples(st.just("toggle"), st.integers(0, n - 1)),
+        st.tuples(st.just("toggle"), st.integers(0, n - 1)),
+        st.tuples(st.just("range"), st.integers(0, n - 1)),
+        st.tuples(st.just("unrange"), st.integers(0, n - 1)),
+        st.tuples(st.just("clear"), st.just(0)),
+        st.tuples(st.just("eps"), st.sampled_from([0.3, 1.0, 2.5])),
+        st.tuples(st.just("public"), st.booleans()),  # bounds / public categories / radius / Δ
+        st.tuples(st.just("dummies"), st.booleans()),
+        st.tuples(st.just("seed"), st.integers(1, 3)),
+    )
+
+
+def _apply(kind: str, n: int, state: dict, op: str, arg) -> None:
+    lm, ps = state["lm"], state["ps"]
+    if op == "toggle":
+        state["lm"] = np.setxor1d(lm, [arg]).astype(np.int64)
+    elif op == "range":
+        state["lm"] = np.union1d(lm, np.arange(arg, min(n, arg + 7))).astype(np.int64)
+    elif op == "unrange":
+        state["lm"] = np.setdiff1d(lm, np.arange(arg, min(n, arg + 5))).astype(np.int64)
+    elif op == "clear":
+        state["lm"] = np.zeros(0, dtype=np.int64)
+    elif op == "eps":
+        state["ps"] = ps.with_(epsilon=arg)
+    elif op == "public":
+        if kind == "numeric":  # bounds clamp x and give a public fallback; Δ scales the noise
+            state["ps"] = ps.with_(bounds=(2.0, 8.0) if arg else None, sensitivity=2.0 if arg else 1.0)
+        elif kind == "categorical":  # a public list: another category space and a fallback
+            state["ps"] = ps.with_(categories=("a", "b", "c", "d") if arg else None)
+        else:
+            state["ps"] = ps.with_(radius_m=250.0 if arg else 100.0)
+    elif op == "dummies":
+        state["dummies"] = DummySettings() if arg else None
+    elif op == "seed":
+        state["seed"] = arg
 
 
 def _same(a: SchemePreview, b: SchemePreview) -> None:
@@ -44,32 +80,17 @@ def _same(a: SchemePreview, b: SchemePreview) -> None:
         assert x.dtype == y.dtype and x.shape == y.shape, name
         assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
     assert ra.guarantee == rb.guarantee
+    assert ra.categories == rb.categories and ra.epsilon == rb.epsilon
     assert (a.mae == b.mae) or (np.isnan(a.mae) and np.isnan(b.mae))
     assert a.relative == b.relative or (a.relative is not None and np.isnan(a.relative) and np.isnan(b.relative))
 
 
-@settings(max_examples=25, deadline=None)
-@given(kind=st.sampled_from(sorted(SERIES)), steps=st.lists(edits, min_size=1, max_size=8))
-def test_incremental_preview_equals_full_recompute(kind, steps):
-    series = SERIES[kind]
+def _run(kind: str, series: Series, steps) -> None:
     cache, opts = NoiseCache(), OptionsCache()
-    lm = np.zeros(0, dtype=np.int64)
-    ps = PrivacySettings()
-    seed, dummies = 1, None
+    state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(denoise=False), "seed": 1, "dummies": None}
     for op, arg in steps:
-        if op == "toggle":
-            lm = np.setxor1d(lm, [arg]).astype(np.int64)
-        elif op == "range":
-            lm = np.union1d(lm, np.arange(arg, min(N, arg + 7))).astype(np.int64)
-        elif op == "eps":
-            ps = ps.with_(epsilon=arg)
-        elif op == "bounds" and kind == "numeric":
-            ps = ps.with_(bounds=(2.0, 8.0) if arg else None)  # clamps: changes x, not budgets
-        elif op == "dummies":
-            dummies = DummySettings() if arg else None
-        elif op == "seed":
-            seed = arg
-        snap = Snapshot(series, lm, ps, seed, dummies=dummies)
+        _apply(kind, series.n, state, op, arg)
+        snap = Snapshot(series, state["lm"], state["ps"], state["seed"], dummies=state["dummies"])
         inc = compute_preview(snap, cache, opts)
         full = compute_preview(snap, NoiseCache(), OptionsCache())
         assert inc is not None and full is not None
@@ -77,3 +98,42 @@ def test_incremental_preview_equals_full_recompute(kind, steps):
         for s in ALL_SCHEMES:
             _same(inc.preview[s], full.preview[s])
             _same(inc.plain[s], full.plain[s])
+
+
+@settings(max_examples=25, deadline=None)
+@given(kind=st.sampled_from(KINDS), steps=st.lists(_edits(N), min_size=1, max_size=8))
+def test_incremental_preview_equals_full_recompute(kind, steps):
+    _run(kind, SERIES[kind], steps)
+
+
+@settings(max_examples=12, deadline=None)
+@given(kind=st.sampled_from(KINDS), steps=st.lists(_edits(2000), min_size=1, max_size=12))
+def test_incremental_preview_equals_full_recompute_on_a_long_series(kind, steps):
+    _run(kind, LONG[kind], steps)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_clicks_are_patched_and_still_equal_a_full_recompute(kind, monkeypatch):
+    """The equivalence above must cover the patching itself: count that clicks (at the start, before the first
+    fresh event, inside and at the end of runs of landmarks, next to each other) were patched, not recomputed."""
+    patched, errors = [], []
+    real_patch, real_err = pipeline._patched, metrics.error_per_event
+
+    def spy_patch(p, noise, prev):
+        out = real_patch(p, noise, prev)
+        patched.append(out is not None and out[1] is not prev.values)
+        return out
+
+    def spy_err(series, release, settings=None, rows=slice(None)):
+        errors.append(rows != slice(None))
+        return real_err(series, release, settings, rows)
+
+    monkeypatch.setattr(pipeline, "_patched", spy_patch)
+    monkeypatch.setattr(metrics, "error_per_event", spy_err)
+    series = LONG[kind]
+    rows = [0, 1, 2, 0, 1999, 1998, 500, 501, 502, 501, 2, 700, 1999, 0, 3]
+    steps = [("range", 495), ("range", 1990)] + [("toggle", r) for r in rows] + \
+        [("public", True), ("toggle", 600), ("toggle", 601), ("seed", 2), ("toggle", 602), ("clear", 0),
+         ("toggle", 5)]
+    _run(kind, series, steps)
+    assert sum(patched) >= 10 and sum(errors) >= 10, (sum(patched), sum(errors))

@@ -347,3 +347,21 @@ def test_exported_budgets_hold_exactly(tmp_path_factory, data, n, scheme, kind, 
 @given(st.lists(st.floats(-1e300, 1e300, allow_subnormal=True) | st.floats(-1e-300, 1e-300), max_size=30))
 def test_exact_sum_helper_is_exact(values):
     assert exact_sum(np.array(values, dtype=np.float64)) == sum((Fraction(v) for v in values), Fraction(0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_check_names_the_first_regular_event_with_the_largest_budget(data):
+    """The check's scan stops at the first regular event holding the overall maximum and masks the landmarks
+    only when one of them holds it: ties, maxima at landmarks and all-landmark series against numpy."""
+    n = data.draw(st.integers(1, 40))
+    b = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.01, 0.02, 0.05]), min_size=n, max_size=n)))
+    lm = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=n))), dtype=np.int64)
+    res = check_guarantee(b, lm, 10.0)
+    regular = np.setdiff1d(np.arange(n), lm)
+    expected = int(regular[np.argmax(b[regular])]) if regular.size else int(lm[np.argmax(b[lm])])
+    assert res.holds and res.worst_row == expected
+    assert res.landmark_sum == (float(np.sum(b[lm])) if lm.size else 0.0)
+    if lm.size >= 2:
+        assert check_guarantee(b, lm[::-1].copy(), 10.0).reason == "landmarks must be sorted and distinct"
+    assert check_guarantee(b, np.append(lm, n), 10.0).reason == "landmark outside the series"
