@@ -66,11 +66,14 @@ def test_an_edit_while_the_stage_runs_leaves_no_stale_denoised_result(qtbot, win
     assert s.is_preview_current() and not s.is_denoised_current()
     assert _lines(window) and all(y is None or len(y) == 0 for y in _lines(window).values())
     assert window.metrics_table.item(0, 9).text() == "computing…"
+    # the R-run average waits for the stage (it would compete with it for the two cores)
+    assert s.average is None and not s._average_timer.isActive()
     s.toggle_landmark(201)  # a new state while the old stage runs
     gate.set()
     wait_denoised(qtbot, window)
     assert [lm.tolist() for lm in landed] == [s.landmarks.tolist()]  # only the current state's arrived
     assert 200 in s.landmarks and 201 in s.landmarks
+    qtbot.waitUntil(lambda: s.average is not None, timeout=30_000)  # and starts after it
     ref = compute_preview(s.snapshot(), NoiseCache())
     assert ref is not None
     _same_denoised(s.preview, ref.preview)
