@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             app.quit()
 
         def when_ready() -> None:
-            if (session.is_preview_current() and session.average is not None) or \
+            if (session.is_denoised_current() and session.average is not None) or \
                     (session.series is None and not window.is_loading()):  # the empty state
                 QTimer.singleShot(200, shoot)
             else:

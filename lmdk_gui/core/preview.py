@@ -6,13 +6,16 @@ them directly. A :class:`Snapshot` is an immutable copy of what a computation wo
 selection ``L' ⊃ L`` drawn from the seed and the draw number, and the releases on ``L'`` with ``ε − ε_sel``);
 :func:`compute_average` the MAE over ``runs`` runs (with dummies: with and without them). Each release is
 :func:`~.pipeline.plan` then :func:`~.pipeline.run_preview`, as in :func:`~.release.compute_release`.
+Denoising is a later stage, :func:`denoise_preview` (post-processing of those releases): ``compute_preview``
+runs it at once by default (``lmdk compare``), the window's session on its own thread after drawing the raw
+releases.
 A dummy generator that refuses (Optimal beyond its limit) is not an error of the preview: the result carries
 its message in ``dummy_error`` and the releases without dummies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -153,19 +156,22 @@ class AverageResult:
 
 def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySettings, noise: UnitNoise,
                     should_cancel=None, memo: dict | None = None) -> dict[str, SchemePreview] | None:
-    """Every scheme's preview release on ``landmarks`` with ``settings`` and its error for this seed; None
-    when cancelled.
+    """Every scheme's raw preview release on ``landmarks`` with ``settings`` and its error for this seed
+    (``denoised`` None: :func:`denoise_preview` is the later stage); None when cancelled.
 
     ``memo`` (one per series and seed, see :meth:`NoiseCache.memo`) holds each fixed scheme's last release:
     its values are a function of the series, the noise, the settings and the budgets only, so with the same
     settings :func:`~.pipeline.run_preview` reuses it when no budget changed (Event and User on a click, with
-    their error) and patches it where few did (Skip). Its landmarks and its check are always new."""
+    their error) and patches it where few did (Skip). Its landmarks and its check are always new. A reused
+    release keeps the same ``values``/``budgets``/``approximated`` arrays, which is what lets
+    :class:`DenoiseMemo` reuse its denoised values in turn."""
     series = snap.series
     out: dict[str, SchemePreview] = {}
     # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
     # computed (numeric MAE does not depend on settings), so each release's error is computed once.
     denom = _mean_abs(series, memo)
     lm = normalize_landmarks(landmarks, series.n)
+    key = settings.with_(denoise=False)  # the raw release does not depend on it: a toggle reuses them all
     for scheme in ALL_SCHEMES:
         if should_cancel is not None and should_cancel():
             return None
@@ -173,22 +179,91 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
         p = plan(series, lm, settings, scheme, budgets_fn=release_mod.fixed_budgets,
                  allocatable_fn=release_mod.allocatable)
         hit = memo.get(scheme) if memo is not None and p.budgets is not None else None
-        prev = hit[1] if hit is not None and hit[0] == settings else None
+        prev = hit[1] if hit is not None and hit[0] == key else None
         rel = run_preview(p, noise, prev)  # patches prev where the budgets changed (Skip), reuses it if none did
         if prev is not None and rel.values is prev.values:
-            err, den, err_d = hit[2], hit[3], hit[4]  # type: ignore[index]
+            err = hit[2]  # type: ignore[index]
         else:
             errs = memo.get(("errors", scheme)) if memo is not None and prev is not None else None
             before = None if errs is None or prev is None else (prev.values, errs)
             err, per_event = mae_and_errors(series, rel, settings, before)
-            den, err_d = denoised_mae(series, rel, settings) if settings.denoise else (None, float("nan"))
             if memo is not None:
-                memo[scheme] = (settings, rel, err, den, err_d)
+                memo[scheme] = (key, rel, err)
                 # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0
                 # events: Skip); the others' would only hold 8 bytes per event
                 memo[("errors", scheme)] = per_event if rel.approximated.any() else None
-        out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None, den, err_d,
-                                    err_d / denom if denom != 0.0 and den is not None else None)
+        out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None)
+    return out
+
+
+class DenoiseMemo:
+    """Each scheme's latest denoised results, for :func:`denoise_preview` to reuse when a release did not
+    change (Event and User on a click: :func:`scheme_previews` hands back the same arrays).
+
+    The denoiser and its error read only the series, the settings and the release's values, budgets and
+    flags, so an entry is reused when those are the very same objects (and equal settings). Entries hold
+    those objects: an ``id()`` of a freed array could be handed to a new one. One thread uses a memo (the
+    session's denoise stage runs one job at a time on its own thread); two entries per scheme cover the
+    releases with and without dummies."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, list[tuple]] = {}
+        self._mean_abs: tuple[Series, float] | None = None
+
+    def get(self, series: Series, settings: PrivacySettings, rel: Release) -> tuple[Denoised | None, float] | None:
+        for e in self._items.get(rel.scheme, ()):
+            if e[0] is series and e[2] is rel.values and e[3] is rel.budgets and e[4] is rel.approximated \
+                    and e[1] == settings:
+                return e[5], e[6]
+        return None
+
+    def put(self, series: Series, settings: PrivacySettings, rel: Release, den: Denoised | None,
+            err: float) -> None:
+        entries = self._items.setdefault(rel.scheme, [])
+        entries.insert(0, (series, settings, rel.values, rel.budgets, rel.approximated, den, err))
+        del entries[2:]
+
+    def mean_abs(self, series: Series) -> float:
+        if self._mean_abs is None or self._mean_abs[0] is not series:
+            self._mean_abs = (series, _mean_abs(series, None))
+        return self._mean_abs[1]
+
+
+def denoise_preview(snap: Snapshot, result: PreviewResult, *, should_cancel=None,
+                    memo: DenoiseMemo | None = None) -> PreviewResult | None:
+    """The preview's later stage: ``result`` (raw, from :func:`compute_preview` of ``snap``) with every
+    release's post-processing and its error filled in (``denoised``, ``mae_denoised``,
+    ``relative_denoised``); ``result`` itself when ``snap.settings.denoise`` is off; None when cancelled.
+    ``preview`` and ``plain`` stay one object when they were one."""
+    if not snap.settings.denoise:
+        return result
+    memo = memo if memo is not None else DenoiseMemo()
+    plain = _denoise_all(snap, result.plain, snap.settings, should_cancel, memo)
+    if plain is None:
+        return None
+    if result.preview is result.plain:
+        return replace(result, preview=plain, plain=plain)
+    assert result.selection is not None  # releases on L' were made with the ε left after the selection
+    st = snap.settings.with_(epsilon=result.selection.epsilon_remaining)
+    withd = _denoise_all(snap, result.preview, st, should_cancel, memo)
+    return None if withd is None else replace(result, preview=withd, plain=plain)
+
+
+def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: PrivacySettings, should_cancel,
+                 memo: DenoiseMemo) -> dict[str, SchemePreview] | None:
+    series = snap.series
+    denom = memo.mean_abs(series)
+    out: dict[str, SchemePreview] = {}
+    for scheme, p in previews.items():
+        if should_cancel is not None and should_cancel():
+            return None
+        hit = memo.get(series, settings, p.release)
+        if hit is None:
+            hit = denoised_mae(series, p.release, settings)
+            memo.put(series, settings, p.release, *hit)
+        den, err_d = hit
+        out[scheme] = replace(p, denoised=den, mae_denoised=err_d,
+                              relative_denoised=err_d / denom if denom != 0.0 and den is not None else None)
     return out
 
 
@@ -204,10 +279,21 @@ def _mean_abs(series: Series, memo: dict | None) -> float:
 
 
 def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: OptionsCache | None = None, *,
-                    should_cancel=None) -> PreviewResult | None:
-    """Every scheme's preview release; with dummies on, also the selection and the releases on L'."""
+                    should_cancel=None, denoise: bool = True) -> PreviewResult | None:
+    """Every scheme's preview release; with dummies on, also the selection and the releases on L'. With
+    ``denoise`` (and ``snap.settings.denoise``) also their post-processing, by :func:`denoise_preview` (the
+    session asks for the raw releases and runs that stage on its own thread afterwards)."""
     noise = noise_cache.get(snap.series, snap.seed)
     memo = noise_cache.memo(snap.series, snap.seed)
+    raw = _raw_preview(snap, noise, memo, options_cache, should_cancel)
+    if raw is None or not denoise:
+        return raw
+    # the one-shot path's denoise memo lives with the noise memo: used by whichever thread calls this
+    return denoise_preview(snap, raw, should_cancel=should_cancel, memo=memo.setdefault("denoise", DenoiseMemo()))
+
+
+def _raw_preview(snap: Snapshot, noise: UnitNoise, memo: dict, options_cache: OptionsCache | None,
+                 should_cancel) -> PreviewResult | None:
     plain = scheme_previews(snap, snap.landmarks, snap.settings, noise, should_cancel, memo)
     if plain is None:
         return None

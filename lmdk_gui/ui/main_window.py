@@ -371,6 +371,7 @@ class MainWindow(QMainWindow):
         s.seriesChanged.connect(self._on_series)
         s.landmarksChanged.connect(self._on_landmarks)
         s.previewChanged.connect(self._on_preview)
+        s.denoisedChanged.connect(self._on_denoised)
         s.settingsChanged.connect(self._on_settings)
         s.previewFailed.connect(lambda msg: self.show_error("Preview failed", msg))
         s.dirtyChanged.connect(lambda _d: self._update_title())
@@ -579,17 +580,32 @@ class MainWindow(QMainWindow):
         budgets = {k: v.budgets for k, v in pv.items() if k in LANDMARK_SCHEMES}
         self.budget_plot.set_budgets(budgets, s.landmarks, s.epsilon, s.visible_schemes)
         bounds = s.settings.bounds if s.series is not None and s.series.kind == "numeric" else None
+        # The lines go with the points in one redraw: none until this state's denoised stage has arrived
+        # (_on_denoised), so a line of another landmark set is never drawn over these points.
+        self.preview_plot.set_denoised(self._denoised_lines(), redraw=False)
         self.preview_plot.set_preview(pv, s.visible_schemes, bounds)
-        # With Denoise on, each row draws what the export writes (the post-processed release) over the raw
-        # points; off (or no series) removes the lines.
-        den = {k: display_values(s.series, p.denoised_values) for k, p in pv.items()
-               if s.settings.denoise and s.series is not None and p.denoised_values is not None}
-        self.preview_plot.set_denoised(den)
         if self.track_plot.isVisible():
-            self.track_plot.set_preview(pv, s.visible_schemes)
-            self.track_plot.set_denoised({k: p.denoised_values for k, p in pv.items() if s.settings.denoise})
+            self.track_plot.set_preview(pv, s.visible_schemes)  # drops tracks of another state's stage
         self._refresh_hover()
         self._update_status()
+
+    def _denoised_lines(self) -> dict[str, np.ndarray]:
+        """With Denoise on, each row's line is what the export writes (the post-processed release), once
+        the session has it for the current state; otherwise none."""
+        s = self.session
+        if s.series is None or not s.settings.denoise or not s.is_denoised_current():
+            return {}
+        return {k: display_values(s.series, p.denoised_values) for k, p in s.preview.items()
+                if p.denoised_values is not None}
+
+    def _on_denoised(self) -> None:
+        """The denoised stage arrived: the lines, the points' fading and the row notes; the raw points stay
+        as drawn by _on_preview (the metrics table listens to the session itself)."""
+        s = self.session
+        self.preview_plot.set_denoised(self._denoised_lines(), s.preview)
+        if self.track_plot.isVisible():
+            current = s.settings.denoise and s.is_denoised_current()
+            self.track_plot.set_denoised({k: p.denoised_values for k, p in s.preview.items() if current})
 
     def _on_settings(self) -> None:
         if self.session.preview:

@@ -77,6 +77,7 @@ class MetricsTable(QTableWidget):
         for c in PLAIN_COLUMNS:
             self.setColumnHidden(c, True)
         session.previewChanged.connect(self.refresh)
+        session.denoisedChanged.connect(self.refresh_denoised)
         session.metricsChanged.connect(self.refresh_average)
         session.seriesChanged.connect(self._update_headers)
         self.setMinimumHeight(self._rows_height())
@@ -175,13 +176,22 @@ class MetricsTable(QTableWidget):
                 self.item(r, 5).setToolTip(f"relative error: {p.relative:.3g} × the mean absolute value")
             self.item(r, 6).setText("computing…" if self.session.average is None else
                                     self.item(r, 6).text())
-            self.item(r, 9).setText(fmt(p.mae_denoised) if p.denoised is not None else "—")
             self.item(r, 10).setText("computing…" if self.session.average is None else self.item(r, 10).text())
             q = plain.get(s)
             self.item(r, 7).setText(fmt(q.mae) if dm and q is not None else "—")
             self.item(r, 8).setText("computing…" if dm and self.session.average_plain is None else
                                     self.item(r, 8).text())
+        self.refresh_denoised()
         self.refresh_average()
+
+    def refresh_denoised(self) -> None:
+        """The denoised error of this seed: a later stage of the preview (Session.denoisedChanged)."""
+        pending = self.session.settings.denoise and not self.session.is_denoised_current()
+        for r, s in enumerate(ALL_SCHEMES):
+            p = self.session.preview.get(s)
+            if p is not None:
+                self.item(r, 9).setText("computing…" if pending else
+                                        fmt(p.mae_denoised) if p.denoised is not None else "—")
 
     def refresh_average(self) -> None:
         avg = self.session.average

@@ -611,11 +611,17 @@ class PreviewPlot(_Rows):
         self._layout(shown)
         self.redraw()
 
-    def set_denoised(self, denoised: dict[str, np.ndarray | None]) -> None:
+    def set_denoised(self, denoised: dict[str, np.ndarray | None], preview: dict | None = None, *,
+                     redraw: bool = True) -> None:
         """A denoised release per scheme (post-processing of the released values): drawn as the row's line,
-        with the raw noisy points faint behind it. ``None`` or a missing scheme removes its line."""
+        with the raw noisy points faint behind it. ``None`` or a missing scheme removes its line. ``preview``
+        (the same releases, now with ``mae_denoised``) feeds the row notes. Only the lines, the fading and the
+        notes are redrawn (the points stay); ``redraw=False`` leaves it to the next :meth:`set_preview`."""
         self._denoised = {s: np.asarray(v, dtype=np.float64) for s, v in denoised.items() if v is not None}
-        self.redraw()
+        if preview is not None:
+            self._preview = preview
+        if redraw:
+            self.redraw_denoised()
 
     # ------------------------------------------------------------------------------------ drawing
     def redraw(self) -> None:
@@ -629,6 +635,32 @@ class PreviewPlot(_Rows):
         orig = self._original_xy(a, b, starts)
         for scheme in self._values:
             self._draw_row(scheme, a, b, starts, orig, width)
+
+    def redraw_denoised(self) -> None:
+        """The denoised lines, the points' fading and the notes, over points drawn by :meth:`redraw`."""
+        s = self.series
+        if s is None or not self._values or s.n == 0:
+            return
+        a, b, width = self._view_rows(s.n)
+        if a > b:
+            return
+        starts = view_bins(a, b, width)
+        for scheme in self._values:
+            self._draw_line(scheme, a, b, starts)
+            self._note(scheme, *self.rows[scheme]["offchart"], b - a + 1)
+
+    def _draw_line(self, scheme: str, a: int, b: int, starts: np.ndarray | None) -> None:
+        r = self.rows[scheme]
+        line = self._denoised.get(scheme)
+        if line is not None and line.size != self._values[scheme].size:
+            line = None
+        r["dots"].setBrush(pg.mkBrush(rgba(SCHEME_COLORS[scheme], 70 if line is not None else 230)))
+        if line is None:
+            r["denoised"].setData([], [])
+        elif starts is None:
+            r["denoised"].setData(np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
+        else:
+            r["denoised"].setData(*peak_line(*envelope(line[a:b + 1], a, b, starts)), connect="finite")
 
     def _original_xy(self, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, ...]:
         """The original as drawn: every event, or per column its median line and its 10–90 % band."""
@@ -646,8 +678,6 @@ class PreviewPlot(_Rows):
         lo, hi = self._yrange
         v = self._values[scheme][a:b + 1]
         approx = self._approx[scheme][a:b + 1]
-        line = self._denoised.get(scheme)
-        faint = line is not None
         r["original"].setData(orig[0], orig[1], connect="finite")
         if len(orig) > 2:
             r["original_band"].setData(orig[2], orig[3])
@@ -658,8 +688,7 @@ class PreviewPlot(_Rows):
             below = v < lo
         n_above, n_below = int(np.count_nonzero(above)), int(np.count_nonzero(below))
         r["offchart"] = (n_above, n_below)
-        color = SCHEME_COLORS[scheme]
-        r["dots"].setBrush(pg.mkBrush(rgba(color, 70 if faint else 230)))
+        self._draw_line(scheme, a, b, starts)  # before the points: their fading is set with it
         if starts is None:
             inside = ~(above | below) & np.isfinite(v)
             x = np.arange(a, b + 1, dtype=np.float64)
@@ -688,13 +717,6 @@ class PreviewPlot(_Rows):
         half_w = 3.0 * (b - a + 1) / max(width, 1.0)  # about 3 px
         r["above"].setData(*triangles(xa, hi - 0.06 * span, 0.055 * span, half_w), fillLevel=hi - 0.06 * span)
         r["below"].setData(*triangles(xb, lo + 0.06 * span, -0.055 * span, half_w), fillLevel=lo + 0.06 * span)
-        if line is not None and line.size == self._values[scheme].size:
-            if starts is None:
-                r["denoised"].setData(np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
-            else:
-                r["denoised"].setData(*peak_line(*envelope(line[a:b + 1], a, b, starts)), connect="finite")
-        else:
-            r["denoised"].setData([], [])
         self._note(scheme, n_above, n_below, b - a + 1)
 
     @staticmethod

@@ -22,8 +22,12 @@ A generator that refuses (Optimal beyond its limit) is not an error of the previ
 its message, ``dummiesFailed`` announces it, and the preview falls back to the releases without dummies.
 
 Denoising (issue 12, ``settings.denoise``, :meth:`Session.set_denoise`): ``preview[scheme].values`` stays the
-raw release; ``preview[scheme].denoised_values`` is its post-processing (None when off) — what the export
-writes by default — with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs.
+raw release; ``preview[scheme].denoised_values`` is its post-processing — what the export writes by default —
+with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It is a later stage (issue 15):
+``previewChanged`` announces the raw releases (``denoised_values`` None), then
+:func:`~lmdk_gui.core.preview.denoise_preview` runs on its own thread and ``denoisedChanged`` announces
+``preview``/``preview_plain`` replaced by the same releases with their denoised values
+(:meth:`Session.is_denoised_current`). Denoise off: no stage, ``denoised_values`` stays None.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from ..core.dummies import DummyOptions, DummySelection, DummySettings
 from ..core.metrics import RunStats
 from ..core.preview import (
     AverageResult,
+    DenoiseMemo,
     NoiseCache,
     OptionsCache,
     PreviewResult,
@@ -46,6 +51,7 @@ from ..core.preview import (
     Snapshot,
     compute_average,
     compute_preview,
+    denoise_preview,
     scheme_previews,
 )
 from ..core.release import normalize_landmarks
@@ -90,6 +96,7 @@ class Session(QObject):
     dummySelectionChanged = Signal()  # a new selection (or error) arrived; emitted just before previewChanged
     dummiesFailed = Signal(str)  # the generator refused (e.g. Optimal beyond its limit)
     postChanged = Signal()  # the later stage (``post_stage``) of the current preview arrived
+    denoisedChanged = Signal()  # ``preview``/``preview_plain`` now carry the current state's denoised values
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -121,9 +128,9 @@ class Session(QObject):
         self._preview_runner.failed.connect(self._on_preview_failed)
         self._average_runner = LatestOnlyRunner("average", self)
         self._average_runner.finished.connect(self._on_average)
-        # The R-run average starts once the window has drawn the preview and the edits pause: run at once it
-        # competed with the repaint for the GIL (a 10^5 click took 0.16 s instead of 0.06 s) and with the
-        # next click's preview.
+        # The R-run average starts once the window has drawn the preview (with Denoise on, its denoised
+        # stage too) and the edits pause: run at once it competed with the repaint for the GIL (a 10^5 click
+        # took 0.16 s instead of 0.06 s), with the denoising and with the next click's preview.
         self._average_job: tuple[Snapshot, DummyOptions | None] | None = None
         self._average_timer = QTimer(self)
         self._average_timer.setSingleShot(True)
@@ -137,6 +144,14 @@ class Session(QObject):
         self.post: object | None = None
         self._post_runner = LatestOnlyRunner("post", self)
         self._post_runner.finished.connect(self._on_post)
+        # Denoising (issue 12) is a later stage with its own signal, not a ``post_stage``: it replaces the
+        # preview itself (what every view and the automation contract read), and the generic hook stays free.
+        # The memo is used only on this runner's thread (one job at a time).
+        self._denoise_runner = LatestOnlyRunner("denoise", self)
+        self._denoise_runner.finished.connect(self._on_denoised)
+        self._denoise_runner.failed.connect(self._on_denoise_failed)
+        self._denoise_memo = DenoiseMemo()
+        self._denoised_generation = -2  # the preview generation whose denoised values are in ``preview``
         self._state_version = 0
         self._closed = False
 
@@ -194,6 +209,12 @@ class Session(QObject):
 
     def is_preview_current(self) -> bool:
         return self._preview_generation == self._preview_runner.generation and bool(self.preview)
+
+    def is_denoised_current(self) -> bool:
+        """The preview is current and, with Denoise on, carries its denoised values (what automation waits
+        for; with Denoise off the same as :meth:`is_preview_current`)."""
+        return self.is_preview_current() and (not self._settings.denoise
+                                              or self._denoised_generation == self._preview_generation)
 
     def is_dirty(self) -> bool:
         return self.series is not None and (not self.undo_stack.isClean() or self._settings_dirty)
@@ -405,6 +426,7 @@ class Session(QObject):
         self._average_timer.stop()
         self._average_job = None
         self._post_runner.cancel()
+        self._denoise_runner.cancel()
         # Submit now rather than after the event loop's next pass (which paints first, ~20 ms at 10^5): the
         # worker computes while the GUI thread repaints. Bursts still coalesce: the runner keeps only the
         # newest pending job and tells a running one to stop.
@@ -414,7 +436,8 @@ class Session(QObject):
         if self.series is None:
             return
         snap = self.snapshot()
-        self._preview_runner.submit(compute_preview, snap, self._noise_cache, self._options_cache)
+        # raw only: the window draws it at once, denoising follows (_on_preview)
+        self._preview_runner.submit(compute_preview, snap, self._noise_cache, self._options_cache, denoise=False)
 
     def _clear_results(self) -> None:
         self.preview = {}
@@ -430,6 +453,9 @@ class Session(QObject):
     def _on_preview(self, generation: int, result: PreviewResult | None) -> None:
         if not self._preview_runner.is_current(generation) or not result:
             return
+        snap = self.snapshot()
+        if self._settings.denoise:  # before the views draw the raw releases: it runs meanwhile
+            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo)
         old_error = self.dummy_error
         self.preview = result.preview
         self.preview_plain = result.plain
@@ -445,13 +471,13 @@ class Session(QObject):
             self.dummiesFailed.emit(self.dummy_error)
         self.post = None
         self.previewChanged.emit()
-        snap = self.snapshot()
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one
             snap = Snapshot(snap.series, snap.landmarks, snap.settings, snap.seed, snap.runs)
         self._average_job = (snap, self._dummy_options)
-        self._average_timer.start()
+        if not self._settings.denoise:  # else once the denoised stage is in (_on_denoised): not competing
+            self._average_timer.start()
 
     def _on_preview_failed(self, generation: int, message: str) -> None:
         if self._preview_runner.is_current(generation):
@@ -470,6 +496,20 @@ class Session(QObject):
         if job is not None and not self._closed:
             self._average_runner.submit(compute_average, *job)
 
+    def _on_denoised(self, generation: int, result: PreviewResult | None) -> None:
+        if result is None or not self._denoise_runner.is_current(generation) or not self.is_preview_current():
+            return
+        self.preview = result.preview
+        self.preview_plain = result.plain
+        self._denoised_generation = self._preview_generation
+        self.denoisedChanged.emit()
+        self._average_timer.start()
+
+    def _on_denoise_failed(self, generation: int, message: str) -> None:
+        if self._denoise_runner.is_current(generation):
+            self.previewFailed.emit(f"denoising failed: {message}")
+            self._average_timer.start()
+
     def _on_post(self, generation: int, result: object) -> None:
         if result is None or not self._post_runner.is_current(generation):
             return
@@ -482,3 +522,4 @@ class Session(QObject):
         self._preview_runner.shutdown()
         self._average_runner.shutdown()
         self._post_runner.shutdown()
+        self._denoise_runner.shutdown()

@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 
 from lmdk_gui.core import metrics, pipeline
 from lmdk_gui.core.dummies import DummySettings
-from lmdk_gui.core.preview import NoiseCache, OptionsCache, SchemePreview, Snapshot, compute_preview
+from lmdk_gui.core.preview import (
+    DenoiseMemo,
+    NoiseCache,
+    OptionsCache,
+    SchemePreview,
+    Snapshot,
+    compute_preview,
+    denoise_preview,
+)
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
 
@@ -137,3 +145,53 @@ def test_clicks_are_patched_and_still_equal_a_full_recompute(kind, monkeypatch):
          ("toggle", 5)]
     _run(kind, series, steps)
     assert sum(patched) >= 10 and sum(errors) >= 10, (sum(patched), sum(errors))
+
+
+def _same_denoised(a: SchemePreview, b: SchemePreview) -> None:
+    assert (a.denoised is None) == (b.denoised is None)
+    if a.denoised is not None and b.denoised is not None:
+        x, y = a.denoised.values, b.denoised.values
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
+        assert a.denoised.params == b.denoised.params
+    assert a.mae_denoised == b.mae_denoised or (np.isnan(a.mae_denoised) and np.isnan(b.mae_denoised))
+    assert a.relative_denoised == b.relative_denoised
+
+
+@settings(max_examples=25, deadline=None)
+@given(kind=st.sampled_from(KINDS), steps=st.lists(_edits(N), min_size=1, max_size=8))
+def test_memoised_denoise_stage_equals_a_fresh_one(kind, steps):
+    """The session's path (raw preview, then the denoise stage with its own memo) gives, bit for bit, what
+    the one-shot ``compute_preview`` of the same state gives, after any sequence of edits."""
+    series = SERIES[kind]
+    cache, opts, memo = NoiseCache(), OptionsCache(), DenoiseMemo()
+    state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(), "seed": 1, "dummies": None}
+    for op, arg in [("toggle", 0), *steps]:
+        _apply(kind, series.n, state, op, arg)
+        snap = Snapshot(series, state["lm"], state["ps"], state["seed"], dummies=state["dummies"])
+        raw = compute_preview(snap, cache, opts, denoise=False)
+        assert raw is not None and all(p.denoised is None for p in raw.preview.values())
+        inc = denoise_preview(snap, raw, memo=memo)
+        full = compute_preview(snap, NoiseCache(), OptionsCache())
+        assert inc is not None and full is not None
+        assert (inc.preview is inc.plain) == (full.preview is full.plain)
+        for s in ALL_SCHEMES:
+            _same(inc.preview[s], full.preview[s])
+            _same_denoised(inc.preview[s], full.preview[s])
+            _same_denoised(inc.plain[s], full.plain[s])
+
+
+def test_a_click_reuses_the_denoised_values_of_an_unchanged_release():
+    """Event's release does not change on a click (same arrays from the preview memo): its denoised values
+    are the same object; Skip's change and are denoised anew."""
+    series = SERIES["numeric"]
+    cache, memo = NoiseCache(), DenoiseMemo()
+    first = Snapshot(series, np.array([3, 9]), PrivacySettings(), 1)
+    second = Snapshot(series, np.array([3, 9, 30]), PrivacySettings(), 1)
+    a = denoise_preview(first, compute_preview(first, cache, denoise=False), memo=memo)
+    b = denoise_preview(second, compute_preview(second, cache, denoise=False), memo=memo)
+    assert a is not None and b is not None
+    assert b.preview["event"].denoised is a.preview["event"].denoised
+    assert b.preview["skip"].denoised is not a.preview["skip"].denoised
+    off = Snapshot(series, second.landmarks, PrivacySettings(denoise=False), 1)
+    raw = compute_preview(off, cache, denoise=False)
+    assert raw is not None and denoise_preview(off, raw, memo=memo) is raw  # Denoise off: nothing to do

@@ -47,3 +47,9 @@ def window(qtbot):
 def wait_preview(qtbot, window, timeout: int = 30_000) -> None:
     """Wait until the preview for the current state is ready."""
     qtbot.waitUntil(window.session.is_preview_current, timeout=timeout)
+
+
+def wait_denoised(qtbot, window, timeout: int = 30_000) -> None:
+    """Wait until the preview for the current state also carries its denoised values (a later stage since
+    issue 15: previewChanged announces the raw releases first)."""
+    qtbot.waitUntil(window.session.is_denoised_current, timeout=timeout)

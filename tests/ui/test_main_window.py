@@ -227,7 +227,7 @@ def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, win
 
     s, table, check = window.session, window.metrics_table, window.settings_panel.denoise_check
     assert check.isChecked() and s.settings.denoise and "guarantee" in check.toolTip()
-    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+    with qtbot.waitSignal(s.denoisedChanged, timeout=10_000):  # a later stage than previewChanged (issue 15)
         s.set_landmarks([5, 6, 7, 300])
     qtbot.waitUntil(lambda: s.average is not None, timeout=30_000)
     p = s.preview["skip"]
@@ -245,6 +245,6 @@ def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, win
     assert not s.settings.denoise and s.preview["skip"].denoised_values is None
     np.testing.assert_array_equal(s.preview["skip"].values, raw)
     assert all(table.isColumnHidden(c) for c in DENOISED_COLUMNS) and table.item(row, 9).text() == "—"
-    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+    with qtbot.waitSignal(s.denoisedChanged, timeout=10_000):
         check.setChecked(True)
     np.testing.assert_array_equal(s.preview["skip"].denoised_values, ref.values)

@@ -15,7 +15,7 @@ from lmdk_gui.core.settings import ALL_SCHEMES
 from lmdk_gui.ui.multiples import bar_steps, column_bins, envelope, mark_positions, robust_range
 from tests.conftest import SAMPLES
 
-from .conftest import wait_preview
+from .conftest import wait_denoised, wait_preview
 from .helpers import event_point, fake_click
 
 JARGON = ("thesis §", "L′", "L'", "ε_sel", "nats", "(1, L)-landmark", " 1 landmarks", "(ε = ")
@@ -326,7 +326,7 @@ def test_with_denoise_on_the_rows_draw_what_the_export_writes(qtbot, window):
     s = window.session
     assert s.settings.denoise
     s.add_range(100, 180)
-    wait_preview(qtbot, window)
+    wait_denoised(qtbot, window)  # the lines are a later stage than the raw points (issue 15)
     pp = window.preview_plot
     for scheme in pp.shown():
         x, y = pp.rows[scheme]["denoised"].getData()
@@ -337,7 +337,7 @@ def test_with_denoise_on_the_rows_draw_what_the_export_writes(qtbot, window):
         x = pp.rows[scheme]["denoised"].getData()[0]
         assert x is None or len(x) == 0, scheme
     s.set_denoise(True)
-    wait_preview(qtbot, window)
+    wait_denoised(qtbot, window)
     x, y = pp.rows["skip"]["denoised"].getData()
     assert np.allclose(y, s.preview["skip"].denoised_values)
 

@@ -1,0 +1,95 @@
+"""Denoising as a later stage of the preview (issue 15): previewChanged announces the raw releases, then
+denoisedChanged the same releases with their denoised values — bit for bit the one-shot core path's
+(``compute_preview``) — and a new state never shows the previous state's denoised lines."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from lmdk_gui.core import preview as preview_mod
+from lmdk_gui.core.preview import NoiseCache, compute_preview
+from lmdk_gui.core.settings import ALL_SCHEMES
+
+from .conftest import wait_denoised
+
+
+def _same_denoised(a, b) -> None:
+    for s in ALL_SCHEMES:
+        p, q = a[s], b[s]
+        assert p.denoised_values is not None, s
+        assert np.array_equal(p.denoised_values, q.denoised_values, equal_nan=True), s
+        assert p.mae_denoised == q.mae_denoised and p.relative_denoised == q.relative_denoised, s
+        assert np.array_equal(p.values, q.values, equal_nan=True), s
+
+
+def _lines(window) -> dict:
+    pp = window.preview_plot
+    return {s: pp.rows[s]["denoised"].getData()[1] for s in pp.shown()}
+
+
+def test_raw_preview_first_then_the_denoised_values_of_the_one_shot_path(qtbot, window):
+    s = window.session
+    wait_denoised(qtbot, window)
+    order: list[tuple[str, bool]] = []
+    s.previewChanged.connect(lambda: order.append(("raw", s.preview["skip"].denoised_values is None)))
+    s.denoisedChanged.connect(lambda: order.append(("denoised", s.preview["skip"].denoised_values is None)))
+    with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
+        s.add_range(40, 90)
+    assert order == [("raw", True), ("denoised", False)]
+    ref = compute_preview(s.snapshot(), NoiseCache())
+    assert ref is not None
+    _same_denoised(s.preview, ref.preview)
+    assert s.preview_plain is s.preview  # dummies off: one dict, as before
+    for scheme, y in _lines(window).items():  # the rows draw exactly those lines
+        np.testing.assert_allclose(y, s.preview[scheme].denoised_values)
+    assert window.metrics_table.item(0, 9).text() not in ("—", "computing…", "")
+
+
+def test_an_edit_while_the_stage_runs_leaves_no_stale_denoised_result(qtbot, window, monkeypatch):
+    s = window.session
+    wait_denoised(qtbot, window)
+    gate, started = threading.Event(), threading.Event()
+    real = preview_mod.denoised_mae
+
+    def slow(*args):
+        started.set()
+        gate.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(preview_mod, "denoised_mae", slow)
+    landed: list[np.ndarray] = []
+    s.denoisedChanged.connect(lambda: landed.append(s.landmarks.copy()))
+    s.toggle_landmark(200)
+    qtbot.waitUntil(started.is_set, timeout=30_000)  # the raw preview is drawn, its stage is running
+    assert s.is_preview_current() and not s.is_denoised_current()
+    assert _lines(window) and all(y is None or len(y) == 0 for y in _lines(window).values())
+    assert window.metrics_table.item(0, 9).text() == "computing…"
+    # the R-run average waits for the stage (it would compete with it for the two cores)
+    assert s.average is None and not s._average_timer.isActive()
+    s.toggle_landmark(201)  # a new state while the old stage runs
+    gate.set()
+    wait_denoised(qtbot, window)
+    assert [lm.tolist() for lm in landed] == [s.landmarks.tolist()]  # only the current state's arrived
+    assert 200 in s.landmarks and 201 in s.landmarks
+    qtbot.waitUntil(lambda: s.average is not None, timeout=30_000)  # and starts after it
+    ref = compute_preview(s.snapshot(), NoiseCache())
+    assert ref is not None
+    _same_denoised(s.preview, ref.preview)
+
+
+def test_denoise_off_clears_the_lines_and_on_brings_the_current_ones(qtbot, window):
+    s = window.session
+    wait_denoised(qtbot, window)
+    assert any(y is not None and len(y) for y in _lines(window).values())
+    s.set_denoise(False)
+    assert all(y is None or len(y) == 0 for y in _lines(window).values())  # at once, before any preview
+    wait_denoised(qtbot, window)
+    assert all(p.denoised_values is None for p in s.preview.values())
+    assert all(y is None or len(y) == 0 for y in _lines(window).values())
+    with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
+        s.set_denoise(True)
+    ref = compute_preview(s.snapshot(), NoiseCache())
+    assert ref is not None
+    _same_denoised(s.preview, ref.preview)
