@@ -62,11 +62,24 @@ SAMPLE_FILES = {
 }
 
 
+def _start_engine_warm_up() -> None:
+    """Import numba and load its CPU target on a background thread while this one imports Qt, pyqtgraph and
+    pandas and draws the window: the first preview needs them, the first paint does not (issue 15). Part
+    of that work releases the GIL (file reads, loading shared libraries), so it overlaps. numpy is imported
+    here first so that the two threads never import it at the same time."""
+    import numpy  # noqa: F401
+
+    from .core.lazyjit import start_warm_up
+
+    start_warm_up()
+
+
 def main(argv: list[str] | None = None) -> int:
     file_name_bytes_on_console()
     args = build_parser().parse_args(argv)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    _start_engine_warm_up()
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
