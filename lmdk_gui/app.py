@@ -63,15 +63,25 @@ SAMPLE_FILES = {
 
 
 def _start_engine_warm_up() -> None:
-    """Import numba and load its CPU target on a background thread while this one imports Qt, pyqtgraph and
-    pandas and draws the window: the first preview needs them, the first paint does not (issue 15). Part
-    of that work releases the GIL (file reads, loading shared libraries), so it overlaps. numpy is imported
-    here first so that the two threads never import it at the same time."""
+    """Import pandas and numba and load numba's CPU target on a background thread while this one imports Qt
+    and pyqtgraph and builds the window: the first preview needs them, the first paint does not (issue 15).
+    Part of that work releases the GIL (file reads, loading shared libraries), so it overlaps. numpy is
+    imported here first so that the two threads never import it at the same time."""
+    import threading
+
     import numpy  # noqa: F401
 
-    from .core.lazyjit import start_warm_up
+    def run() -> None:
+        try:
+            import pandas  # noqa: F401 - the loader's; the window imports it later and finds it loaded
 
-    start_warm_up()
+            from .core.lazyjit import warm_up
+
+            warm_up()
+        except Exception:  # noqa: BLE001 - the loader and the preview meet (and report) the same error
+            pass
+
+    threading.Thread(target=run, name="lmdk-warm-up", daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> int:

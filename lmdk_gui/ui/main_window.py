@@ -44,7 +44,7 @@ from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
 from .empty_state import EmptyState
-from .help import install_help_menu
+from .help import HelpDialog, install_help_menu
 from .metrics_panel import MetricsTable
 from .multiples import BudgetPlot, PreviewPlot
 from .plots import SeriesPlot, TrackPlot, display_values
@@ -299,11 +299,19 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.takeCentralWidget())
         self.central_stack.addWidget(scroll)
         self.setCentralWidget(self.central_stack)
-        self.help_dialog = install_help_menu(self, self.help_menu)
+        self._help_dialog: HelpDialog | None = None
+        install_help_menu(self, self.help_menu)
         restore_window(self, self._settings)
         self._docks_hidden_while_empty: list[QDockWidget] = []
         self.session.seriesChanged.connect(self._show_plots_or_empty)
         self._show_plots_or_empty()
+
+    @property
+    def help_dialog(self) -> HelpDialog:
+        """The Help dialog (``helpGuide``), built the first time it is needed (cold start, issue 15)."""
+        if self._help_dialog is None:
+            self._help_dialog = HelpDialog(self)
+        return self._help_dialog
 
     def _show_plots_or_empty(self) -> None:
         """With no series only the empty state shows (no empty axes, no empty settings or metrics docks);
