@@ -62,26 +62,13 @@ SAMPLE_FILES = {
 }
 
 
-def _start_engine_warm_up() -> None:
-    """Import pandas and numba and load numba's CPU target on a background thread while this one imports Qt
-    and pyqtgraph and builds the window: the first preview needs them, the first paint does not (issue 15).
-    Part of that work releases the GIL (file reads, loading shared libraries), so it overlaps. numpy is
-    imported here first so that the two threads never import it at the same time."""
-    import threading
-
+def _import_numerics_before_qt() -> None:
+    """numpy and pandas (the loader's) before PySide6: once imported, PySide6 reads the source of every
+    Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029), ≈ 0.25 s for numpy
+    and pandas, measured here (issue 15). numba, which the first paint does not need, loads later on the
+    preview worker (core/lazyjit.py) while this thread draws the window and the series."""
     import numpy  # noqa: F401
-
-    def run() -> None:
-        try:
-            import pandas  # noqa: F401 - the loader's; the window imports it later and finds it loaded
-
-            from .core.lazyjit import warm_up
-
-            warm_up()
-        except Exception:  # noqa: BLE001 - the loader and the preview meet (and report) the same error
-            pass
-
-    threading.Thread(target=run, name="lmdk-warm-up", daemon=True).start()
+    import pandas  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    _start_engine_warm_up()
+    _import_numerics_before_qt()
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 

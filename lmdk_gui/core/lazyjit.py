@@ -9,7 +9,7 @@ worker, not the GUI thread.
 
 A kernel calling another kernel, or receiving one as an argument, still compiles: numba types any object
 by its ``_numba_type_`` attribute, which a LazyKernel forwards (like every other attribute) to its
-dispatcher. :func:`warm_up` lets a process start that work early, on a background thread.
+dispatcher.
 """
 
 from __future__ import annotations
@@ -88,29 +88,3 @@ class _LazyNumba:
 
 
 numba = _LazyNumba()
-
-
-@numba.njit(cache=True, nogil=True)
-def _touch(x):  # pragma: no cover - compiled
-    return x + 1.0
-
-
-def warm_up() -> None:
-    """Import numba and initialise its CPU target by loading one tiny cached kernel (compiled once per
-    install). Meant for a background thread at start-up: the first preview then only loads its own kernels
-    (≈ 20 ms) instead of also paying ≈ 0.6 s of imports."""
-    _touch(0.5)
-
-
-def start_warm_up() -> threading.Thread:
-    """Run :func:`warm_up` on a daemon thread; errors are left to the first real kernel call to report."""
-
-    def run() -> None:
-        try:
-            warm_up()
-        except Exception:  # noqa: BLE001 - the preview worker meets (and reports) the same error itself
-            pass
-
-    thread = threading.Thread(target=run, name="lmdk-warm-up", daemon=True)
-    thread.start()
-    return thread

@@ -176,7 +176,7 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
     """Show ``window``; once it is exposed and has painted its preview (or, with no file, its empty state)
     close it and return 0. Returns 1 on a timeout or an uncaught exception (printed to stderr)."""
     started = time.monotonic()
-    outcome: dict[str, Any] = {"code": 1, "baseline": None, "arrived": None}
+    outcome: dict[str, Any] = {"code": 1, "baseline": None, "arrived": None, "series_at": None}
     errors: list[str] = []
     previous_hook = sys.excepthook
 
@@ -195,6 +195,14 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
             outcome["arrived"] = counter.count
 
     window.session.previewChanged.connect(preview_arrived)
+    series_view = window.series_plot.viewport()
+    series_paints = _PaintCounter(series_view)
+
+    def series_drawn() -> bool:  # reported once: the window and the series come before the first preview
+        if outcome.get("series_at") is None and window.session.series is not None and series_paints.count:
+            outcome["series_at"] = time.monotonic() - started
+            print(f"smoke test: series drawn after {outcome['series_at']:.2f} s", flush=True)
+        return outcome.get("series_at") is not None
 
     def content_ready() -> bool:
         s = window.session
@@ -214,6 +222,7 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
         nonlocal target, counter
         if errors:
             return finish(1, f"lmdk-gui: smoke test failed: {errors[0]}")
+        series_drawn()
         elapsed = time.monotonic() - started
         if elapsed > timeout_s:
             return finish(1, f"lmdk-gui: smoke test timed out after {timeout_s:g} s "

@@ -38,6 +38,5 @@ def test_a_kernel_keeps_its_name_and_pickles_by_reference():
     assert pickle.loads(pickle.dumps(k)) is k
 
 
-def test_warm_up_loads_numba():
-    lazyjit.warm_up()
-    assert lazyjit.real_numba().__name__ == "numba"
+def test_real_numba_is_numba():
+    assert lazyjit.real_numba() is __import__("numba")

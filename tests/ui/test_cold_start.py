@@ -1,8 +1,9 @@
 """Issue 15, cold start: what the first paint does not need stays out of the window's imports.
 
-numba (and the scipy it imports) load on a kernel's first call (core/lazyjit.py) — on the preview worker,
-or on the start-up warm-up thread of ``lmdk-gui`` — and the export and import dialogs where first used.
-These checks run in fresh processes, so a module-level import added anywhere on the way fails them.
+numba (and the scipy it imports) load on a kernel's first call (core/lazyjit.py), i.e. on the preview
+worker while the GUI thread draws the window and the series; the export and import dialogs load where
+first used; ``lmdk-gui`` imports numpy and pandas before PySide6 (which reads the source of every module
+imported after it). These checks run in fresh processes, so an import added anywhere on the way fails them.
 """
 
 from __future__ import annotations
@@ -69,3 +70,14 @@ def test_importing_every_core_module_imports_no_numba(tmp_path):
             "    importlib.import_module('lmdk_gui.core.' + m.name)\n"
             "print(','.join(m for m in ('numba', 'scipy', 'llvmlite') if m in sys.modules))")
     assert _run(code, tmp_path) == ""
+
+
+def test_lmdk_gui_imports_pandas_before_pyside6(tmp_path):
+    """sys.modules keeps import order: pandas must come before PySide6 (and numba after the window)."""
+    code = ("import os, sys\n"
+            "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+            "from lmdk_gui.app import main\n"
+            "assert main(['--sample', 'energy', '--smoke-test']) == 0\n"
+            "mods = list(sys.modules)\n"
+            "print(mods.index('pandas') < mods.index('PySide6') < mods.index('numba'))")
+    assert _run(code, tmp_path) == "True"
