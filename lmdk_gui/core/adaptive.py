@@ -23,9 +23,9 @@ failure (``pos < 0``: -1 out of words, -2 invalid input) stops the kernel with t
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .mechanisms import haversine_one
 
 

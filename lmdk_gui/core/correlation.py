@@ -70,10 +70,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
 
 from .guarantee import landmark_sums
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .release import normalize_landmarks
 
 if TYPE_CHECKING:  # pragma: no cover

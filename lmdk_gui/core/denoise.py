@@ -37,9 +37,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
 import numpy as np
 
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .mechanisms import EARTH_RADIUS_M
 
 KINDS = ("numeric", "location", "categorical")

@@ -69,9 +69,9 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-import numba
 import numpy as np
 
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .release import normalize_landmarks
 from .securenoise import RESERVE_WORDS, RandomnessExhausted, WordSource, bernoulli_exp, uniform_below
 

@@ -55,11 +55,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
 import numpy as np
 
 from . import mechanisms
 from .correlation import DISTRIBUTIONS, synthetic_landmarks
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .metrics import unit_label
 from .noise import UnitNoise
 from .pipeline import Plan, denoised_values, kind_of, plan, run_adaptive_preview, run_preview

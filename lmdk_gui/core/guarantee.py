@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
+
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 
 _U = 2.0**-53
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 
 EARTH_RADIUS_M = 6_371_008.8  # mean Earth radius (IUGG)
 _DEG = 180.0 / math.pi

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import numba
 import numpy as np
 
 from . import adaptive, mechanisms, securenoise
 from .denoise import Denoised, denoise
 from .guarantee import GuaranteeResult, allocatable, check_guarantee
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .noise import NoiseAt, UnitNoise
 from .release import (
     Release,

@@ -19,10 +19,10 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from .guarantee import GuaranteeResult, allocatable
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .noise import UnitNoise
 from .series import Series
 from .settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings

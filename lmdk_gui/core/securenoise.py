@@ -138,8 +138,9 @@ import math
 import os
 from collections.abc import Callable
 
-import numba
 import numpy as np
+
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 
 __all__ = [
     "BACKEND_OPENDP_LAPLACE",

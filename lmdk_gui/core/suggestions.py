@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numba
 import numpy as np
 
+from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .mechanisms import EARTH_RADIUS_M, haversine, haversine_one
 from .series import Kind, Series
 

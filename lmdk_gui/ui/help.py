@@ -231,9 +231,9 @@ class HelpDialog(QDialog):
         self.activateWindow()
 
 
-def install_help_menu(window, menu: QMenu) -> HelpDialog:
-    """Add Guide (F1), Keyboard shortcuts and About to ``menu``; return the (hidden) dialog."""
-    dialog = HelpDialog(window)
+def install_help_menu(window, menu: QMenu) -> None:
+    """Add Guide (F1), Keyboard shortcuts and About to ``menu``; they open ``window.help_dialog`` (which the
+    window builds on first use: it reads every component's installed version, not needed to start)."""
     for text, name, tab, key in (("&Guide", "helpAction", "guide", QKeySequence.StandardKey.HelpContents),
                                  ("&Keyboard shortcuts", "shortcutsAction", "shortcuts", None),
                                  ("&About lmdk_gui", "aboutAction", "about", None)):
@@ -242,7 +242,6 @@ def install_help_menu(window, menu: QMenu) -> HelpDialog:
         if key is not None:
             a.setShortcut(QKeySequence(key))
             a.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
-        a.triggered.connect(lambda _=False, t=tab: dialog.show_tab(t))
+        a.triggered.connect(lambda _=False, t=tab: window.help_dialog.show_tab(t))
         window.addAction(a)
         menu.addAction(a)
-    return dialog

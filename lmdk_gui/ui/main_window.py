@@ -17,6 +17,7 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -39,14 +40,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.export import ExportOptions
 from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
 from .empty_state import EmptyState
-from .export import ExportDialog, ExportJob
-from .help import install_help_menu
-from .import_dialog import ImportDialog
+from .help import HelpDialog, install_help_menu
 from .metrics_panel import MetricsTable
 from .multiples import BudgetPlot, PreviewPlot
 from .plots import SeriesPlot, TrackPlot, display_values
@@ -55,6 +53,10 @@ from .session import Session
 from .settings_panel import SettingsPanel
 from .startup import clean_load_options, read_setting, restore_window, save_window, write_options
 from .theme import count_noun
+
+if TYPE_CHECKING:  # imported where first used: the first paint needs neither dialog (cold start, issue 15)
+    from .export import ExportJob
+    from .import_dialog import ImportDialog
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples"
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
@@ -297,11 +299,19 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.takeCentralWidget())
         self.central_stack.addWidget(scroll)
         self.setCentralWidget(self.central_stack)
-        self.help_dialog = install_help_menu(self, self.help_menu)
+        self._help_dialog: HelpDialog | None = None
+        install_help_menu(self, self.help_menu)
         restore_window(self, self._settings)
         self._docks_hidden_while_empty: list[QDockWidget] = []
         self.session.seriesChanged.connect(self._show_plots_or_empty)
         self._show_plots_or_empty()
+
+    @property
+    def help_dialog(self) -> HelpDialog:
+        """The Help dialog (``helpGuide``), built the first time it is needed (cold start, issue 15)."""
+        if self._help_dialog is None:
+            self._help_dialog = HelpDialog(self)
+        return self._help_dialog
 
     def _show_plots_or_empty(self) -> None:
         """With no series only the empty state shows (no empty axes, no empty settings or metrics docks);
@@ -448,6 +458,8 @@ class MainWindow(QMainWindow):
         except LoadError as e:
             self.show_error("Cannot open the file", str(e))
             return False
+        from .import_dialog import ImportDialog  # superqt and the dialog load on first use (cold start)
+
         dlg = ImportDialog(preview, self)
         if not self.ask_import(dlg):
             return False
@@ -459,7 +471,7 @@ class MainWindow(QMainWindow):
 
     def _ask_import(self, dialog: ImportDialog) -> bool:
         """Default ``ask_import``: run the dialog modally; True when the user opened the file."""
-        return dialog.exec() == ImportDialog.DialogCode.Accepted
+        return bool(dialog.exec() == dialog.DialogCode.Accepted)
 
     def open_path(self, path: str | os.PathLike) -> bool:
         """``lmdk-gui FILE``: open FILE directly when the defaults read it; when they cannot (columns to choose,
@@ -713,6 +725,8 @@ class MainWindow(QMainWindow):
         if self.export_job is not None and self.export_job.is_running():
             self.show_error("Export", "An export is already running; wait for it or cancel it.")
             return
+        from .export import ExportDialog  # loaded on first use (cold start)
+
         focus = self.metrics_table.selected_scheme() or "adaptive"
         start = read_setting(self._settings, "lastExportDir", "", str) or str(Path.home())
         s = self.session
@@ -747,6 +761,9 @@ class MainWindow(QMainWindow):
             raise RuntimeError("no series is open")
         if self.export_job is not None and self.export_job.is_running():
             raise RuntimeError("an export is already running")
+        from ..core.export import ExportOptions  # the writer loads on first use (cold start)
+        from .export import ExportJob
+
         opts = ExportOptions(scheme=scheme, include_budget=include_budget, include_flags=include_flags, seed=seed,
                              backend=backend, force=force, chunk_rows=16384,
                              include_input_name=include_input_name, verbatim_labels=verbatim_labels,

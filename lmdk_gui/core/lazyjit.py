@@ -1,0 +1,90 @@
+"""Compiled kernels that import numba on their first call, not when their module is imported (issue 15).
+
+Importing numba costs ≈ 0.35 s (it imports scipy) and its first kernel another ≈ 0.3 s (numba's CPU target
+imports scipy.linalg); the window needs neither to draw itself and the series. The kernel modules write
+``from .lazyjit import numba`` instead of ``import numba`` and keep ``@numba.njit(...)`` unchanged: each
+decorated function becomes a :class:`LazyKernel` that builds the real numba dispatcher (same options, same
+on-disk cache files) the first time it is called or inspected, on whichever thread that is — the preview
+worker, not the GUI thread.
+
+A kernel calling another kernel, or receiving one as an argument, still compiles: numba types any object
+by its ``_numba_type_`` attribute, which a LazyKernel forwards (like every other attribute) to its
+dispatcher.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+_lock = threading.RLock()
+_numba: Any = None
+
+
+def real_numba() -> Any:
+    """The numba module (imported now if no kernel has needed it yet)."""
+    global _numba
+    if _numba is None:
+        with _lock:
+            if _numba is None:
+                import numba as real  # deliberately late: this is the whole point of the module
+
+                _numba = real
+    return _numba
+
+
+class LazyKernel:
+    """Stands for ``numba.njit(*args, **kwargs)(fn)`` until that is first needed."""
+
+    def __init__(self, fn, args: tuple, kwargs: dict) -> None:
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._args = args
+        self._kwargs = kwargs
+        self._dispatcher: Any = None
+
+    @property
+    def dispatcher(self) -> Any:
+        d = self._dispatcher
+        if d is None:
+            with _lock:
+                if self._dispatcher is None:
+                    self._dispatcher = real_numba().njit(*self._args, **self._kwargs)(self._fn)
+                d = self._dispatcher
+        return d
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.dispatcher(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # _numba_type_, py_func, targetoptions, signatures, …
+        if name.startswith("__") or name in ("_fn", "_args", "_kwargs", "_dispatcher"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
+    def __reduce__(self):  # pickled by reference, like a plain function
+        return (_kernel_by_name, (self._fn.__module__, self._fn.__qualname__))
+
+    def __repr__(self) -> str:
+        return f"<LazyKernel {self._fn.__module__}.{self._fn.__qualname__}>"
+
+
+def _kernel_by_name(module: str, qualname: str) -> Any:
+    import importlib
+
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _LazyNumba:
+    """The part of numba's namespace the kernel modules use: ``njit``, with or without arguments."""
+
+    def njit(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not kwargs:  # bare @numba.njit
+            return LazyKernel(args[0], (), {})
+        return lambda fn: LazyKernel(fn, args, kwargs)
+
+
+numba = _LazyNumba()

@@ -1,0 +1,84 @@
+"""Issue 15, cold start: what the first paint does not need stays out of the window's imports.
+
+numba (and the scipy it imports) load on a kernel's first call (core/lazyjit.py), i.e. on the preview
+worker while the GUI thread draws the window and the series; the export and import dialogs load where
+first used; ``lmdk-gui`` imports numpy and pandas before PySide6 (which reads the source of every module
+imported after it). These checks run in fresh processes, so an import added anywhere on the way fails them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+#: not imported by ``import lmdk_gui.ui.main_window`` (numba brings scipy and llvmlite)
+DEFERRED = ("numba", "scipy", "llvmlite", "lmdk_gui.ui.export", "lmdk_gui.core.export", "lmdk_gui.ui.import_dialog")
+
+#: Build the window, open a file, draw it and its first preview; print the threads that imported numba.
+BUILD_AND_OPEN = r"""
+import os, sys, threading
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from lmdk_gui.core import lazyjit
+importers = set()
+real = lazyjit.real_numba
+def watched():
+    importers.add(threading.current_thread().name)
+    return real()
+lazyjit.real_numba = watched
+from PySide6.QtWidgets import QApplication
+from lmdk_gui.ui.main_window import SAMPLES, MainWindow
+from lmdk_gui.app import SAMPLE_FILES
+app = QApplication([])
+w = MainWindow(load_default=False)
+assert "numba" not in sys.modules and "lmdk_gui.ui.export" not in sys.modules
+w.show()
+assert w.open_series(SAMPLES / SAMPLE_FILES["energy"][0])
+while not w.session.is_preview_current():
+    app.processEvents()
+w.preview_plot.repaint()
+assert "numba" in sys.modules  # the preview needed it ...
+print(",".join(sorted(importers)))  # ... and these threads imported it
+w.close()
+"""
+
+
+def _run(code: str, tmp_path) -> str:
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), "LMDK_GUI_SETTINGS": str(tmp_path / "s.ini")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+
+
+def test_importing_the_window_imports_no_numba_scipy_or_export(tmp_path):
+    code = f"import sys\nimport lmdk_gui.ui.main_window\nprint(','.join(m for m in {DEFERRED!r} if m in sys.modules))"
+    assert _run(code, tmp_path) == ""
+
+
+def test_only_the_preview_workers_import_numba(tmp_path):
+    """Building the window, opening a file and drawing the first preview: the GUI thread never waits for
+    numba's import; the preview worker does it (and the denoise stage, whichever needs it first)."""
+    threads = set(_run(BUILD_AND_OPEN, tmp_path).split(","))
+    assert "lmdk-preview" in threads and threads <= {"lmdk-preview", "lmdk-denoise"}, threads
+
+
+def test_importing_every_core_module_imports_no_numba(tmp_path):
+    """The kernels' modules define their kernels without numba; the first call imports it."""
+    code = ("import importlib, pkgutil, sys, lmdk_gui.core\n"
+            "for m in pkgutil.iter_modules(lmdk_gui.core.__path__):\n"
+            "    importlib.import_module('lmdk_gui.core.' + m.name)\n"
+            "print(','.join(m for m in ('numba', 'scipy', 'llvmlite') if m in sys.modules))")
+    assert _run(code, tmp_path) == ""
+
+
+def test_lmdk_gui_imports_pandas_before_pyside6(tmp_path):
+    """sys.modules keeps import order: pandas must come before PySide6 (and numba after the window)."""
+    code = ("import os, sys\n"
+            "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+            "from lmdk_gui.app import main\n"
+            "assert main(['--sample', 'energy', '--smoke-test']) == 0\n"
+            "mods = list(sys.modules)\n"
+            "print(mods.index('pandas') < mods.index('PySide6') < mods.index('numba'))")
+    assert _run(code, tmp_path) == "True"
