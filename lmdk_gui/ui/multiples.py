@@ -250,7 +250,17 @@ def _fmt_scale(top: float, epsilon: float) -> str:
     return f"= ε/{ratio:.0f}" if ratio >= 10 else f"= {top / epsilon:.2g}·ε"
 
 
-class _NameLabel(pg.LabelItem):
+class _Label(pg.LabelItem):
+    """A label that ignores a text it already shows: most clicks leave the notes and headers as they were,
+    and setting one anyway re-lays out the whole grid (≈ 1 ms per label)."""
+
+    def setText(self, text, **args):  # noqa: N802 - pyqtgraph naming
+        if not args and text == getattr(self, "text", None):
+            return
+        super().setText(text, **args)
+
+
+class _NameLabel(_Label):
     """A rotated scheme name that never forces its row taller than the row's own minimum."""
 
     def updateMin(self):  # noqa: N802 - pyqtgraph naming
@@ -258,7 +268,7 @@ class _NameLabel(pg.LabelItem):
         self.setMinimumHeight(0)
 
 
-class _HeaderLabel(pg.LabelItem):
+class _HeaderLabel(_Label):
     """A header line that is cut at the right in a narrow window instead of widening the whole layout."""
 
     def updateMin(self):  # noqa: N802 - pyqtgraph naming
@@ -266,8 +276,9 @@ class _HeaderLabel(pg.LabelItem):
         self.setMinimumWidth(0)
 
 
-class _NoteLabel(pg.LabelItem):
+class _NoteLabel(_Label):
     """The notes column: exactly NOTE_W wide whatever its text, so every row's plot ends at the same x."""
+
 
     def updateMin(self):  # noqa: N802 - pyqtgraph naming
         super().updateMin()
@@ -468,7 +479,10 @@ class BudgetPlot(_Rows):
     def _scale_row(self, scheme: str, top: float) -> None:
         r = self.rows[scheme]
         eps = self._epsilon
+        if self._tops.get(scheme) == top and r.get("scaled_eps") == eps:
+            return  # the same scale: setting it again would re-tick the axis and redo the view (≈ 2 ms a row)
         self._tops[scheme] = top
+        r["scaled_eps"] = eps
         plot = r["plot"]
         plot.setYRange(-0.35 * top, 1.4 * top, padding=0)  # room for the top tick label inside the row
         plot.getAxis("left").setTicks([[(0.0, "0"), (top, f"{top:.2g}")]])
