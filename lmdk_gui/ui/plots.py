@@ -1,8 +1,11 @@
 """The plots: series (click to mark landmarks), per-scheme budget bars, noisy previews, location track.
 
 Habits borrowed from pyqtgraph's examples and mne-qt-browser: items are created once and updated with
-``setData``; long series use ``setDownsampling(auto=True, method='peak')`` and ``setClipToView(True)``;
-a ViewBox subclass turns clicks and modifier-drags into single calls on the session.
+``setData``; the series line is handed to pyqtgraph only as what is drawn — the events in view, or, when
+more events than pixel columns are in view, each pixel column's min and max (:func:`pixel_envelope`, redone
+on every x-range change; at 10^7 events pyqtgraph never holds a series-sized copy); the other long items use
+``setDownsampling(auto=True, method='peak')`` and ``setClipToView(True)``; a ViewBox subclass turns clicks
+and modifier-drags into single calls on the session.
 
 The x axis is the event's row (0..n-1) and its tick labels are the events' timestamps, so bars have equal
 widths even when the sampling is uneven (the GPS track pauses for up to 138 s).
@@ -11,6 +14,7 @@ widths even when the sampling is uneven (the GPS track pauses for up to 138 s).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pyqtgraph as pg
@@ -128,6 +132,108 @@ def band_steps(rows: np.ndarray, n: int, lo: float, hi: float) -> tuple[np.ndarr
     x[0::2] = starts - 0.5
     x[1::2] = np.append(starts[1:], n) - 0.5
     return x, np.repeat(vals, 2)
+
+
+#: the series line is drawn event by event up to this many events per pixel column; beyond, as an envelope
+EVENTS_PER_COLUMN = 2.0
+
+
+#: rows per block of the min/max pyramid a long series line keeps (two arrays of n / 256 values)
+BLOCK = 256
+
+
+def block_extremes(y: np.ndarray, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of each ``block`` rows of ``y`` (NaN-ignoring), each followed by one NaN (so a reduceat
+    index may point one past the last block)."""
+    idx = np.arange(0, y.size, block)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo = np.fmin.reduceat(y, idx) if y.size else np.zeros(0)
+        hi = np.fmax.reduceat(y, idx) if y.size else np.zeros(0)
+    return np.append(lo, np.nan), np.append(hi, np.nan)
+
+
+def column_extremes(y: np.ndarray, starts: np.ndarray, end: int,
+                    blocks: tuple[np.ndarray, np.ndarray] | None = None,
+                    block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of ``y`` over each column ``starts[i] .. starts[i+1]-1`` (the last ends at ``end``),
+    NaN-ignoring. With ``blocks`` (:func:`block_extremes`) and columns of at least two blocks, the whole
+    blocks inside a column come from the pyramid and only its partial head and tail (< ``block`` rows each)
+    from ``y``: O(columns · block) instead of O(rows)."""
+    ends = np.append(starts[1:], end + 1)
+    if blocks is None or starts.size == 0 or int(np.min(ends - starts)) < 2 * block:
+        seg = y[starts[0]:end + 1] if starts.size else y[:0]
+        with np.errstate(invalid="ignore"):
+            return np.fmin.reduceat(seg, starts - starts[0]), np.fmax.reduceat(seg, starts - starts[0])
+    fb = -(-starts // block)  # first whole block of each column
+    lb = ends // block  # one past its last whole block (fb < lb: each column spans ≥ 2 blocks)
+    idx = np.empty(2 * starts.size, dtype=np.int64)
+    idx[0::2], idx[1::2] = fb, lb
+    blo, bhi = blocks
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin.reduceat(blo, idx)[0::2]
+        hi = np.fmax.reduceat(bhi, idx)[0::2]
+    off = np.arange(block)
+    for first, stop in ((starts, fb * block), (lb * block, ends)):  # partial head and tail of each column
+        rows = first[:, None] + off
+        part = np.where(rows < stop[:, None], y[np.minimum(rows, y.size - 1)], np.nan)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo = np.fmin(lo, np.nanmin(part, axis=1))
+            hi = np.fmax(hi, np.nanmax(part, axis=1))
+    return lo, hi
+
+
+def pixel_envelope(y: np.ndarray, a: int, b: int, x0: float, px_w: float,
+                   blocks: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The line of rows ``a..b`` of ``y`` as a full draw would show it with one pixel column ``px_w`` rows
+    wide starting at view x ``x0``: the rows themselves while at most :data:`EVENTS_PER_COLUMN` share a
+    column, else per column its lowest value at the column's first row and its highest at its last
+    (:func:`column_extremes`; NaN where a column holds no finite value, a gap with ``connect='finite'``).
+    Column borders are the pixel borders, so each column's drawn extremes are the data's extremes in that
+    column exactly."""
+    if b < a:
+        return np.zeros(0), np.zeros(0)
+    if px_w <= EVENTS_PER_COLUMN or b - a + 1 <= 2 * EVENTS_PER_COLUMN:
+        return np.arange(a, b + 1, dtype=np.float64), np.asarray(y[a:b + 1], dtype=np.float64)
+    # first row of each pixel column [x0 + j·px_w, x0 + (j+1)·px_w) holding rows of a..b
+    j0 = max(0, math.floor((a - x0) / px_w))
+    j1 = math.floor((b - x0) / px_w)
+    starts = np.ceil(x0 + np.arange(j0, j1 + 1) * px_w).astype(np.int64)
+    starts = np.unique(np.clip(starts, a, b + 1))
+    starts = starts[starts <= b]
+    if starts[0] != a:
+        starts = np.concatenate(([a], starts))
+    lo, hi = column_extremes(y, starts, b, blocks)
+    xs = np.empty(2 * starts.size)
+    xs[0::2] = starts
+    xs[1::2] = np.append(starts[1:] - 1, b)
+    ys = np.empty(2 * starts.size)
+    ys[0::2], ys[1::2] = lo, hi
+    return xs, ys
+
+
+class EnvelopeCurve(pg.PlotDataItem):
+    """A line that holds only what is drawn (:func:`pixel_envelope`); its data bounds are those of the whole
+    series (``set_bounds``), so auto-range behaves as if every event were handed over. pyqtgraph's own
+    downsampling and clip-to-view are not applied: there is nothing left to reduce."""
+
+    full_bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
+
+    def set_bounds(self, x: tuple[float, float], y: tuple[float, float]) -> None:
+        self.full_bounds = (x, y)
+        self.informViewBoundsChanged()
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):  # noqa: N802, N803 - pyqtgraph naming
+        if self.full_bounds is None:
+            return super().dataBounds(ax, frac, orthoRange)
+        return self.full_bounds[ax]
+
+    def setDownsampling(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
+        pass
+
+    def setClipToView(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
+        pass
 
 
 def _fast(item: pg.PlotDataItem) -> pg.PlotDataItem:
@@ -342,7 +448,7 @@ class SeriesPlot(pg.PlotWidget):
         self.band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45))))
         self.dummy_band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0,
                                                 brush=pg.mkBrush(rgba(DUMMY_COLOR, 60))))
-        self.line = _fast(pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events"))
+        self.line = EnvelopeCurve(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events")
         self.markers = PassiveScatter(size=5, pen=None, brush=pg.mkBrush(ORIGINAL_COLOR))
         self.lm_points = PassiveScatter(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
                                             brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
@@ -368,17 +474,16 @@ class SeriesPlot(pg.PlotWidget):
         pi.addItem(self.info, ignoreBounds=True)
         self.series: Series | None = None
         self.y: np.ndarray = np.zeros(0)
+        self._blocks: tuple[np.ndarray, np.ndarray] | None = None
         self._landmarks = np.zeros(0, dtype=np.int64)
         self._dummies = np.zeros(0, dtype=np.int64)
         self.vb.sigXRangeChanged.connect(self._on_range)
+        self.vb.sigResized.connect(self._on_range)
 
     # --------------------------------------------------------------------------------- data
     def set_series(self, series: Series) -> None:
         self.series = series
         self.y = display_values(series, series.values)
-        n = series.n
-        x = np.arange(n, dtype=np.float64)
-        self.line.setData(x, self.y, connect="finite")
         self.time_axis.set_times(series.times)
         self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
         self.getPlotItem().setLabel("left", y_label(series))
@@ -386,6 +491,8 @@ class SeriesPlot(pg.PlotWidget):
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         pad = 0.05 * (hi - lo or 1.0)
         self._band_lo, self._band_hi = lo - pad, hi + pad
+        self._blocks = block_extremes(self.y) if series.n > 2 * BLOCK else None
+        self.line.set_bounds((0.0, float(max(series.n - 1, 0))), (lo, hi))
         self.band.setFillLevel(self._band_lo)
         self.dummy_band.setFillLevel(self._band_lo)
         self.set_landmarks(np.zeros(0, dtype=np.int64))
@@ -436,9 +543,20 @@ class SeriesPlot(pg.PlotWidget):
             else:
                 item.setData(vis.astype(np.float64), self.y[vis])
 
+    def _draw_line(self) -> None:
+        """The series line for the current x range: one envelope pair per pixel column (or the events)."""
+        (x0, x1), _ = self.vb.viewRange()
+        width = self.vb.width()
+        px_w = (x1 - x0) / width if width > 0 else 1.0
+        a, b = self.visible_rows()
+        # one event beyond each edge, so the line runs to the border of the view
+        a, b = max(0, a - 1), min(self.series.n - 1 if self.series else -1, b + 1)
+        self.line.setData(*pixel_envelope(self.y, a, b, x0, px_w, self._blocks), connect="finite")
+
     def _on_range(self, *_args) -> None:
         if self.series is None:
             return
+        self._draw_line()
         a, b = self.visible_rows()
         if b - a <= MARKER_LIMIT and b >= a:
             rows = np.arange(a, b + 1)
