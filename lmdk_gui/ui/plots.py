@@ -196,14 +196,7 @@ def pixel_envelope(y: np.ndarray, a: int, b: int, x0: float, px_w: float,
         return np.zeros(0), np.zeros(0)
     if px_w <= EVENTS_PER_COLUMN or b - a + 1 <= 2 * EVENTS_PER_COLUMN:
         return np.arange(a, b + 1, dtype=np.float64), np.asarray(y[a:b + 1], dtype=np.float64)
-    # first row of each pixel column [x0 + j·px_w, x0 + (j+1)·px_w) holding rows of a..b
-    j0 = max(0, math.floor((a - x0) / px_w))
-    j1 = math.floor((b - x0) / px_w)
-    starts = np.ceil(x0 + np.arange(j0, j1 + 1) * px_w).astype(np.int64)
-    starts = np.unique(np.clip(starts, a, b + 1))
-    starts = starts[starts <= b]
-    if starts[0] != a:
-        starts = np.concatenate(([a], starts))
+    starts = pixel_columns(a, b, x0, px_w)
     lo, hi = column_extremes(y, starts, b, blocks)
     xs = np.empty(2 * starts.size)
     xs[0::2] = starts
@@ -211,6 +204,35 @@ def pixel_envelope(y: np.ndarray, a: int, b: int, x0: float, px_w: float,
     ys = np.empty(2 * starts.size)
     ys[0::2], ys[1::2] = lo, hi
     return xs, ys
+
+
+def pixel_columns(a: int, b: int, x0: float, px_w: float) -> np.ndarray:
+    """First row of each pixel column [x0 + j·px_w, x0 + (j+1)·px_w) that holds rows of ``a..b``."""
+    j0 = max(0, math.floor((a - x0) / px_w))
+    j1 = math.floor((b - x0) / px_w)
+    starts = np.ceil(x0 + np.arange(j0, j1 + 1) * px_w).astype(np.int64)
+    starts = np.unique(np.clip(starts, a, b + 1))
+    starts = starts[starts <= b]
+    if starts.size == 0 or starts[0] != a:
+        starts = np.concatenate(([a], starts))
+    return starts
+
+
+def band_view(rows: np.ndarray, a: int, b: int, x0: float, px_w: float, lo: float,
+              hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """The band of sorted ``rows`` (``hi`` there, ``lo`` elsewhere) over rows ``a..b`` as drawn: event by
+    event while few events share a pixel column (:func:`band_steps` of the rows in view), else ``hi`` over
+    each pixel column holding a row (what peak downsampling of the full band shows), from ``searchsorted``
+    alone: O(columns · log |rows|), so a click at 10^7 events with 2·10^6 landmarks costs no O(|L|) pass."""
+    if b < a:
+        return np.zeros(0), np.zeros(0)
+    if px_w <= EVENTS_PER_COLUMN:
+        i0, i1 = np.searchsorted(rows, [a, b + 1])
+        x, y = band_steps(np.asarray(rows[i0:i1]) - a, b - a + 1, lo, hi)
+        return x + a, y
+    starts = pixel_columns(a, b, x0, px_w)
+    has = np.diff(np.searchsorted(rows, np.append(starts, b + 1))) > 0
+    return step_runs(np.where(has, hi, lo), np.append(starts, b + 1).astype(np.float64) - 0.5)
 
 
 class EnvelopeCurve(pg.PlotDataItem):
@@ -234,15 +256,6 @@ class EnvelopeCurve(pg.PlotDataItem):
 
     def setClipToView(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
         pass
-
-
-def _fast(item: pg.PlotDataItem) -> pg.PlotDataItem:
-    item.setDownsampling(auto=True, method="peak")
-    item.setClipToView(True)
-    # One min/max pair per pixel column is exact for a line plot ('peak' keeps both extremes); pyqtgraph's
-    # default factor of 5 draws five times as many segments for the same picture.
-    item.opts["autoDownsampleFactor"] = 1.0
-    return item
 
 
 def _fast_plot(plot: pg.PlotItem) -> None:
@@ -445,9 +458,9 @@ class SeriesPlot(pg.PlotWidget):
         self.legend.setParentItem(pi)  # not the view box, which clips what lies outside the data area
         self.legend.anchor(itemPos=(0, 0), parentPos=(1, 0), offset=(6 - NOTE_W, 24))
         self.time_axis.showLabel(False)
-        self.band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45))))
-        self.dummy_band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0,
-                                                brush=pg.mkBrush(rgba(DUMMY_COLOR, 60))))
+        # the bands, like the line, hold only what is drawn, with the whole band's bounds
+        self.band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45)))
+        self.dummy_band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(DUMMY_COLOR, 60)))
         self.line = EnvelopeCurve(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events")
         self.markers = PassiveScatter(size=5, pen=None, brush=pg.mkBrush(ORIGINAL_COLOR))
         self.lm_points = PassiveScatter(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
@@ -502,13 +515,32 @@ class SeriesPlot(pg.PlotWidget):
         self.getPlotItem().autoRange()
         self._on_range()
 
+    def _view(self) -> tuple[int, int, float, float]:
+        """Rows in view (one beyond each edge, so lines run to the border), view x0 and rows per pixel."""
+        (x0, x1), _ = self.vb.viewRange()
+        width = self.vb.width()
+        a, b = self.visible_rows()
+        n = self.series.n if self.series else 0
+        return max(0, a - 1), min(n - 1, b + 1), x0, (x1 - x0) / width if width > 0 else 1.0
+
     def _band(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return band_steps(rows, self.series.n if self.series else 0, self._band_lo, self._band_hi)
+        a, b, x0, px_w = self._view()
+        return band_view(rows, a, b, x0, px_w, self._band_lo, self._band_hi)
+
+    def _draw_bands(self) -> None:
+        self.band.setData(*self._band(self._landmarks), skipFiniteCheck=True)
+        if self._dummies.size:
+            self.dummy_band.setData(*self._band(self._dummies), skipFiniteCheck=True)
+
+    def _band_bounds(self, item: EnvelopeCurve, rows: np.ndarray) -> None:
+        n = self.series.n if self.series else 0
+        item.set_bounds((-0.5, n - 0.5), (self._band_lo, self._band_hi if rows.size else self._band_lo))
 
     def set_landmarks(self, rows: np.ndarray) -> None:
         if self.series is None:
             return
         self._landmarks = rows
+        self._band_bounds(self.band, rows)
         self.band.setData(*self._band(rows), skipFiniteCheck=True)
         self._update_points()
 
@@ -518,6 +550,7 @@ class SeriesPlot(pg.PlotWidget):
         self._dummies = rows
         self.legend.removeItem(self.dummy_points)
         if rows.size:
+            self._band_bounds(self.dummy_band, rows)
             self.dummy_band.setData(*self._band(rows), skipFiniteCheck=True)
             self.dummy_band.show()
             self.legend.addItem(self.dummy_points, "dummy landmarks")
@@ -545,18 +578,14 @@ class SeriesPlot(pg.PlotWidget):
 
     def _draw_line(self) -> None:
         """The series line for the current x range: one envelope pair per pixel column (or the events)."""
-        (x0, x1), _ = self.vb.viewRange()
-        width = self.vb.width()
-        px_w = (x1 - x0) / width if width > 0 else 1.0
-        a, b = self.visible_rows()
-        # one event beyond each edge, so the line runs to the border of the view
-        a, b = max(0, a - 1), min(self.series.n - 1 if self.series else -1, b + 1)
+        a, b, x0, px_w = self._view()
         self.line.setData(*pixel_envelope(self.y, a, b, x0, px_w, self._blocks), connect="finite")
 
     def _on_range(self, *_args) -> None:
         if self.series is None:
             return
         self._draw_line()
+        self._draw_bands()
         a, b = self.visible_rows()
         if b - a <= MARKER_LIMIT and b >= a:
             rows = np.arange(a, b + 1)
