@@ -106,3 +106,43 @@ def test_long_series_line_holds_only_what_is_drawn_and_clicks_land(qtbot, tmp_pa
     wait_preview(qtbot, w)
     assert list(w.session.landmarks) == [row]
     w.close()
+
+
+def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path, monkeypatch):
+    """Above ASYNC_ROWS rows in view the budget rows are computed off the GUI thread; what arrives is what
+    the synchronous path draws, and a stale result (an older view) is never drawn."""
+    import pandas as pd
+
+    from lmdk_gui.ui import MainWindow, multiples
+
+    from .conftest import wait_preview
+
+    monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
+    n = 50_000
+    t = np.datetime64("2020-01-01T00:00:00") + np.arange(n) * np.timedelta64(60, "s")
+    pd.DataFrame({"timestamp": np.datetime_as_string(t, unit="s"),
+                  "v": np.random.default_rng(5).random(n)}).to_csv(tmp_path / "s.csv", index=False)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.open_series(tmp_path / "s.csv")
+    w.session.set_landmarks(np.sort(np.random.default_rng(6).choice(n, 3000, replace=False)))
+    wait_preview(qtbot, w)
+    bp = w.budget_plot
+    a, b, width = bp._view_rows(n)
+    want = multiples.bar_data(bp._split, bp._landmarks, bp._dummies, bp._tops, a, b,
+                              multiples.view_bins(a, b, width))
+    scheme = next(iter(want))
+
+    def drawn() -> bool:
+        x, y = bp.rows[scheme]["landmark"].getOriginalDataset()
+        return x is not None and x.size == want[scheme]["landmark"][0].size and \
+            np.array_equal(x, want[scheme]["landmark"][0]) and np.array_equal(y, want[scheme]["landmark"][1])
+
+    qtbot.waitUntil(drawn, timeout=10_000)
+    gen = bp._generation
+    bp._apply(gen - 1, {scheme: {"landmark": (np.zeros(2), np.ones(2))}})  # stale: ignored
+    assert drawn()
+    w.close()
