@@ -500,11 +500,16 @@ class SeriesPlot(pg.PlotWidget):
         self.time_axis.set_times(series.times)
         self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
         self.getPlotItem().setLabel("left", y_label(series))
-        finite = self.y[np.isfinite(self.y)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        self._blocks = block_extremes(self.y) if series.n > 2 * BLOCK else None
+        # the finite range from the pyramid (no series-sized copy of the finite values)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN
+            lo, hi = (float(np.nanmin(self._blocks[0])), float(np.nanmax(self._blocks[1]))) if self._blocks \
+                else (float(np.nanmin(self.y, initial=np.inf)), float(np.nanmax(self.y, initial=-np.inf)))
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            lo, hi = 0.0, 1.0
         pad = 0.05 * (hi - lo or 1.0)
         self._band_lo, self._band_hi = lo - pad, hi + pad
-        self._blocks = block_extremes(self.y) if series.n > 2 * BLOCK else None
         self.line.set_bounds((0.0, float(max(series.n - 1, 0))), (lo, hi))
         self.band.setFillLevel(self._band_lo)
         self.dummy_band.setFillLevel(self._band_lo)
