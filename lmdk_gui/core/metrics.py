@@ -131,29 +131,40 @@ def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs:
     """MAE of each scheme averaged over ``runs`` independent draws of the unit noise (seeds seed+1 …);
     with ``denoise``, also the MAE of each run's denoised release (``RunStats.mean_denoised``).
 
-    ``should_cancel()`` is polled before every scheme of every run (at 10^6 events a whole run holds the CPU
-    for ≈ 0.1 s, which a click's preview would otherwise wait for); when it returns True the function stops
-    and returns the complete runs it has (``runs`` then tells how many were done).
+    ``should_cancel()`` is polled before every run and after every release, MAE and denoising (at 10^7 events
+    one of them holds the CPU for up to seconds, which a click's preview would otherwise wait for); when it
+    returns True the function stops and returns the complete runs it has (``runs`` then tells how many were
+    done).
     """
     schemes = tuple(schemes)
     acc: dict[str, list[float]] = {s: [] for s in schemes}
     acc_d: dict[str, list[float]] = {s: [] for s in schemes}
-    cancelled = False
+
+    def stop() -> bool:
+        return should_cancel is not None and bool(should_cancel())
+
     for r in range(runs):
         noise = UnitNoise(series.n, seed + 1 + r)
         one: dict[str, float] = {}
         one_d: dict[str, float] = {}
         for s in schemes:
-            if should_cancel is not None and should_cancel():
-                cancelled = True
+            # polled around every step, not only per scheme: at 10^7 events a release, its MAE and its
+            # denoising each hold the CPU for up to seconds, and a click's preview must not wait for them
+            if stop():
                 break
             rel = compute_release(series, landmarks, settings, s, noise)
+            if stop():
+                break
             one[s] = mae(series, rel, settings)
             if denoise:
+                if stop():
+                    break
                 one_d[s] = denoised_mae(series, rel, settings)[1]
-        if cancelled:
-            break
-        for s in schemes:  # only complete runs count
+            del rel  # at most one release of this run alive (10^7 events: ≈ 0.2 GB each)
+        if len(one) < len(schemes) or (denoise and len(one_d) < len(schemes)):
+            break  # cancelled inside the run: only complete runs count
+        del noise
+        for s in schemes:
             acc[s].append(one[s])
             if denoise:
                 acc_d[s].append(one_d[s])

@@ -1,8 +1,11 @@
 """The plots: series (click to mark landmarks), per-scheme budget bars, noisy previews, location track.
 
 Habits borrowed from pyqtgraph's examples and mne-qt-browser: items are created once and updated with
-``setData``; long series use ``setDownsampling(auto=True, method='peak')`` and ``setClipToView(True)``;
-a ViewBox subclass turns clicks and modifier-drags into single calls on the session.
+``setData``; the series line is handed to pyqtgraph only as what is drawn — the events in view, or, when
+more events than pixel columns are in view, each pixel column's min and max (:func:`pixel_envelope`, redone
+on every x-range change; at 10^7 events pyqtgraph never holds a series-sized copy); the other long items use
+``setDownsampling(auto=True, method='peak')`` and ``setClipToView(True)``; a ViewBox subclass turns clicks
+and modifier-drags into single calls on the session.
 
 The x axis is the event's row (0..n-1) and its tick labels are the events' timestamps, so bars have equal
 widths even when the sampling is uneven (the GPS track pauses for up to 138 s).
@@ -11,6 +14,7 @@ widths even when the sampling is uneven (the GPS track pauses for up to 138 s).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pyqtgraph as pg
@@ -131,13 +135,128 @@ def band_steps(rows: np.ndarray, n: int, lo: float, hi: float) -> tuple[np.ndarr
     return x, np.repeat(vals, 2)
 
 
-def _fast(item: pg.PlotDataItem) -> pg.PlotDataItem:
-    item.setDownsampling(auto=True, method="peak")
-    item.setClipToView(True)
-    # One min/max pair per pixel column is exact for a line plot ('peak' keeps both extremes); pyqtgraph's
-    # default factor of 5 draws five times as many segments for the same picture.
-    item.opts["autoDownsampleFactor"] = 1.0
-    return item
+#: the series line is drawn event by event up to this many events per pixel column; beyond, as an envelope
+EVENTS_PER_COLUMN = 2.0
+
+
+#: rows per block of the min/max pyramid a long series line keeps (two arrays of n / 256 values)
+BLOCK = 256
+
+
+def block_extremes(y: np.ndarray, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of each ``block`` rows of ``y`` (NaN-ignoring), each followed by one NaN (so a reduceat
+    index may point one past the last block)."""
+    idx = np.arange(0, y.size, block)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo = np.fmin.reduceat(y, idx) if y.size else np.zeros(0)
+        hi = np.fmax.reduceat(y, idx) if y.size else np.zeros(0)
+    return np.append(lo, np.nan), np.append(hi, np.nan)
+
+
+def column_extremes(y: np.ndarray, starts: np.ndarray, end: int,
+                    blocks: tuple[np.ndarray, np.ndarray] | None = None,
+                    block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of ``y`` over each column ``starts[i] .. starts[i+1]-1`` (the last ends at ``end``),
+    NaN-ignoring. With ``blocks`` (:func:`block_extremes`) and columns of at least two blocks, the whole
+    blocks inside a column come from the pyramid and only its partial head and tail (< ``block`` rows each)
+    from ``y``: O(columns · block) instead of O(rows)."""
+    ends = np.append(starts[1:], end + 1)
+    if blocks is None or starts.size == 0 or int(np.min(ends - starts)) < 2 * block:
+        seg = y[starts[0]:end + 1] if starts.size else y[:0]
+        with np.errstate(invalid="ignore"):
+            return np.fmin.reduceat(seg, starts - starts[0]), np.fmax.reduceat(seg, starts - starts[0])
+    fb = -(-starts // block)  # first whole block of each column
+    lb = ends // block  # one past its last whole block (fb < lb: each column spans ≥ 2 blocks)
+    idx = np.empty(2 * starts.size, dtype=np.int64)
+    idx[0::2], idx[1::2] = fb, lb
+    blo, bhi = blocks
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin.reduceat(blo, idx)[0::2]
+        hi = np.fmax.reduceat(bhi, idx)[0::2]
+    off = np.arange(block)
+    for first, stop in ((starts, fb * block), (lb * block, ends)):  # partial head and tail of each column
+        rows = first[:, None] + off
+        part = np.where(rows < stop[:, None], y[np.minimum(rows, y.size - 1)], np.nan)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo = np.fmin(lo, np.nanmin(part, axis=1))
+            hi = np.fmax(hi, np.nanmax(part, axis=1))
+    return lo, hi
+
+
+def pixel_envelope(y: np.ndarray, a: int, b: int, x0: float, px_w: float,
+                   blocks: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The line of rows ``a..b`` of ``y`` as a full draw would show it with one pixel column ``px_w`` rows
+    wide starting at view x ``x0``: the rows themselves while at most :data:`EVENTS_PER_COLUMN` share a
+    column, else per column its lowest value at the column's first row and its highest at its last
+    (:func:`column_extremes`; NaN where a column holds no finite value, a gap with ``connect='finite'``).
+    Column borders are the pixel borders, so each column's drawn extremes are the data's extremes in that
+    column exactly."""
+    if b < a:
+        return np.zeros(0), np.zeros(0)
+    if px_w <= EVENTS_PER_COLUMN or b - a + 1 <= 2 * EVENTS_PER_COLUMN:
+        return np.arange(a, b + 1, dtype=np.float64), np.asarray(y[a:b + 1], dtype=np.float64)
+    starts = pixel_columns(a, b, x0, px_w)
+    lo, hi = column_extremes(y, starts, b, blocks)
+    xs = np.empty(2 * starts.size)
+    xs[0::2] = starts
+    xs[1::2] = np.append(starts[1:] - 1, b)
+    ys = np.empty(2 * starts.size)
+    ys[0::2], ys[1::2] = lo, hi
+    return xs, ys
+
+
+def pixel_columns(a: int, b: int, x0: float, px_w: float) -> np.ndarray:
+    """First row of each pixel column [x0 + j·px_w, x0 + (j+1)·px_w) that holds rows of ``a..b``."""
+    j0 = max(0, math.floor((a - x0) / px_w))
+    j1 = math.floor((b - x0) / px_w)
+    starts = np.ceil(x0 + np.arange(j0, j1 + 1) * px_w).astype(np.int64)
+    starts = np.unique(np.clip(starts, a, b + 1))
+    starts = starts[starts <= b]
+    if starts.size == 0 or starts[0] != a:
+        starts = np.concatenate(([a], starts))
+    return starts
+
+
+def band_view(rows: np.ndarray, a: int, b: int, x0: float, px_w: float, lo: float,
+              hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """The band of sorted ``rows`` (``hi`` there, ``lo`` elsewhere) over rows ``a..b`` as drawn: event by
+    event while few events share a pixel column (:func:`band_steps` of the rows in view), else ``hi`` over
+    each pixel column holding a row (what peak downsampling of the full band shows), from ``searchsorted``
+    alone: O(columns · log |rows|), so a click at 10^7 events with 2·10^6 landmarks costs no O(|L|) pass."""
+    if b < a:
+        return np.zeros(0), np.zeros(0)
+    if px_w <= EVENTS_PER_COLUMN:
+        i0, i1 = np.searchsorted(rows, [a, b + 1])
+        x, y = band_steps(np.asarray(rows[i0:i1]) - a, b - a + 1, lo, hi)
+        return x + a, y
+    starts = pixel_columns(a, b, x0, px_w)
+    has = np.diff(np.searchsorted(rows, np.append(starts, b + 1))) > 0
+    return step_runs(np.where(has, hi, lo), np.append(starts, b + 1).astype(np.float64) - 0.5)
+
+
+class EnvelopeCurve(pg.PlotDataItem):
+    """A line that holds only what is drawn (:func:`pixel_envelope`); its data bounds are those of the whole
+    series (``set_bounds``), so auto-range behaves as if every event were handed over. pyqtgraph's own
+    downsampling and clip-to-view are not applied: there is nothing left to reduce."""
+
+    full_bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
+
+    def set_bounds(self, x: tuple[float, float], y: tuple[float, float]) -> None:
+        self.full_bounds = (x, y)
+        self.informViewBoundsChanged()
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):  # noqa: N802, N803 - pyqtgraph naming
+        if self.full_bounds is None:
+            return super().dataBounds(ax, frac, orthoRange)
+        return self.full_bounds[ax]
+
+    def setDownsampling(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
+        pass
+
+    def setClipToView(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
+        pass
 
 
 def _fast_plot(plot: pg.PlotItem) -> None:
@@ -350,10 +469,10 @@ class SeriesPlot(pg.PlotWidget):
         self.legend.setParentItem(pi)  # not the view box, which clips what lies outside the data area
         self.legend.anchor(itemPos=(0, 0), parentPos=(1, 0), offset=(6 - NOTE_W, 24))
         self.time_axis.showLabel(False)
-        self.band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45))))
-        self.dummy_band = _fast(pg.PlotDataItem(pen=None, fillLevel=0.0,
-                                                brush=pg.mkBrush(rgba(DUMMY_COLOR, 60))))
-        self.line = _fast(pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events"))
+        # the bands, like the line, hold only what is drawn, with the whole band's bounds
+        self.band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45)))
+        self.dummy_band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(DUMMY_COLOR, 60)))
+        self.line = EnvelopeCurve(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events")
         self.markers = PassiveScatter(size=5, pen=None, brush=pg.mkBrush(ORIGINAL_COLOR))
         self.lm_points = PassiveScatter(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
                                             brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
@@ -379,24 +498,30 @@ class SeriesPlot(pg.PlotWidget):
         pi.addItem(self.info, ignoreBounds=True)
         self.series: Series | None = None
         self.y: np.ndarray = np.zeros(0)
+        self._blocks: tuple[np.ndarray, np.ndarray] | None = None
         self._landmarks = np.zeros(0, dtype=np.int64)
         self._dummies = np.zeros(0, dtype=np.int64)
         self.vb.sigXRangeChanged.connect(self._on_range)
+        self.vb.sigResized.connect(self._on_range)
 
     # --------------------------------------------------------------------------------- data
     def set_series(self, series: Series) -> None:
         self.series = series
         self.y = display_values(series, series.values)
-        n = series.n
-        x = np.arange(n, dtype=np.float64)
-        self.line.setData(x, self.y, connect="finite")
         self.time_axis.set_times(series.times)
         self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
         self.getPlotItem().setLabel("left", y_label(series))
-        finite = self.y[np.isfinite(self.y)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        self._blocks = block_extremes(self.y) if series.n > 2 * BLOCK else None
+        # the finite range from the pyramid (no series-sized copy of the finite values)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN
+            lo, hi = (float(np.nanmin(self._blocks[0])), float(np.nanmax(self._blocks[1]))) if self._blocks \
+                else (float(np.nanmin(self.y, initial=np.inf)), float(np.nanmax(self.y, initial=-np.inf)))
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            lo, hi = 0.0, 1.0
         pad = 0.05 * (hi - lo or 1.0)
         self._band_lo, self._band_hi = lo - pad, hi + pad
+        self.line.set_bounds((0.0, float(max(series.n - 1, 0))), (lo, hi))
         self.band.setFillLevel(self._band_lo)
         self.dummy_band.setFillLevel(self._band_lo)
         self.set_landmarks(np.zeros(0, dtype=np.int64))
@@ -406,13 +531,32 @@ class SeriesPlot(pg.PlotWidget):
         self.getPlotItem().autoRange()
         self._on_range()
 
+    def _view(self) -> tuple[int, int, float, float]:
+        """Rows in view (one beyond each edge, so lines run to the border), view x0 and rows per pixel."""
+        (x0, x1), _ = self.vb.viewRange()
+        width = self.vb.width()
+        a, b = self.visible_rows()
+        n = self.series.n if self.series else 0
+        return max(0, a - 1), min(n - 1, b + 1), x0, (x1 - x0) / width if width > 0 else 1.0
+
     def _band(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return band_steps(rows, self.series.n if self.series else 0, self._band_lo, self._band_hi)
+        a, b, x0, px_w = self._view()
+        return band_view(rows, a, b, x0, px_w, self._band_lo, self._band_hi)
+
+    def _draw_bands(self) -> None:
+        self.band.setData(*self._band(self._landmarks), skipFiniteCheck=True)
+        if self._dummies.size:
+            self.dummy_band.setData(*self._band(self._dummies), skipFiniteCheck=True)
+
+    def _band_bounds(self, item: EnvelopeCurve, rows: np.ndarray) -> None:
+        n = self.series.n if self.series else 0
+        item.set_bounds((-0.5, n - 0.5), (self._band_lo, self._band_hi if rows.size else self._band_lo))
 
     def set_landmarks(self, rows: np.ndarray) -> None:
         if self.series is None:
             return
         self._landmarks = rows
+        self._band_bounds(self.band, rows)
         self.band.setData(*self._band(rows), skipFiniteCheck=True)
         self._update_points()
 
@@ -422,6 +566,7 @@ class SeriesPlot(pg.PlotWidget):
         self._dummies = rows
         self.legend.removeItem(self.dummy_points)
         if rows.size:
+            self._band_bounds(self.dummy_band, rows)
             self.dummy_band.setData(*self._band(rows), skipFiniteCheck=True)
             self.dummy_band.show()
             self.legend.addItem(self.dummy_points, "dummy landmarks")
@@ -447,9 +592,16 @@ class SeriesPlot(pg.PlotWidget):
             else:
                 item.setData(vis.astype(np.float64), self.y[vis])
 
+    def _draw_line(self) -> None:
+        """The series line for the current x range: one envelope pair per pixel column (or the events)."""
+        a, b, x0, px_w = self._view()
+        self.line.setData(*pixel_envelope(self.y, a, b, x0, px_w, self._blocks), connect="finite")
+
     def _on_range(self, *_args) -> None:
         if self.series is None:
             return
+        self._draw_line()
+        self._draw_bands()
         a, b = self.visible_rows()
         if b - a <= MARKER_LIMIT and b >= a:
             rows = np.arange(a, b + 1)

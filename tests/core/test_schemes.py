@@ -297,9 +297,9 @@ def test_mae_over_runs_is_cancellable_and_counts_runs():
     s = numeric(100)
     calls = []
 
-    def cancel():  # polled before every scheme of every run (issue 15): stops in the middle of run 4
+    def cancel():  # polled before and after every release of every run (issue 15): stops in run 4
         calls.append(1)
-        return len(calls) > 3 * len(ALL_SCHEMES) + 2
+        return len(calls) > 2 * 3 * len(ALL_SCHEMES) + 2
 
     stats = mae_over_runs(s, [1, 2], PrivacySettings(), runs=10, should_cancel=cancel)
     assert {st.runs for st in stats.values()} == {3}  # only complete runs count

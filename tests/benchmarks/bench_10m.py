@@ -1,0 +1,217 @@
+"""Issue 15 at 10^7 events (offscreen): open, click, preview, R-run average and export in one real window,
+with the peak RSS and the worst GUI event-loop stall of each phase.
+
+Run: ``python tests/benchmarks/bench_10m.py [n]`` (default 10^7) — one JSON line per figure. Heavy: the
+CSV (≈ 300 MB at 10^7, kept in the temp dir between runs) and about 3 minutes.
+
+* ``open_to_preview``: ``open_series_async`` (the loader thread, as File › Open) until the first preview is
+  current and painted; baseline ``pandas.read_csv`` of the same file in a child process (so its memory does
+  not count in this process' peak), before and after.
+* ``click_to_repaint``: clicks at events of a zoomed series plot (a fifth of the events landmarks) until the
+  new preview is current and the plots repainted; baseline numpy Laplace(n) in the same run, alternating.
+* ``average_seconds``: preview current → the R-run average announced.
+* ``export``: ``window.export_release`` (the ExportJob worker) of Adaptive; baseline pandas ``to_csv`` of the
+  (timestamp, value) frame in a child process.
+* ``stall_<phase>_ms``: the worst gap of a 10 ms heartbeat QTimer on the GUI thread minus 10 ms, per phase
+  (load, clicks, average, export). Target ≤ 50 ms.
+* ``peak_rss``: VmHWM and ru_maxrss of this process against the raw value bytes (8·n). Target ≤ 20×.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import numpy as np  # noqa: E402
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from tests.benchmarks.bench_gui import laplace_floor, wait_until  # noqa: E402
+
+APP = QApplication.instance() or QApplication([])
+
+
+def status_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def make_csv(n: int) -> Path:
+    """A (timestamp, value) CSV of n rows, written in 10^6-row chunks (kept: writing 10^7 rows takes a while)."""
+    path = Path(tempfile.gettempdir()) / f"lmdk_bench_{n}.csv"
+    if path.exists():
+        return path
+    rng = np.random.default_rng(0)
+    t0 = np.datetime64("2000-01-01T00:00:00")
+    tmp = path.with_suffix(".part")
+    with open(tmp, "w") as f:
+        f.write("timestamp,kwh\n")
+        for a in range(0, n, 10**6):
+            m = min(10**6, n - a)
+            times = np.datetime_as_string(t0 + (a + np.arange(m)) * np.timedelta64(60, "s"), unit="s")
+            vals = np.char.mod("%.3f", np.round(rng.random(m) * 10, 3))
+            f.write("\n".join(np.char.add(np.char.add(times, ","), vals)))
+            f.write("\n")
+    tmp.rename(path)
+    return path
+
+
+def child_seconds(code: str) -> float:
+    """Run ``code`` in a fresh interpreter (its memory stays out of this process' peak); it prints seconds."""
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+READ_CSV = "import time,pandas as pd;t=time.perf_counter();pd.read_csv({p!r});print(time.perf_counter()-t)"
+TO_CSV = ("import time,numpy as np,pandas as pd;f=pd.read_csv({p!r});"
+          "f['kwh']=f['kwh'].to_numpy()+np.random.default_rng(2).laplace(0,1,len(f));"
+          "t=time.perf_counter();f.to_csv({o!r},index=False);print(time.perf_counter()-t)")
+
+
+class Heartbeat:
+    """A 10 ms QTimer on the GUI thread; ``worst()`` is the largest gap between beats minus 10 ms since
+    ``reset()``."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.clock.start()
+        self.last = 0.0
+        self.gaps: list[float] = []
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self.beat)
+        self.timer.start()
+
+    def beat(self) -> None:
+        now = self.clock.nsecsElapsed() / 1e6
+        self.gaps.append(now - self.last)
+        self.last = now
+
+    def reset(self) -> None:
+        APP.processEvents()
+        self.last = self.clock.nsecsElapsed() / 1e6
+        self.gaps = []
+
+    def worst(self) -> float:
+        return max(self.gaps or [10.0]) - 10.0
+
+
+def emit(d: dict) -> None:
+    print(json.dumps(d), flush=True)
+
+
+def main() -> None:
+    from lmdk_gui.ui.main_window import MainWindow
+    from tests.ui.helpers import event_point
+
+    n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**7
+    raw_mb = 8 * n / 2**20
+    path = make_csv(n)
+    os.environ["LMDK_GUI_SETTINGS"] = str(Path(tempfile.mkdtemp()) / "bench.ini")
+    read_before = child_seconds(READ_CSV.format(p=str(path)))
+    w = MainWindow(load_default=False)
+    w.resize(1400, 900)
+    w.show()
+    APP.processEvents()
+    empty_mb = status_mb("VmRSS")
+    hb = Heartbeat()
+    s = w.session
+
+    # ---- open
+    hb.reset()
+    t = time.perf_counter()
+    w.open_series_async(str(path))
+    wait_until(lambda: s.series is not None and s.series.n == n and s.is_preview_current(), timeout=600)
+    w.repaint()
+    opened = time.perf_counter() - t
+    stall_load = hb.worst()
+    read_after = child_seconds(READ_CSV.format(p=str(path)))
+    emit({"figure": f"open_to_preview_{n}", "seconds": opened, "baseline": "pandas.read_csv (child process)",
+          "baseline_seconds": [read_before, read_after], "ratio": opened / min(read_before, read_after),
+          "stall_load_ms": stall_load, "rss_mb": status_mb("VmRSS"), "hwm_mb": status_mb("VmHWM")})
+
+    # ---- the R-run average after opening (no landmarks yet)
+    hb.reset()
+    t = time.perf_counter()
+    wait_until(lambda: s.average is not None, timeout=600)
+    emit({"figure": f"average_after_open_{n}", "seconds": time.perf_counter() - t, "runs": s.snapshot().runs,
+          "stall_ms": hb.worst(), "hwm_mb": status_mb("VmHWM")})
+
+    # ---- landmarks, then clicks (each click also interrupts the average the previous one started)
+    rng = np.random.default_rng(3)
+    s.set_landmarks(np.sort(rng.choice(n, n // 5, replace=False)))
+    wait_until(s.is_preview_current, timeout=600)
+    times, floors, stalls = [], [], []
+    for i in range(5):
+        row = int(n // 2 + 37 * i)
+        w.series_plot.getPlotItem().vb.setXRange(row - 50, row + 50, padding=0)
+        APP.processEvents()
+        pos = event_point(w, row)
+        hb.reset()
+        t = time.perf_counter()
+        QTest.mouseClick(w.series_plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+        wait_until(s.is_preview_current, timeout=600)
+        w.budget_plot.repaint()
+        w.preview_plot.repaint()
+        times.append(time.perf_counter() - t)
+        stalls.append(hb.worst())
+        floors.append(laplace_floor(n))
+        # let the average start and run a little, so the next click arrives while it computes
+        _idle(0.5)
+    emit({"figure": f"click_to_repaint_{n}", "seconds_min": min(times), "seconds": statistics.median(times),
+          "baseline": "numpy laplace(n) (same run)", "baseline_seconds": statistics.median(floors),
+          "ratio": statistics.median(times) / statistics.median(floors), "stall_click_ms_max": max(stalls),
+          "hwm_mb": status_mb("VmHWM")})
+
+    # ---- the R-run average with landmarks, uninterrupted
+    hb.reset()
+    t = time.perf_counter()
+    wait_until(lambda: s.average is not None, timeout=900)
+    emit({"figure": f"average_{n}", "seconds": time.perf_counter() - t, "stall_ms": hb.worst(),
+          "hwm_mb": status_mb("VmHWM")})
+
+    # ---- export through the window's worker
+    out = Path(tempfile.mkdtemp()) / "out.csv"
+    hb.reset()
+    t = time.perf_counter()
+    job = w.export_release(out, "adaptive", force=True)
+    done: list[object] = []
+    job.finished.connect(lambda _p: done.append(1))
+    job.failed.connect(lambda m: done.append(m))
+    wait_until(lambda: bool(done), timeout=900)
+    exported = time.perf_counter() - t
+    stall_export = hb.worst()
+    floor = child_seconds(TO_CSV.format(p=str(path), o=str(out.with_name("floor.csv"))))
+    emit({"figure": f"export_adaptive_{n}", "seconds": exported, "rows_per_s": n / exported,
+          "result": "ok" if done == [1] else str(done[0]), "baseline": "pandas to_csv (child process)",
+          "baseline_rows_per_s": n / floor, "fraction_of_floor": floor / exported, "stall_export_ms": stall_export,
+          "hwm_mb": status_mb("VmHWM")})
+
+    hwm = status_mb("VmHWM")
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    emit({"figure": f"peak_rss_{n}", "vmhwm_mb": hwm, "ru_maxrss_mb": maxrss, "empty_window_mb": empty_mb,
+          "raw_value_mb": raw_mb, "ratio": hwm / raw_mb, "ratio_above_empty": (hwm - empty_mb) / raw_mb,
+          "target_ratio": 20})
+    w.close()
+
+
+def _idle(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    wait_until(lambda: time.perf_counter() >= end, timeout=seconds + 5)
+
+
+if __name__ == "__main__":
+    main()

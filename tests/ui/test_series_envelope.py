@@ -1,0 +1,148 @@
+"""The series line hands pyqtgraph only one min/max pair per pixel column (issue 15), and draws exactly the
+extremes a full draw shows in each pixel column; clicks at data coordinates still land on the right event."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lmdk_gui.ui.plots import BLOCK, block_extremes, column_extremes, pixel_envelope
+
+
+def full_extremes(y: np.ndarray, a: int, b: int, x0: float, px_w: float) -> dict[int, tuple[float, float]]:
+    """Per pixel column (index j of [x0 + j·px_w, x0 + (j+1)·px_w)): min and max of the finite values of rows
+    a..b that fall in it, computed row by row."""
+    out: dict[int, list[float]] = {}
+    for r in range(a, b + 1):
+        if np.isfinite(y[r]):
+            out.setdefault(math.floor((r - x0) / px_w), []).append(float(y[r]))
+    return {j: (min(v), max(v)) for j, v in out.items()}
+
+
+def drawn_extremes(xs: np.ndarray, ys: np.ndarray, x0: float, px_w: float) -> dict[int, tuple[float, float]]:
+    out: dict[int, list[float]] = {}
+    for x, v in zip(xs, ys, strict=True):
+        if np.isfinite(v):
+            out.setdefault(math.floor((x - x0) / px_w), []).append(float(v))
+    return {j: (min(v), max(v)) for j, v in out.items()}
+
+
+@pytest.mark.parametrize("pyramid", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_envelope_has_each_pixel_columns_extremes(seed, pyramid):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5_000, 200_000))
+    y = rng.standard_normal(n) * rng.choice([1.0, 100.0], n)
+    y[rng.choice(n, n // 50, replace=False)] = np.nan
+    y[rng.integers(0, n - 3000):][:2500] = np.nan  # an all-NaN stretch: gaps, not zeros
+    a = int(rng.integers(0, n // 3))
+    b = int(rng.integers(2 * n // 3, n))
+    x0 = a - float(rng.random()) * 3
+    px_w = (b - x0) / float(rng.integers(200, 1500))
+    blocks = block_extremes(y) if pyramid else None
+    xs, ys = pixel_envelope(y, a, b, x0, px_w, blocks)
+    assert xs.size <= 2 * ((b - x0) / px_w + 2)  # about one pair per pixel column, never the rows
+    assert np.all(np.diff(xs) >= 0)
+    assert drawn_extremes(xs, ys, x0, px_w) == full_extremes(y, a, b, x0, px_w)
+
+
+def test_pyramid_equals_direct_reduction():
+    rng = np.random.default_rng(9)
+    y = rng.standard_normal(300_000)
+    y[rng.choice(y.size, 3000, replace=False)] = np.nan
+    starts = np.unique(np.sort(rng.integers(1000, 290_000, 300)))
+    starts = starts[np.append(np.diff(starts) >= 2 * BLOCK, True)]
+    end = 295_000
+    direct = column_extremes(y, starts, end)
+    fast = column_extremes(y, starts, end, block_extremes(y))
+    np.testing.assert_array_equal(direct[0], fast[0])
+    np.testing.assert_array_equal(direct[1], fast[1])
+
+
+def test_few_events_are_drawn_themselves():
+    y = np.arange(100, dtype=np.float64)
+    xs, ys = pixel_envelope(y, 10, 60, 9.5, 0.5)
+    np.testing.assert_array_equal(xs, np.arange(10, 61))
+    np.testing.assert_array_equal(ys, y[10:61])
+
+
+def test_long_series_line_holds_only_what_is_drawn_and_clicks_land(qtbot, tmp_path):
+    """A 200,000-event series: zoomed out, the line item holds about two points per pixel column; zoomed in,
+    the events in view; a click at an event's data coordinates toggles that event."""
+    import pandas as pd
+
+    from lmdk_gui.ui import MainWindow
+
+    from .conftest import wait_preview
+    from .helpers import fake_click
+
+    n = 200_000
+    vals = np.random.default_rng(4).standard_normal(n)
+    t = np.datetime64("2020-01-01T00:00:00") + np.arange(n) * np.timedelta64(60, "s")
+    pd.DataFrame({"timestamp": np.datetime_as_string(t, unit="s"), "v": vals}).to_csv(tmp_path / "s.csv",
+                                                                                    index=False)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.open_series(tmp_path / "s.csv")
+    wait_preview(qtbot, w)
+    plot = w.series_plot
+    width = plot.vb.width()
+    x, y = plot.line.getData()
+    assert 0 < x.size <= 2 * (width + 4)
+    assert np.nanmax(y) == vals.max() and np.nanmin(y) == vals.min()
+    (vx0, vx1), (vy0, vy1) = plot.vb.viewRange()  # auto-range still covers the whole series
+    assert vx0 <= 0 and vx1 >= n - 1 and vy0 <= vals.min() and vy1 >= vals.max()
+    row = 123_457
+    plot.vb.setXRange(row - 40, row + 40, padding=0)
+    qtbot.waitUntil(lambda: plot.line.getData()[0].size < 200)
+    x, y = plot.line.getData()
+    np.testing.assert_array_equal(y, vals[x.astype(int)])  # the events themselves
+    fake_click(qtbot, w, row)
+    wait_preview(qtbot, w)
+    assert list(w.session.landmarks) == [row]
+    w.close()
+
+
+def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path, monkeypatch):
+    """Above ASYNC_ROWS rows in view the budget rows are computed off the GUI thread; what arrives is what
+    the synchronous path draws, and a stale result (an older view) is never drawn."""
+    import pandas as pd
+
+    from lmdk_gui.ui import MainWindow, multiples
+
+    from .conftest import wait_preview
+
+    monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
+    n = 50_000
+    t = np.datetime64("2020-01-01T00:00:00") + np.arange(n) * np.timedelta64(60, "s")
+    pd.DataFrame({"timestamp": np.datetime_as_string(t, unit="s"),
+                  "v": np.random.default_rng(5).random(n)}).to_csv(tmp_path / "s.csv", index=False)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.open_series(tmp_path / "s.csv")
+    w.session.set_landmarks(np.sort(np.random.default_rng(6).choice(n, 3000, replace=False)))
+    wait_preview(qtbot, w)
+    bp = w.budget_plot
+    a, b, width = bp._view_rows(n)
+    want = multiples.bar_data(bp._split, bp._landmarks, bp._dummies, bp._tops, a, b,
+                              multiples.view_bins(a, b, width))
+    scheme = next(iter(want))
+
+    def drawn() -> bool:
+        x, y = bp.rows[scheme]["landmark"].getOriginalDataset()
+        return x is not None and x.size == want[scheme]["landmark"][0].size and \
+            np.array_equal(x, want[scheme]["landmark"][0]) and np.array_equal(y, want[scheme]["landmark"][1])
+
+    qtbot.waitUntil(drawn, timeout=10_000)
+    gen = bp._generation
+    bp._apply(gen - 1, {scheme: {"landmark": (np.zeros(2), np.ones(2))}})  # stale: ignored
+    assert drawn()
+    w.close()
