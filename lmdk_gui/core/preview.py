@@ -192,8 +192,19 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
                 # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0
                 # events: Skip); the others' would only hold 8 bytes per event
                 memo[("errors", scheme)] = per_event if rel.approximated.any() else None
+        _summarise(rel, prev)
         out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None)
     return out
+
+
+def _summarise(rel: Release, prev: Release | None) -> None:
+    """The release's mean budget and approximated share, computed here on the worker (the metrics table reads
+    them on the GUI thread: 12 whole-array passes per click at 10^6) or taken from an unchanged release."""
+    if prev is not None and rel.budgets is prev.budgets and rel.approximated is prev.approximated:
+        for name in ("mean_budget", "approximated_share"):
+            if name in prev.__dict__:
+                rel.__dict__[name] = prev.__dict__[name]  # cached_property's own slot: same arrays, same value
+    rel.mean_budget, rel.approximated_share  # noqa: B018 - fills the caches
 
 
 class DenoiseMemo:

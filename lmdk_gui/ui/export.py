@@ -327,8 +327,7 @@ class ExportDialog(QDialog):
         self.errors = advice.errors_of(avg, self.error_field) if avg else {}
         if avg and self.error_field == "mae_denoised" and all(np.isnan(v) for v in self.errors.values()):
             self.errors = self._denoised_errors()
-        self.shares = ({s: float(np.mean(p.approximated)) if p.approximated.size else 0.0
-                        for s, p in preview.items()} if preview else {})
+        self.shares = {s: p.release.approximated_share for s, p in preview.items()} if preview else {}
         self.best = advice.best_scheme(self.reasons, self.errors) if self.errors else None
         if self.best is not None and not self._user_chose:
             self.scheme.setCurrentIndex(ALL_SCHEMES.index(self.best))
