@@ -675,27 +675,29 @@ class PreviewPlot(_Rows):
             self.redraw_denoised()
 
     # ------------------------------------------------------------------------------------ drawing
-    def redraw(self) -> None:
+    def _in_view(self) -> tuple[int, int, float, np.ndarray | None] | None:
+        """The rows in view, the width in pixels and the column bins; None when there is nothing to draw."""
         s = self.series
         if s is None or not self._values or s.n == 0:
-            return
+            return None
         a, b, width = self._view_rows(s.n)
-        if a > b:
+        return None if a > b else (a, b, width, view_bins(a, b, width))
+
+    def redraw(self) -> None:
+        view = self._in_view()
+        if view is None:
             return
-        starts = view_bins(a, b, width)
+        a, b, width, starts = view
         orig = self._original_xy(a, b, starts)
         for scheme in self._values:
             self._draw_row(scheme, a, b, starts, orig, width)
 
     def redraw_denoised(self) -> None:
         """The denoised lines, the points' fading and the notes, over points drawn by :meth:`redraw`."""
-        s = self.series
-        if s is None or not self._values or s.n == 0:
+        view = self._in_view()
+        if view is None:
             return
-        a, b, width = self._view_rows(s.n)
-        if a > b:
-            return
-        starts = view_bins(a, b, width)
+        a, b, _width, starts = view
         for scheme in self._values:
             self._draw_line(scheme, a, b, starts)
             self._note(scheme, *self.rows[scheme]["offchart"], b - a + 1)

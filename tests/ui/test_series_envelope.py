@@ -68,19 +68,13 @@ def test_few_events_are_drawn_themselves():
     np.testing.assert_array_equal(ys, y[10:61])
 
 
-def test_long_series_line_holds_only_what_is_drawn_and_clicks_land(qtbot, tmp_path):
-    """A 200,000-event series: zoomed out, the line item holds about two points per pixel column; zoomed in,
-    the events in view; a click at an event's data coordinates toggles that event."""
+def _open(qtbot, tmp_path, vals: np.ndarray):
+    """A shown 1400×900 window with ``vals`` (one a minute) opened from a CSV."""
     import pandas as pd
 
     from lmdk_gui.ui import MainWindow
 
-    from .conftest import wait_preview
-    from .helpers import fake_click
-
-    n = 200_000
-    vals = np.random.default_rng(4).standard_normal(n)
-    t = np.datetime64("2020-01-01T00:00:00") + np.arange(n) * np.timedelta64(60, "s")
+    t = np.datetime64("2020-01-01T00:00:00") + np.arange(vals.size) * np.timedelta64(60, "s")
     pd.DataFrame({"timestamp": np.datetime_as_string(t, unit="s"), "v": vals}).to_csv(tmp_path / "s.csv",
                                                                                     index=False)
     w = MainWindow(load_default=False)
@@ -89,6 +83,18 @@ def test_long_series_line_holds_only_what_is_drawn_and_clicks_land(qtbot, tmp_pa
     w.show()
     qtbot.waitExposed(w)
     assert w.open_series(tmp_path / "s.csv")
+    return w
+
+
+def test_long_series_line_holds_only_what_is_drawn_and_clicks_land(qtbot, tmp_path):
+    """A 200,000-event series: zoomed out, the line item holds about two points per pixel column; zoomed in,
+    the events in view; a click at an event's data coordinates toggles that event."""
+    from .conftest import wait_preview
+    from .helpers import fake_click
+
+    n = 200_000
+    vals = np.random.default_rng(4).standard_normal(n)
+    w = _open(qtbot, tmp_path, vals)
     wait_preview(qtbot, w)
     plot = w.series_plot
     width = plot.vb.width()
@@ -111,23 +117,14 @@ def test_long_series_line_holds_only_what_is_drawn_and_clicks_land(qtbot, tmp_pa
 def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path, monkeypatch):
     """Above ASYNC_ROWS rows in view the budget rows are computed off the GUI thread; what arrives is what
     the synchronous path draws, and a stale result (an older view) is never drawn."""
-    import pandas as pd
 
-    from lmdk_gui.ui import MainWindow, multiples
+    from lmdk_gui.ui import multiples
 
     from .conftest import wait_preview
 
     monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
     n = 50_000
-    t = np.datetime64("2020-01-01T00:00:00") + np.arange(n) * np.timedelta64(60, "s")
-    pd.DataFrame({"timestamp": np.datetime_as_string(t, unit="s"),
-                  "v": np.random.default_rng(5).random(n)}).to_csv(tmp_path / "s.csv", index=False)
-    w = MainWindow(load_default=False)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    assert w.open_series(tmp_path / "s.csv")
+    w = _open(qtbot, tmp_path, np.random.default_rng(5).random(n))
     w.session.set_landmarks(np.sort(np.random.default_rng(6).choice(n, 3000, replace=False)))
     wait_preview(qtbot, w)
     bp = w.budget_plot
