@@ -27,7 +27,9 @@ with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It i
 ``previewChanged`` announces the raw releases (``denoised_values`` None), then
 :func:`~lmdk_gui.core.preview.denoise_preview` runs on its own thread and ``denoisedChanged`` announces
 ``preview``/``preview_plain`` replaced by the same releases with their denoised values
-(:meth:`Session.is_denoised_current`). Denoise off: no stage, ``denoised_values`` stays None.
+(:meth:`Session.is_denoised_current`). Up to ``DENOISE_INLINE_MAX`` events the preview job runs that same
+function itself: ``previewChanged`` then already carries the denoised values and ``denoisedChanged`` follows
+at once. Denoise off: no stage, ``denoised_values`` stays None.
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ _NoiseCache = NoiseCache
 _OptionsCache = OptionsCache
 _scheme_previews = scheme_previews
 
+
+#: up to this many events the preview job denoises too (same ``denoise_preview``, a few ms); beyond it the
+#: denoising is a later stage on its own thread, so that the raw points are drawn first
+DENOISE_INLINE_MAX = 20_000
 
 #: how long the R-run average waits after a preview arrived (edits in between restart the wait)
 AVERAGE_DELAY_MS = 150
@@ -152,6 +158,7 @@ class Session(QObject):
         self._denoise_runner.failed.connect(self._on_denoise_failed)
         self._denoise_memo = DenoiseMemo()
         self._denoised_generation = -2  # the preview generation whose denoised values are in ``preview``
+        self._inline_denoise_generation = -1  # the preview job that denoises in the same job (small series)
         self._state_version = 0
         self._closed = False
 
@@ -436,8 +443,13 @@ class Session(QObject):
         if self.series is None:
             return
         snap = self.snapshot()
-        # raw only: the window draws it at once, denoising follows (_on_preview)
-        self._preview_runner.submit(compute_preview, snap, self._noise_cache, self._options_cache, denoise=False)
+        # Large series: raw only, the window draws it at once and denoising follows (_on_preview). Small ones:
+        # the same denoise_preview in the same job (a few ms): as a later stage the lines vanished for the
+        # ≈ 30 ms of the raw redraw on every click.
+        inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX
+        gen = self._preview_runner.submit(compute_preview, snap, self._noise_cache, self._options_cache,
+                                          denoise=inline)
+        self._inline_denoise_generation = gen if inline else -1
 
     def _clear_results(self) -> None:
         self.preview = {}
@@ -454,7 +466,8 @@ class Session(QObject):
         if not self._preview_runner.is_current(generation) or not result:
             return
         snap = self.snapshot()
-        if self._settings.denoise:  # before the views draw the raw releases: it runs meanwhile
+        inline = generation == self._inline_denoise_generation
+        if self._settings.denoise and not inline:  # before the views draw the raw releases: it runs meanwhile
             self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo)
         old_error = self.dummy_error
         self.preview = result.preview
@@ -470,13 +483,17 @@ class Session(QObject):
         if self.dummy_error and not old_error:  # once per episode, not on every edit while it lasts
             self.dummiesFailed.emit(self.dummy_error)
         self.post = None
+        if inline:  # the denoised values came with the raw ones: one redraw draws both
+            self._denoised_generation = generation
         self.previewChanged.emit()
+        if inline:
+            self.denoisedChanged.emit()
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one
             snap = Snapshot(snap.series, snap.landmarks, snap.settings, snap.seed, snap.runs)
         self._average_job = (snap, self._dummy_options)
-        if not self._settings.denoise:  # else once the denoised stage is in (_on_denoised): not competing
+        if not self._settings.denoise or inline:  # else once the denoised stage is in (_on_denoised)
             self._average_timer.start()
 
     def _on_preview_failed(self, generation: int, message: str) -> None:

@@ -7,12 +7,21 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 
 from lmdk_gui.core import preview as preview_mod
 from lmdk_gui.core.preview import NoiseCache, compute_preview
 from lmdk_gui.core.settings import ALL_SCHEMES
+from lmdk_gui.ui import session as session_mod
 
 from .conftest import wait_denoised
+
+
+@pytest.fixture(autouse=True)
+def _later_stage(monkeypatch):
+    """The sample is small enough to be denoised in the preview's own job: these tests use the later stage
+    (what a long series gets); the last test checks the small-series path."""
+    monkeypatch.setattr(session_mod, "DENOISE_INLINE_MAX", 0)
 
 
 def _same_denoised(a, b) -> None:
@@ -93,3 +102,24 @@ def test_denoise_off_clears_the_lines_and_on_brings_the_current_ones(qtbot, wind
     ref = compute_preview(s.snapshot(), NoiseCache())
     assert ref is not None
     _same_denoised(s.preview, ref.preview)
+
+
+def test_a_small_series_gets_its_denoised_lines_with_the_raw_points(qtbot, window, monkeypatch):
+    """Up to DENOISE_INLINE_MAX events the preview job also denoises (the same denoise_preview): previewChanged
+    already carries the denoised values, the rows draw points and lines in one pass (the lines never vanish
+    on a click), and the values are the one-shot core path's."""
+    monkeypatch.setattr(session_mod, "DENOISE_INLINE_MAX", 20_000)
+    s = window.session
+    wait_denoised(qtbot, window)
+    order: list[tuple[str, bool]] = []
+    lines_at_preview: list[bool] = []
+    s.previewChanged.connect(lambda: order.append(("raw", s.preview["skip"].denoised_values is None)))
+    s.previewChanged.connect(lambda: lines_at_preview.append(bool(_lines(window))))
+    s.denoisedChanged.connect(lambda: order.append(("denoised", s.preview["skip"].denoised_values is None)))
+    with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
+        s.add_range(40, 90)
+    assert order == [("raw", False), ("denoised", False)] and lines_at_preview == [True]
+    assert s.is_denoised_current()
+    one_shot = compute_preview(s.snapshot(), NoiseCache())
+    assert one_shot is not None
+    _same_denoised(s.preview, one_shot.preview)
