@@ -486,7 +486,7 @@ class Session(QObject):
         if inline:  # the denoised values came with the raw ones: one redraw draws both
             self._denoised_generation = generation
         self.previewChanged.emit()
-        if inline:
+        if inline and self.is_preview_current():  # (a previewChanged slot may have edited the state)
             self.denoisedChanged.emit()
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
