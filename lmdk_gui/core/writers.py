@@ -17,6 +17,7 @@ import contextlib
 import glob
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -322,11 +323,16 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
     return (f"This file is a differentially private release of one time series, made with the {scheme_name} "
             f"scheme of landmark privacy at ε = {eps}. Protected: {change}, and the same change made at once "
             f"to that event and to every event the data holder marked as a landmark, alters the probability of "
-            f"any content of this file by at most a factor e^ε (≈ {np.exp(float(epsilon)):.3g}). Not protected: "
+            f"any content of this file by at most a factor e^ε{_approx_factor(float(epsilon))}. Not protected: "
             + "; ".join(not_protected) + "."
             + (" The values were then smoothed (denoised) using only the noisy release, its per-event budgets and "
                "the public settings, so the smoothing changes no guarantee; anyone can repeat it on this file "
                "(see post_processing)." if denoised else ""))
+
+
+def _approx_factor(epsilon: float) -> str:
+    """" (≈ 2.72)" for e^ε, or nothing where e^ε is beyond a float (ε > 709)."""
+    return f" (≈ {math.exp(epsilon):.3g})" if epsilon < 709.0 else ""
 
 
 def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, epsilon: float,
