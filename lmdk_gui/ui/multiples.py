@@ -39,6 +39,7 @@ from .plots import (
     TimeAxis,
     cache_axes,
     display_values,
+    set_data,
     step_runs,
     y_label,
 )
@@ -56,6 +57,13 @@ from .theme import (
 
 #: pixel columns per reduced bin (1 = one envelope per screen column)
 PX_PER_BIN = 1.0
+
+
+def _item(**opts) -> pg.PlotDataItem:
+    """A row's curve. What it is handed is already reduced to the pixel columns in view and lies within the
+    row's y range, so pyqtgraph's dynamic range limit has nothing to do, yet it re-runs the item's display
+    pipeline on every y-range change (≈ 0.25 ms per item; a budget row rescales on most clicks)."""
+    return pg.PlotDataItem(dynamicRangeLimit=None, **opts)
 
 
 # ------------------------------------------------------------------------------------- reduction
@@ -252,13 +260,27 @@ def _fmt_scale(top: float, epsilon: float) -> str:
 
 
 class _Label(pg.LabelItem):
-    """A label that ignores a text it already shows: most clicks leave the notes and headers as they were,
-    and setting one anyway re-lays out the whole grid (≈ 1 ms per label)."""
+    """A label that ignores a text it already shows, and asks for a new layout only when its size changed:
+    pyqtgraph's setText invalidates the grid three times, and a click rewrites every row's error note (same
+    size, other digits), so the whole window was laid out again on each click (issue 15)."""
+
+    _quiet = False
 
     def setText(self, text, **args):  # noqa: N802 - pyqtgraph naming
         if not args and text == getattr(self, "text", None):
             return
-        super().setText(text, **args)
+        hint = getattr(self, "_sizeHint", None)
+        self._quiet = True
+        try:
+            super().setText(text, **args)
+        finally:
+            self._quiet = False
+        if self._sizeHint != hint:
+            self.updateGeometry()
+
+    def updateGeometry(self):  # noqa: N802 - Qt naming
+        if not self._quiet:
+            super().updateGeometry()
 
 
 class _NameLabel(_Label):
@@ -407,15 +429,15 @@ class BudgetPlot(_Rows):
             # the row's scale on its axis even in a thin row (the top label may reach into the row above)
             plot.getAxis("left").setStyle(hideOverlappingLabels=False, textFillLimits=[(0, 1.5)],
                                           tickFont=self._tick_font)
-            regular = pg.PlotDataItem(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
+            regular = _item(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
                                       skipFiniteCheck=True)
-            landmark = pg.PlotDataItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
+            landmark = _item(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
                                        brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)), skipFiniteCheck=True)
-            dummy = pg.PlotDataItem(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
+            dummy = _item(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
                                     brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)), skipFiniteCheck=True)
             # marks as vertical segments (one item, cheap with a mark in every pixel column)
-            lm_marks = pg.PlotDataItem(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
-            dm_marks = pg.PlotDataItem(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
+            lm_marks = _item(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
+            dm_marks = _item(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
             eps_line = pg.InfiniteLine(angle=0, movable=False,
                                        pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
             for item in (regular, landmark, dummy, lm_marks, dm_marks):
@@ -445,7 +467,7 @@ class BudgetPlot(_Rows):
         for r in self.rows.values():
             r["axis"].set_times(series.times)
             for key in ("regular", "landmark", "dummy", "lm_marks", "dm_marks"):
-                r[key].setData([], [])
+                set_data(r[key], [], [])
         self._budgets = {}
         self._split = {}
         self._landmarks = np.zeros(0, dtype=np.int64)
@@ -528,7 +550,7 @@ class BudgetPlot(_Rows):
                 continue
             r = self.rows[scheme]
             for key, xy in items.items():
-                r[key].setData(*xy)
+                set_data(r[key], *xy)
 
 
 #: above this many rows in view the budget bars are reduced on a helper thread
@@ -577,15 +599,15 @@ class PreviewPlot(_Rows):
             plot = pg.PlotItem(axisItems={"bottom": axis, "left": left})
             row = self._make_row(scheme, plot)
             plot.showGrid(x=True, y=True, alpha=0.12)
-            original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)
-            original_band = pg.PlotDataItem(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1),
+            original = _item(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)
+            original_band = _item(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1),
                                             connect="pairs")
             dots = PassiveScatter(size=4, pen=None, brush=pg.mkBrush(color))
             rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
-            dense = pg.PlotDataItem(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
-            denoised = pg.PlotDataItem(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
-            above = pg.PlotDataItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
-            below = pg.PlotDataItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
+            dense = _item(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
+            denoised = _item(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
+            above = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
+            below = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
             for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
                 plot.addItem(item)
                 item.setZValue(z)
@@ -626,7 +648,7 @@ class PreviewPlot(_Rows):
             r["axis"].set_times(series.times)
             r["left"].set_labels(cats)
             for key in ("original", "original_band", "dots", "rings", "dense", "denoised", "above", "below"):
-                r[key].setData([], [])
+                set_data(r[key], [], [])
             r["note"].setText("")
             r["offchart"] = (0, 0)
         self._bounds = None
@@ -707,13 +729,16 @@ class PreviewPlot(_Rows):
         line = self._denoised.get(scheme)
         if line is not None and line.size != self._values[scheme].size:
             line = None
-        r["dots"].setBrush(pg.mkBrush(rgba(SCHEME_COLORS[scheme], 70 if line is not None else 230)))
+        alpha = 70 if line is not None else 230
+        if r.get("dots_alpha") != alpha:  # setBrush restyles every point, even with the same brush
+            r["dots_alpha"] = alpha
+            r["dots"].setBrush(pg.mkBrush(rgba(SCHEME_COLORS[scheme], alpha)))
         if line is None:
-            r["denoised"].setData([], [])
+            set_data(r["denoised"], [], [])
         elif starts is None:
-            r["denoised"].setData(np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
+            set_data(r["denoised"], np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
         else:
-            r["denoised"].setData(*peak_line(*envelope(line[a:b + 1], a, b, starts)), connect="finite")
+            set_data(r["denoised"], *peak_line(*envelope(line[a:b + 1], a, b, starts)), connect="finite")
 
     def _original_xy(self, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, ...]:
         """The original as drawn: every event, or per column its median line and its 10–90 % band."""
@@ -731,11 +756,11 @@ class PreviewPlot(_Rows):
         lo, hi = self._yrange
         v = self._values[scheme][a:b + 1]
         approx = self._approx[scheme][a:b + 1]
-        r["original"].setData(orig[0], orig[1], connect="finite")
+        set_data(r["original"], orig[0], orig[1], connect="finite")
         if len(orig) > 2:
-            r["original_band"].setData(orig[2], orig[3])
+            set_data(r["original_band"], orig[2], orig[3])
         else:
-            r["original_band"].setData([], [])
+            set_data(r["original_band"], [], [])
         with np.errstate(invalid="ignore"):
             above = v > hi
             below = v < lo
@@ -747,29 +772,29 @@ class PreviewPlot(_Rows):
             x = np.arange(a, b + 1, dtype=np.float64)
             fresh = inside & ~approx
             rep = inside & approx
-            r["dots"].setData(x[fresh], v[fresh])
-            r["rings"].setData(x[rep], v[rep])
-            r["dense"].setData([], [])
+            set_data(r["dots"], x[fresh], v[fresh])
+            set_data(r["rings"], x[rep], v[rep])
+            set_data(r["dense"], [], [])
             xa, xb = self._marks(above, below, a, b, width)
         else:
-            r["dots"].setData([], [])
+            set_data(r["dots"], [], [])
             min_len = 0.012 * (hi - lo)
             # The middle 80 % of the released values per column, clipped to the chart (off-chart values are
             # counted and marked below); columns whose band lies wholly off the chart draw nothing.
             xc, q = column_quantiles(v, a, b, starts, (10.0, 90.0))
             on = (q[1] >= lo) & (q[0] <= hi)
-            r["dense"].setData(*segments(xc[on], np.clip(q[0][on], lo, hi), np.clip(q[1][on], lo, hi), min_len))
+            set_data(r["dense"], *segments(xc[on], np.clip(q[0][on], lo, hi), np.clip(q[1][on], lo, hi), min_len))
             # Republished events: one ring per column, at its last republished value on the chart (Skip's
             # flat runs read as a dotted line at the repeated value).
             last = last_true_per_bin(approx, a, starts)
             last = last[(v[last] >= lo) & (v[last] <= hi)]
-            r["rings"].setData((last + a).astype(np.float64), v[last])
+            set_data(r["rings"], (last + a).astype(np.float64), v[last])
             xa, xb = self._marks(above, below, a, b, width)
         r["offchart_x"] = (xa, xb)
         span = hi - lo
         half_w = 3.0 * (b - a + 1) / max(width, 1.0)  # about 3 px
-        r["above"].setData(*triangles(xa, hi - 0.06 * span, 0.055 * span, half_w), fillLevel=hi - 0.06 * span)
-        r["below"].setData(*triangles(xb, lo + 0.06 * span, -0.055 * span, half_w), fillLevel=lo + 0.06 * span)
+        set_data(r["above"], *triangles(xa, hi - 0.06 * span, 0.055 * span, half_w), fillLevel=hi - 0.06 * span)
+        set_data(r["below"], *triangles(xb, lo + 0.06 * span, -0.055 * span, half_w), fillLevel=lo + 0.06 * span)
         self._note(scheme, n_above, n_below, b - a + 1)
 
     @staticmethod

@@ -441,6 +441,35 @@ def cache_axes(plot: pg.PlotItem) -> None:
         plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
+def set_data(item, *args, **kwargs) -> None:
+    """``item.setData(*args, **kwargs)`` unless the item already shows exactly that data. pyqtgraph redoes an
+    item's bounds, display data and path on every call (≈ 0.3 ms each even for a few points), and a click
+    redraws some 45 items of which most show the same thing as before (the original, empty marks, a scheme
+    whose release did not change): issue 15's click at 10^5."""
+    # Views are copied (they are what is drawn: a few thousand points at most): a kept view would keep its
+    # whole release alive after the next preview replaced it.
+    args = tuple(a.copy() if isinstance(a, np.ndarray) and a.base is not None else a for a in args)
+    last = getattr(item, "_lmdk_shown", None)
+    if last is not None and _same_data(last, (args, kwargs)):
+        return
+    item.setData(*args, **kwargs)
+    item._lmdk_shown = (args, kwargs)
+
+
+def _same_data(old: tuple, new: tuple) -> bool:
+    (oargs, okw), (nargs, nkw) = old, new
+    if len(oargs) != len(nargs) or okw.keys() != nkw.keys():
+        return False
+    for a, b in zip((*oargs, *okw.values()), (*nargs, *nkw.values()), strict=True):
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) or isinstance(a, list) or isinstance(b, list):
+            a, b = np.asarray(a), np.asarray(b)
+            if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------------------- the plots
 class SeriesPlot(pg.PlotWidget):
     """The events as a line with a marker per event; landmarks shaded and marked; click to toggle."""

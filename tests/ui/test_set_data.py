@@ -1,0 +1,74 @@
+"""Rows hand pyqtgraph only data that changed (issue 15: a click at 10^5 events redrew some 45 items, most of
+them with exactly what they already showed), and what they show is still what was asked for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+
+from lmdk_gui.ui.plots import set_data
+
+from .conftest import wait_denoised
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    calls: list[object] = []
+    for cls in (pg.PlotDataItem, pg.ScatterPlotItem):
+        original = cls.setData
+
+        def spy(self, *args, _original=original, **kwargs):
+            calls.append(self)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "setData", spy)
+    return calls
+
+
+def test_same_data_is_not_handed_again(qtbot, monkeypatch):
+    item = pg.PlotDataItem()
+    counted: list[object] = []
+    original = pg.PlotDataItem.setData
+    monkeypatch.setattr(pg.PlotDataItem, "setData", lambda self, *a, **k: (counted.append(self), original(self, *a, **k)))
+    y = np.array([1.0, np.nan, 3.0])
+    set_data(item, np.arange(3.0), y, connect="finite")
+    set_data(item, np.arange(3.0), y.copy(), connect="finite")  # equal, NaN included: nothing to do
+    assert len(counted) == 1
+    set_data(item, np.arange(3.0), y, connect="all")  # another option is another drawing
+    set_data(item, np.arange(3.0), np.array([1.0, 2.0, 3.0]))
+    assert len(counted) == 3
+    x, shown = item.getData()
+    assert shown.tolist() == [1.0, 2.0, 3.0]
+    set_data(item, [], [])
+    set_data(item, np.zeros(0), np.zeros(0))
+    assert len(counted) == 4 and not len(item.getData()[0] if item.getData()[0] is not None else [])
+
+
+def test_a_view_is_copied_so_its_release_is_not_kept_alive(qtbot):
+    item = pg.PlotDataItem()
+    release = np.arange(1_000_000, dtype=np.float64)
+    set_data(item, np.arange(10.0), release[500:510])
+    shown = item.getData()[1]
+    assert shown.tolist() == list(range(500, 510))
+    assert shown.base is None or shown.base.size < 1_000  # not a view of the million values
+
+
+def test_redrawing_an_unchanged_preview_hands_nothing_again(qtbot, window, counted):
+    wait_denoised(qtbot, window)
+    pp, bp = window.preview_plot, window.budget_plot
+    pp.redraw()
+    bp.redraw()
+    counted.clear()
+    pp.redraw()
+    bp.redraw()
+    assert counted == []
+    # A new landmark changes what is drawn: the rows are redrawn with it, and still show the release.
+    s = window.session
+    s.set_landmarks([100])
+    qtbot.waitUntil(lambda: s.is_preview_current() and len(counted) > 0, timeout=30_000)
+    x, y = pp.rows["skip"]["dots"].getData()
+    rel = s.preview["skip"]
+    if len(x):
+        rows = x.astype(int)
+        assert np.array_equal(y, rel.values[rows]) and not rel.approximated[rows].any()
