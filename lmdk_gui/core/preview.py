@@ -15,6 +15,7 @@ its message in ``dummy_error`` and the releases without dummies.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -154,6 +155,13 @@ class AverageResult:
     dummy_size: float | None = None  # mean |L'| over the runs
 
 
+#: from this many events on, the data-dependent schemes (Adaptive: one compiled pass that leaves the GIL)
+#: run on a second thread while this one computes the others (issue 15: ≈ 15 of a click's 45 ms at 10^6)
+PARALLEL_MIN = 50_000
+
+_side = ThreadPoolExecutor(1, thread_name_prefix="lmdk-preview-side")
+
+
 def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySettings, noise: UnitNoise,
                     should_cancel=None, memo: dict | None = None) -> dict[str, SchemePreview] | None:
     """Every scheme's raw preview release on ``landmarks`` with ``settings`` and its error for this seed
@@ -164,37 +172,56 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
     settings :func:`~.pipeline.run_preview` reuses it when no budget changed (Event and User on a click, with
     their error) and patches it where few did (Skip). Its landmarks and its check are always new. A reused
     release keeps the same ``values``/``budgets``/``approximated`` arrays, which is what lets
-    :class:`DenoiseMemo` reuse its denoised values in turn."""
+    :class:`DenoiseMemo` reuse its denoised values in turn. Each scheme is :func:`_scheme_preview`, on this
+    thread or (large series, data-dependent budgets) on a second one: the same function either way."""
     series = snap.series
-    out: dict[str, SchemePreview] = {}
-    # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
-    # computed (numeric MAE does not depend on settings), so each release's error is computed once.
-    denom = _mean_abs(series, memo)
     lm = normalize_landmarks(landmarks, series.n)
-    key = settings.with_(denoise=False)  # the raw release does not depend on it: a toggle reuses them all
-    for scheme in ALL_SCHEMES:
+    plans = {scheme: plan(series, lm, settings, scheme, budgets_fn=release_mod.fixed_budgets,
+                          allocatable_fn=release_mod.allocatable) for scheme in ALL_SCHEMES}
+    # (the release module's allocation is looked up now, as compute_release does: the audits replace it)
+    side = {scheme: _side.submit(_scheme_preview, series, p, settings, noise, memo)
+            for scheme, p in plans.items() if p.budgets is None and series.n >= PARALLEL_MIN}
+    done: dict[str, tuple] = {}
+    for scheme, p in plans.items():
         if should_cancel is not None and should_cancel():
+            for f in side.values():
+                f.cancel()
             return None
-        # the release module's allocation, looked up now, as compute_release does (the audits replace it)
-        p = plan(series, lm, settings, scheme, budgets_fn=release_mod.fixed_budgets,
-                 allocatable_fn=release_mod.allocatable)
-        hit = memo.get(scheme) if memo is not None and p.budgets is not None else None
-        prev = hit[1] if hit is not None and hit[0] == key else None
-        rel = run_preview(p, noise, prev)  # patches prev where the budgets changed (Skip), reuses it if none did
-        if prev is not None and rel.values is prev.values:
-            err = hit[2]  # type: ignore[index]
-        else:
-            errs = memo.get(("errors", scheme)) if memo is not None and prev is not None else None
-            before = None if errs is None or prev is None else (prev.values, errs)
-            err, per_event = mae_and_errors(series, rel, settings, before)
-            if memo is not None:
-                memo[scheme] = (key, rel, err)
-                # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0
-                # events: Skip); the others' would only hold 8 bytes per event
-                memo[("errors", scheme)] = per_event if rel.approximated.any() else None
-        _summarise(rel, prev)
+        if scheme not in side:
+            done[scheme] = _scheme_preview(series, p, settings, noise, memo)
+    done.update({scheme: f.result() for scheme, f in side.items()})
+    denom = _mean_abs(series, memo)
+    out: dict[str, SchemePreview] = {}
+    for scheme in ALL_SCHEMES:
+        rel, err, remember = done[scheme]
+        if memo is not None and remember is not None:
+            memo[scheme], memo[("errors", scheme)] = remember
+        # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
+        # computed (numeric MAE does not depend on settings), so each release's error is computed once.
         out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None)
     return out
+
+
+def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoise,
+                    memo: dict | None) -> tuple[Release, float, tuple | None]:
+    """One scheme's preview release and its error; the memo entries to store (or None), which the caller
+    writes (only reads happen here, so this may run on another thread)."""
+    key = settings.with_(denoise=False)  # the raw release does not depend on it: a toggle reuses them all
+    hit = memo.get(p.scheme) if memo is not None and p.budgets is not None else None
+    prev = hit[1] if hit is not None and hit[0] == key else None
+    rel = run_preview(p, noise, prev)  # patches prev where the budgets changed (Skip), reuses it if none did
+    remember = None
+    if prev is not None and rel.values is prev.values:
+        err = hit[2]  # type: ignore[index]
+    else:
+        errs = memo.get(("errors", p.scheme)) if memo is not None and prev is not None else None
+        before = None if errs is None or prev is None else (prev.values, errs)
+        err, per_event = mae_and_errors(series, rel, settings, before)
+        # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0 events:
+        # Skip); the others' would only hold 8 bytes per event
+        remember = ((key, rel, err), per_event if rel.approximated.any() else None)
+    _summarise(rel, prev)
+    return rel, err, remember
 
 
 def _summarise(rel: Release, prev: Release | None) -> None:

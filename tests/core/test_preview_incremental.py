@@ -195,3 +195,42 @@ def test_a_click_reuses_the_denoised_values_of_an_unchanged_release():
     off = Snapshot(series, second.landmarks, PrivacySettings(denoise=False), 1)
     raw = compute_preview(off, cache, denoise=False)
     assert raw is not None and denoise_preview(off, raw, memo=memo) is raw  # Denoise off: nothing to do
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_side_thread_gives_the_same_previews(kind, monkeypatch):
+    """Large series run the data-dependent schemes on a second thread (preview.PARALLEL_MIN): the same
+    function on the same inputs, so the previews, incremental or not, equal the one-thread ones bit for bit."""
+    import threading
+
+    from lmdk_gui.core import preview
+
+    threads: set[str] = set()
+    real = preview._scheme_preview
+
+    def spy(series, p, *args):
+        threads.add(f"{p.scheme}@{threading.current_thread().name}")
+        return real(series, p, *args)
+
+    monkeypatch.setattr(preview, "_scheme_preview", spy)
+    series = LONG[kind]
+    steps = [("range", 495), ("toggle", 3), ("toggle", 1999), ("eps", 2.5), ("dummies", True), ("toggle", 700),
+             ("public", True), ("toggle", 701), ("seed", 2), ("clear", 0)]
+    runs = {}
+    for parallel_min in (0, 10**12):
+        monkeypatch.setattr(preview, "PARALLEL_MIN", parallel_min)
+        cache, opts = NoiseCache(), OptionsCache()
+        state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(denoise=False), "seed": 1, "dummies": None}
+        out = []
+        for op, arg in steps:
+            _apply(kind, series.n, state, op, arg)
+            out.append(compute_preview(Snapshot(series, state["lm"], state["ps"], state["seed"],
+                                                dummies=state["dummies"]), cache, opts))
+        runs[parallel_min] = out
+    for a, b in zip(runs[0], runs[10**12], strict=True):
+        assert a is not None and b is not None and a.dummy_error == b.dummy_error
+        for s in ALL_SCHEMES:
+            _same(a.preview[s], b.preview[s])
+            _same(a.plain[s], b.plain[s])
+    assert any(t.startswith("adaptive@lmdk-preview-side") for t in threads), threads
+    assert not any(t.startswith("uniform@lmdk-preview-side") for t in threads), threads
