@@ -238,11 +238,13 @@ def robust_range(values: np.ndarray, bounds: tuple[float, float] | None = None) 
     if bounds is not None:
         lo, hi = float(bounds[0]), float(bounds[1])
     else:
-        v = values[np.isfinite(values)]
+        # A regular subsample is plenty for two percentiles; taken before dropping the gaps, so that no
+        # series-sized copy is made (the copy held the GUI thread ≈ 60 ms on opening 10^7 events).
+        sub = values[::max(1, values.size // 200_000)]
+        v = sub[np.isfinite(sub)]
         if v.size == 0:
             return 0.0, 1.0
-        step = max(1, v.size // 200_000)  # a regular subsample is plenty for two percentiles
-        lo, hi = (float(q) for q in np.percentile(v[::step], [0.5, 99.5]))
+        lo, hi = (float(q) for q in np.percentile(v, [0.5, 99.5]))
         if v.size <= 200:  # few events: the whole original
             lo, hi = float(v.min()), float(v.max())
     span = hi - lo
@@ -582,15 +584,91 @@ def bar_data(split: dict, landmarks: np.ndarray, dummies: np.ndarray, tops: dict
 
 
 # ------------------------------------------------------------------------------------------ preview
+def preview_rows(values: dict, approx: dict, lines: dict, y_original: np.ndarray, yrange: tuple[float, float],
+                 a: int, b: int, width: float, starts: np.ndarray | None) -> dict:
+    """What each preview row draws for rows ``a..b`` (``starts``: one bin per pixel column, or None): per
+    scheme, each item's ``(xy, options)``, its denoised line (or None), the off-chart counts and mark x; under
+    the key None, the number of events in view. Pure (numpy only): it may run on a helper thread."""
+    orig = original_xy(y_original, yrange, a, b, starts)
+    out: dict = {None: b - a + 1}
+    for scheme, released in values.items():
+        row = row_xy(released[a:b + 1], approx[scheme][a:b + 1], yrange, a, b, width, starts)
+        row["original"] = ((orig[0], orig[1]), {"connect": "finite"})
+        row["original_band"] = ((orig[2], orig[3]) if len(orig) > 2 else ([], []), {})
+        row["denoised"] = line_xy(lines[scheme], a, b, starts) if scheme in lines else None
+        out[scheme] = row
+    return out
+
+
+def original_xy(y: np.ndarray, yrange: tuple[float, float], a: int, b: int,
+                starts: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """The original as drawn: every event, or per column its median line and its 10–90 % band."""
+    if starts is None:
+        return np.arange(a, b + 1, dtype=np.float64), y[a:b + 1]
+    x, q = column_quantiles(y[a:b + 1], a, b, starts)
+    lo, hi = yrange
+    band = segments(x, np.clip(q[0], lo, hi), np.clip(q[2], lo, hi), 0.0)
+    return x, q[1], *band
+
+
+def line_xy(line: np.ndarray, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """A denoised line as drawn: every event, or per column its extremes (a peak line)."""
+    if starts is None:
+        return np.arange(a, b + 1, dtype=np.float64), line[a:b + 1]
+    return peak_line(*envelope(line[a:b + 1], a, b, starts))
+
+
+def row_xy(v: np.ndarray, approx: np.ndarray, yrange: tuple[float, float], a: int, b: int, width: float,
+           starts: np.ndarray | None) -> dict:
+    """One row's released values in view ``v`` (rows ``a..b``) as drawn: fresh dots and republished rings
+    (zoomed out: a band per column and one ring per column), the ▲/▼ marks and their counts."""
+    lo, hi = yrange
+    none = (([], []), {})
+    with np.errstate(invalid="ignore"):
+        above = v > hi
+        below = v < lo
+    row: dict = {"offchart": (int(np.count_nonzero(above)), int(np.count_nonzero(below)))}
+    if starts is None:
+        inside = ~(above | below) & np.isfinite(v)
+        x = np.arange(a, b + 1, dtype=np.float64)
+        fresh, rep = inside & ~approx, inside & approx
+        row.update(dots=((x[fresh], v[fresh]), {}), rings=((x[rep], v[rep]), {}), dense=none)
+    else:
+        # The middle 80 % of the released values per column, clipped to the chart (off-chart values are
+        # counted and marked below); columns whose band lies wholly off the chart draw nothing.
+        xc, q = column_quantiles(v, a, b, starts, (10.0, 90.0))
+        on = (q[1] >= lo) & (q[0] <= hi)
+        dense = segments(xc[on], np.clip(q[0][on], lo, hi), np.clip(q[1][on], lo, hi), 0.012 * (hi - lo))
+        # Republished events: one ring per column, at its last republished value on the chart (Skip's flat
+        # runs read as a dotted line at the repeated value).
+        last = last_true_per_bin(approx, a, starts)
+        last = last[(v[last] >= lo) & (v[last] <= hi)]
+        row.update(dots=none, rings=(((last + a).astype(np.float64), v[last]), {}), dense=(dense, {}))
+    # ▲/▼: one mark per ~4 px holding an off-chart value (finer marks would merge into a bar anyway)
+    mark_bins = column_bins(a, b, width / 4.0)
+    xa, xb = mask_positions(above, a, mark_bins), mask_positions(below, a, mark_bins)
+    row["offchart_x"] = (xa, xb)
+    span = hi - lo
+    half_w = 3.0 * (b - a + 1) / max(width, 1.0)  # about 3 px
+    row["above"] = (triangles(xa, hi - 0.06 * span, 0.055 * span, half_w), {"fillLevel": hi - 0.06 * span})
+    row["below"] = (triangles(xb, lo + 0.06 * span, -0.055 * span, half_w), {"fillLevel": lo + 0.06 * span})
+    return row
+
+
 class PreviewPlot(_Rows):
     """One row per shown scheme: the original in grey and the scheme's noisy release on a y range fitted
     to the original (off-chart values marked and counted); republished events as rings."""
 
     ROW_MIN = 54
 
+    _rowsReady = Signal(int, object)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("previewPlot")
+        self._generation = 0
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="preview-rows")
+        self._rowsReady.connect(self._apply)
         for scheme in ALL_SCHEMES:
             color = SCHEME_COLORS[scheme]
             axis = TimeAxis(orientation="bottom")
@@ -706,103 +784,62 @@ class PreviewPlot(_Rows):
         return None if a > b else (a, b, width, view_bins(a, b, width))
 
     def redraw(self) -> None:
+        """Every shown row at the current view. Over millions of events in view the reductions run on a
+        helper thread (the budget rows' pattern): the newest result is drawn when it arrives."""
         view = self._in_view()
         if view is None:
             return
         a, b, width, starts = view
-        orig = self._original_xy(a, b, starts)
-        for scheme in self._values:
-            self._draw_row(scheme, a, b, starts, orig, width)
+        lines = {k: v for k, v in self._denoised.items() if k in self._values and v.size == self._values[k].size}
+        args = (dict(self._values), dict(self._approx), lines, self._y_original, self._yrange, a, b, width, starts)
+        self._generation += 1
+        if b - a + 1 <= ASYNC_ROWS:
+            self._apply(self._generation, preview_rows(*args))
+            return
+        gen = self._generation
+        self._pool.submit(lambda: self._rowsReady.emit(gen, preview_rows(*args)))
 
     def redraw_denoised(self) -> None:
-        """The denoised lines, the points' fading and the notes, over points drawn by :meth:`redraw`."""
+        """The denoised lines, the points' fading and the notes, over points drawn by :meth:`redraw` (large
+        views: a whole redraw on the helper thread; the points it hands again are unchanged, so not redrawn)."""
         view = self._in_view()
         if view is None:
             return
         a, b, _width, starts = view
+        if b - a + 1 > ASYNC_ROWS:
+            self.redraw()
+            return
+        self._generation += 1  # a large view's redraw still on the helper thread is out of date
         for scheme in self._values:
-            self._draw_line(scheme, a, b, starts)
+            line = self._denoised.get(scheme)
+            ok = line is not None and line.size == self._values[scheme].size
+            self._apply_line(scheme, line_xy(line, a, b, starts) if ok else None)
             self._note(scheme, *self.rows[scheme]["offchart"], b - a + 1)
 
-    def _draw_line(self, scheme: str, a: int, b: int, starts: np.ndarray | None) -> None:
+    def _apply(self, generation: int, data: dict) -> None:
+        if generation != self._generation:
+            return  # a newer view or preview was asked for meanwhile
+        in_view = data.pop(None)
+        for scheme, row in data.items():
+            if scheme not in self.rows:
+                continue
+            r = self.rows[scheme]
+            self._apply_line(scheme, row.pop("denoised"))  # before the points: their fading is set with it
+            r["offchart"], r["offchart_x"] = row.pop("offchart"), row.pop("offchart_x")
+            for key, (xy, kw) in row.items():
+                set_data(r[key], *xy, **kw)
+            self._note(scheme, *r["offchart"], in_view)
+
+    def _apply_line(self, scheme: str, xy: tuple | None) -> None:
         r = self.rows[scheme]
-        line = self._denoised.get(scheme)
-        if line is not None and line.size != self._values[scheme].size:
-            line = None
-        alpha = 70 if line is not None else 230
+        alpha = 70 if xy is not None else 230
         if r.get("dots_alpha") != alpha:  # setBrush restyles every point, even with the same brush
             r["dots_alpha"] = alpha
             r["dots"].setBrush(pg.mkBrush(rgba(SCHEME_COLORS[scheme], alpha)))
-        if line is None:
+        if xy is None:
             set_data(r["denoised"], [], [])
-        elif starts is None:
-            set_data(r["denoised"], np.arange(a, b + 1, dtype=np.float64), line[a:b + 1], connect="finite")
         else:
-            set_data(r["denoised"], *peak_line(*envelope(line[a:b + 1], a, b, starts)), connect="finite")
-
-    def _original_xy(self, a: int, b: int, starts: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        """The original as drawn: every event, or per column its median line and its 10–90 % band."""
-        y = self._y_original
-        if starts is None:
-            return np.arange(a, b + 1, dtype=np.float64), y[a:b + 1]
-        x, q = column_quantiles(y[a:b + 1], a, b, starts)
-        lo, hi = self._yrange
-        band = segments(x, np.clip(q[0], lo, hi), np.clip(q[2], lo, hi), 0.0)
-        return x, q[1], *band
-
-    def _draw_row(self, scheme: str, a: int, b: int, starts: np.ndarray | None,
-                  orig: tuple[np.ndarray, ...], width: float) -> None:
-        r = self.rows[scheme]
-        lo, hi = self._yrange
-        v = self._values[scheme][a:b + 1]
-        approx = self._approx[scheme][a:b + 1]
-        set_data(r["original"], orig[0], orig[1], connect="finite")
-        if len(orig) > 2:
-            set_data(r["original_band"], orig[2], orig[3])
-        else:
-            set_data(r["original_band"], [], [])
-        with np.errstate(invalid="ignore"):
-            above = v > hi
-            below = v < lo
-        n_above, n_below = int(np.count_nonzero(above)), int(np.count_nonzero(below))
-        r["offchart"] = (n_above, n_below)
-        self._draw_line(scheme, a, b, starts)  # before the points: their fading is set with it
-        if starts is None:
-            inside = ~(above | below) & np.isfinite(v)
-            x = np.arange(a, b + 1, dtype=np.float64)
-            fresh = inside & ~approx
-            rep = inside & approx
-            set_data(r["dots"], x[fresh], v[fresh])
-            set_data(r["rings"], x[rep], v[rep])
-            set_data(r["dense"], [], [])
-            xa, xb = self._marks(above, below, a, b, width)
-        else:
-            set_data(r["dots"], [], [])
-            min_len = 0.012 * (hi - lo)
-            # The middle 80 % of the released values per column, clipped to the chart (off-chart values are
-            # counted and marked below); columns whose band lies wholly off the chart draw nothing.
-            xc, q = column_quantiles(v, a, b, starts, (10.0, 90.0))
-            on = (q[1] >= lo) & (q[0] <= hi)
-            set_data(r["dense"], *segments(xc[on], np.clip(q[0][on], lo, hi), np.clip(q[1][on], lo, hi), min_len))
-            # Republished events: one ring per column, at its last republished value on the chart (Skip's
-            # flat runs read as a dotted line at the repeated value).
-            last = last_true_per_bin(approx, a, starts)
-            last = last[(v[last] >= lo) & (v[last] <= hi)]
-            set_data(r["rings"], (last + a).astype(np.float64), v[last])
-            xa, xb = self._marks(above, below, a, b, width)
-        r["offchart_x"] = (xa, xb)
-        span = hi - lo
-        half_w = 3.0 * (b - a + 1) / max(width, 1.0)  # about 3 px
-        set_data(r["above"], *triangles(xa, hi - 0.06 * span, 0.055 * span, half_w), fillLevel=hi - 0.06 * span)
-        set_data(r["below"], *triangles(xb, lo + 0.06 * span, -0.055 * span, half_w), fillLevel=lo + 0.06 * span)
-        self._note(scheme, n_above, n_below, b - a + 1)
-
-    @staticmethod
-    def _marks(above: np.ndarray, below: np.ndarray, a: int, b: int, width: float) -> tuple[np.ndarray, ...]:
-        """x of the ▲/▼ marks: one per ~4 px holding an off-chart value (side by side, finer marks would merge
-        into a bar anyway, and each costs paint time)."""
-        mark_bins = column_bins(a, b, width / 4.0)
-        return mask_positions(above, a, mark_bins), mask_positions(below, a, mark_bins)
+            set_data(r["denoised"], *xy, connect="finite")
 
     def _note(self, scheme: str, n_above: int, n_below: int, in_view: int) -> None:
         r = self.rows[scheme]

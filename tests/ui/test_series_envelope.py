@@ -143,3 +143,53 @@ def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path,
     bp._apply(gen - 1, {scheme: {"landmark": (np.zeros(2), np.ones(2))}})  # stale: ignored
     assert drawn()
     w.close()
+
+
+def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path, monkeypatch):
+    """Above ASYNC_ROWS rows in view the preview rows (points, bands, rings, ▲/▼, denoised lines) are reduced
+    off the GUI thread (they held it ≈ 0.2 s on opening 10^7 events): what arrives is what the synchronous
+    path draws at the same view, its counts reach the notes, and a stale result is never drawn."""
+    from lmdk_gui.ui import multiples
+
+    from .conftest import wait_denoised
+
+    n = 50_000
+    w = _open(qtbot, tmp_path, np.random.default_rng(5).random(n) * 4)
+    w.session.set_landmarks(np.sort(np.random.default_rng(6).choice(n, 3000, replace=False)))
+    wait_denoised(qtbot, w)
+    pp = w.preview_plot
+    keys = ("dense", "rings", "above", "denoised")
+
+    def forget() -> None:  # so that only a new drawing can bring the items back
+        for s in pp.shown():
+            for k in keys:
+                multiples.set_data(pp.rows[s][k], [], [])
+
+    def drawn() -> dict:
+        return {(s, k): pp.rows[s][k].getData() for s in pp.shown() for k in keys}
+
+    view = pp._in_view()
+    forget()
+    pp.redraw()  # synchronous: 50,000 rows ≤ ASYNC_ROWS
+    want, offchart = drawn(), {s: pp.offchart(s) for s in pp.shown()}
+    assert all(x is not None and len(x) for (s, k), (x, _y) in want.items() if k != "rings")
+    monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
+    calls = []
+    real = multiples.preview_rows
+    monkeypatch.setattr(multiples, "preview_rows", lambda *a: (calls.append(a), real(*a))[1])
+    forget()
+    pp.redraw()
+
+    def same() -> bool:
+        got = drawn()
+        return all(got[key][0] is not None and len(got[key][0]) == len(x) and np.array_equal(got[key][0], x)
+                   and np.array_equal(got[key][1], y) for key, (x, y) in want.items() if x is not None)
+
+    qtbot.waitUntil(same, timeout=10_000)
+    assert len(calls) == 1 and pp._in_view()[:3] == view[:3]
+    assert {s: pp.offchart(s) for s in pp.shown()} == offchart
+    scheme = pp.shown()[0]
+    pp._apply(pp._generation - 1, {None: 5, scheme: {"denoised": None, "offchart": (9, 9),
+                                                      "offchart_x": (np.zeros(0), np.zeros(0))}})  # stale
+    assert same() and pp.offchart(scheme) == offchart[scheme]
+    w.close()
