@@ -10,16 +10,49 @@ worker, not the GUI thread.
 A kernel calling another kernel, or receiving one as an argument, still compiles: numba types any object
 by its ``_numba_type_`` attribute, which a LazyKernel forwards (like every other attribute) to its
 dispatcher.
+
+Small inputs need no compiler at all: inside ``interpreted(True)`` (the raw preview of a small series
+uses it), until numba has been imported by anyone, kernels run as the Python functions they were written
+as (the ``py_func`` numba would compile; IEEE arithmetic, numpy's integer scalars and the same libm, so the
+same bits: ``tests/core/test_preview_incremental.py``). The first preview of a small series is then drawn
+without waiting ≈ 0.4 s for numba, which loads later, off the GUI thread, with the first computation that
+needs it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
+from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
 
 _lock = threading.RLock()
 _numba: Any = None
+_local = threading.local()  # .on: kernels called on this thread may run interpreted
+
+
+@contextlib.contextmanager
+def interpreted(on: bool) -> Iterator[None]:
+    """Within this block, on this thread, with ``on``, kernels run as Python while numba is not imported
+    (see the module's docstring)."""
+    before = getattr(_local, "on", False)
+    _local.on = on
+    try:
+        yield
+    finally:
+        _local.on = before
+
+
+def imported() -> bool:
+    """Whether numba has been imported (by any kernel's first compiled call)."""
+    return _numba is not None
+
+
+def _interpret() -> bool:
+    return _numba is None and getattr(_local, "on", False)
 
 
 def real_numba() -> Any:
@@ -55,6 +88,10 @@ class LazyKernel:
         return d
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _interpret():
+            # numba's "numpy" error model, which the kernels that divide by a zero budget rely on
+            with np.errstate(all="ignore"):
+                return self._fn(*args, **kwargs)
         return self.dispatcher(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:  # _numba_type_, py_func, targetoptions, signatures, …

@@ -31,6 +31,7 @@ from .dummies import (
     select_for_release,
     selection_rng,
 )
+from .lazyjit import interpreted
 from .metrics import RunStats, denoised_mae, mae_and_errors, mae_over_runs
 from .noise import UnitNoise
 from .pipeline import plan, run_preview
@@ -158,6 +159,11 @@ class AverageResult:
 #: from this many events on, the data-dependent schemes (Adaptive: one compiled pass that leaves the GIL)
 #: run on a second thread while this one computes the others (issue 15: ≈ 15 of a click's 45 ms at 10^6)
 PARALLEL_MIN = 50_000
+#: Series up to this many events get their raw preview with numba's kernels run as Python until numba has
+#: been imported (core/lazyjit.py): the first preview of a small series needs no compiler (≈ 0.4 s; the
+#: interpreted kernels take 5–30 ms at 744 events, ≈ 0.1 s for locations at 3,000). Not the denoise stage:
+#: its iterative kernels (the categorical HMM's EM) would take seconds as Python.
+INTERPRET_MAX = 3_000
 
 _side = ThreadPoolExecutor(1, thread_name_prefix="lmdk-preview-side")
 
@@ -327,7 +333,8 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
     session asks for the raw releases and runs that stage on its own thread afterwards)."""
     noise = noise_cache.get(snap.series, snap.seed)
     memo = noise_cache.memo(snap.series, snap.seed)
-    raw = _raw_preview(snap, noise, memo, options_cache, should_cancel)
+    with interpreted(snap.series.n <= INTERPRET_MAX):
+        raw = _raw_preview(snap, noise, memo, options_cache, should_cancel)
     if raw is None or not denoise:
         return raw
     # the one-shot path's denoise memo lives with the noise memo: used by whichever thread calls this

@@ -27,9 +27,9 @@ with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It i
 ``previewChanged`` announces the raw releases (``denoised_values`` None), then
 :func:`~lmdk_gui.core.preview.denoise_preview` runs on its own thread and ``denoisedChanged`` announces
 ``preview``/``preview_plain`` replaced by the same releases with their denoised values
-(:meth:`Session.is_denoised_current`). Up to ``DENOISE_INLINE_MAX`` events the preview job runs that same
-function itself: ``previewChanged`` then already carries the denoised values and ``denoisedChanged`` follows
-at once. Denoise off: no stage, ``denoised_values`` stays None.
+(:meth:`Session.is_denoised_current`). Up to ``DENOISE_INLINE_MAX`` events, once numba is imported, the
+preview job runs that same function itself: ``previewChanged`` then already carries the denoised values and
+``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from ..core import lazyjit
 from ..core.dummies import DummyOptions, DummySelection, DummySettings
 from ..core.metrics import RunStats
 from ..core.preview import (
@@ -478,8 +479,9 @@ class Session(QObject):
         snap = self.snapshot()
         # Large series: raw only, the window draws it at once and denoising follows (_on_preview). Small ones:
         # the same denoise_preview in the same job (a few ms): as a later stage the lines vanished for the
-        # ≈ 30 ms of the raw redraw on every click.
-        inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX
+        # ≈ 30 ms of the raw redraw on every click. Not before numba is imported (the first preview of a small
+        # series needs no compiler, core/lazyjit.py; the denoise stage does).
+        inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and lazyjit.imported()
         gen = self._preview_runner.submit(compute_preview, snap, self._noise_cache, self._options_cache,
                                           denoise=inline)
         self._inline_denoise_generation = gen if inline else -1

@@ -234,3 +234,40 @@ def test_the_side_thread_gives_the_same_previews(kind, monkeypatch):
             _same(a.plain[s], b.plain[s])
     assert any(t.startswith("adaptive@lmdk-preview-side") for t in threads), threads
     assert not any(t.startswith("uniform@lmdk-preview-side") for t in threads), threads
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_interpreted_kernels_give_the_same_previews(kind, monkeypatch):
+    """Before numba is imported, small series get their raw previews with the kernels run as the Python
+    functions they are (core/lazyjit.py, preview.INTERPRET_MAX): with and without dummies, incremental,
+    they equal the compiled kernels' bit for bit."""
+    from lmdk_gui.core import lazyjit, preview
+
+    lazyjit.real_numba()
+    interpreted = []
+    real = lazyjit._interpret
+    monkeypatch.setattr(lazyjit, "_interpret", lambda: interpreted.append(real()) or interpreted[-1])
+    series = LONG[kind]
+    steps = [("range", 495), ("toggle", 3), ("toggle", 1999), ("eps", 2.5), ("dummies", True), ("toggle", 700),
+             ("public", True), ("toggle", 701), ("seed", 2), ("clear", 0), ("toggle", 5)]
+    runs = {}
+    for mode in ("compiled", "interpreted"):
+        if mode == "interpreted":
+            monkeypatch.setattr(lazyjit, "_numba", None)  # as in a process that has not imported numba yet
+        cache, opts = NoiseCache(), OptionsCache()
+        state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(denoise=False), "seed": 1,
+                 "dummies": None}
+        out = []
+        for op, arg in steps:
+            _apply(kind, series.n, state, op, arg)
+            out.append(compute_preview(Snapshot(series, state["lm"], state["ps"], state["seed"],
+                                                dummies=state["dummies"]), cache, opts))
+        runs[mode] = out
+        assert all(interpreted) if mode == "interpreted" else not any(interpreted)
+        assert interpreted or mode == "compiled" and series.n <= preview.INTERPRET_MAX
+        interpreted.clear()
+    for a, b in zip(runs["compiled"], runs["interpreted"], strict=True):
+        assert a is not None and b is not None and a.dummy_error == b.dummy_error
+        for s in ALL_SCHEMES:
+            _same(a.preview[s], b.preview[s])
+            _same(a.plain[s], b.plain[s])
