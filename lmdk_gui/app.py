@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("lmdk_gui")
     app.setOrganizationName("lmdk")
-    window = MainWindow(load_default=args.file is None and args.sample is None)
+    window = MainWindow(load_default=args.file is None and args.sample is None, defer_tabs=True)
     if args.sample:
         name, opts = SAMPLE_FILES[args.sample]
         window.open_series(SAMPLES / name, **opts)

@@ -49,7 +49,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import signals_blocked
 
 from ..core import suggestions as sugg
 from ..core.batch import (
@@ -66,7 +65,7 @@ from ..core.loader import load_series, person_ids
 from ..core.project import ColumnChoice
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
-from .import_dialog import PersonChooser
+from .person_chooser import PersonChooser, signals_blocked
 from .runner import LatestOnlyRunner, WorkerJob
 
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there

@@ -15,7 +15,6 @@ from PySide6.QtGui import QColor, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -32,6 +31,7 @@ from superqt.utils import qdebounced, signals_blocked
 
 from ..core.loader import TablePreview, TableScan, load_series, pair_columns, scan_table
 from ..core.series import LoadError, Series
+from .person_chooser import PersonChooser
 from .runner import LatestOnlyRunner
 
 _NONE = "(none)"
@@ -47,47 +47,6 @@ def _rows_text(lines: tuple[int, ...], total: int, k: int = 3) -> str:
     """``rows 57, 58, …`` (the first ``k`` of ``total``)."""
     shown = ", ".join(str(x) for x in lines[:k])
     return f"row{'s' if total > 1 else ''} {shown}" + (", …" if total > k else "")
-
-
-class PersonChooser(QComboBox):
-    """A searchable list of ids with their row counts ("1672 — 2,785 rows"); type to filter.
-
-    Used for a contact log's person; meant to serve any "pick one person" choice (e.g. a person-id column).
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("personChooser")
-        self.setEditable(True)
-        self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.completer().setFilterMode(Qt.MatchFlag.MatchContains)
-        self.completer().setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
-        self._ids: list[str] = []
-
-    def set_ids(self, counts: tuple[tuple[str, int], ...], current: str | None) -> None:
-        ids = [pid for pid, _ in counts]
-        if ids == self._ids and (current is None or current == self.current_id()):
-            return
-        with signals_blocked(self):
-            self.clear()
-            for pid, n in counts:
-                self.addItem(f"{pid} — {n:,} rows", pid)
-            self._ids = ids
-            if current is not None and current in ids:
-                self.setCurrentIndex(ids.index(current))
-        self.currentIndexChanged.emit(self.currentIndex())
-
-    def current_id(self) -> str | None:
-        data = self.currentData()
-        if data is not None and self.currentText() == self.itemText(self.currentIndex()):
-            return str(data)
-        text = self.currentText().split(" — ", 1)[0].strip()  # typed by hand
-        return text or None
-
-    def select(self, pid: str) -> None:
-        i = self.findData(pid)
-        if i >= 0:
-            self.setCurrentIndex(i)
 
 
 class ImportDialog(QDialog):

@@ -11,7 +11,6 @@ through ``ui.startup.read_setting`` (never a crash on a broken value).
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 import os
@@ -44,6 +43,7 @@ from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
 from .empty_state import EmptyState
+from .extensions import Extensions
 from .help import HelpDialog, install_help_menu
 from .metrics_panel import MetricsTable
 from .multiples import BudgetPlot, PreviewPlot
@@ -62,6 +62,9 @@ SAMPLES = Path(__file__).resolve().parent.parent.parent / "resources" / "samples
 #: Feature modules under lmdk_gui.ui; each has ``install(window)`` adding its menus, docks or tabs.
 EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui",
               "batch_ui")
+#: the tabs of their own, which ``MainWindow(defer_tabs=True)`` (``lmdk-gui``) installs after its first paint:
+#: ≈ 0.1 s of a cold start (imports, superqt, their plots), ui/extensions.py
+DEFERRED_TABS = ("correlation_ui", "evaluation_ui", "accuracy_ui")
 #: the GPS track view never opens narrower than this (px)
 TRACK_MIN_WIDTH = 280
 MAX_RECENT = 8
@@ -106,7 +109,8 @@ class MainWindow(QMainWindow):
     seriesLoaded = Signal(str)  # path
     loadFailed = Signal(str)  # message
 
-    def __init__(self, path: str | os.PathLike | None = None, *, load_default: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike | None = None, *, load_default: bool = True,
+                 defer_tabs: bool = False) -> None:
         super().__init__()
         ensure_gui_thread_gc()
         self.setObjectName("mainWindow")
@@ -131,7 +135,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_status()
         self._connect_session()
-        self._install_extensions()
+        self.extensions = Extensions(self, EXTENSIONS, DEFERRED_TABS if defer_tabs else ())
         self._install_startup()
         self._update_title()
         if path is not None:
@@ -269,17 +273,6 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(self.metrics_toggle)
 
         self.help_menu = mb.addMenu("&Help")  # filled by _install_startup (ui/help.py)
-
-    def _install_extensions(self) -> None:
-        self.extensions = {}
-        for name in EXTENSIONS:
-            try:
-                mod = importlib.import_module(f"{__package__}.{name}")
-            except ModuleNotFoundError as e:  # a feature module not built yet
-                if e.name == f"{__package__}.{name}":
-                    continue
-                raise
-            self.extensions[name] = mod.install(self)
 
     # ------------------------------------------------------------- startup, empty state, help (issue 13)
     def _install_startup(self) -> None:
@@ -839,6 +832,10 @@ class MainWindow(QMainWindow):
                                    QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                    QMessageBox.StandardButton.No)
         return ans == QMessageBox.StandardButton.Yes
+
+    def paintEvent(self, ev):  # noqa: N802 - Qt naming
+        super().paintEvent(ev)
+        self.extensions.first_painted()  # the deferred tabs, if any, install now (once)
 
     def closeEvent(self, ev):  # noqa: N802 - Qt naming
         if not self._guards_allow(self.close_guards):

@@ -425,7 +425,7 @@ class BudgetPlot(_Rows):
             color = SCHEME_COLORS[scheme]
             axis = TimeAxis(orientation="bottom")
             axis.setLabel("")
-            plot = pg.PlotItem(axisItems={"bottom": axis})
+            plot = pg.PlotItem(axisItems={"bottom": axis}, enableMenu=False)  # no menus (_make_row)
             row = self._make_row(scheme, plot, named=False)  # a thin row: the name goes in the note
             plot.showGrid(x=False, y=True, alpha=0.15)
             # the row's scale on its axis even in a thin row (the top label may reach into the row above)
@@ -674,7 +674,7 @@ class PreviewPlot(_Rows):
             axis = TimeAxis(orientation="bottom")
             axis.setLabel("")
             left = CategoryAxis(orientation="left")  # category names for categorical series
-            plot = pg.PlotItem(axisItems={"bottom": axis, "left": left})
+            plot = pg.PlotItem(axisItems={"bottom": axis, "left": left}, enableMenu=False)
             row = self._make_row(scheme, plot)
             plot.showGrid(x=True, y=True, alpha=0.12)
             original = _item(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)

@@ -153,14 +153,17 @@ def save_window(window, settings: QSettings, *, with_state: bool = True) -> None
 
 # -------------------------------------------------------------------------------------- smoke test
 class _PaintCounter(QObject):
-    def __init__(self, target) -> None:
+    def __init__(self, target, on_paint=None) -> None:
         super().__init__(target)
         self.count = 0
+        self._on_paint = on_paint
         target.installEventFilter(self)
 
     def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt naming
         if ev.type() == QEvent.Type.Paint:
             self.count += 1
+            if self._on_paint is not None:
+                self._on_paint()
         return False
 
 
@@ -186,10 +189,26 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
         previous_hook(kind, value, tb)
 
     sys.excepthook = hook
+
+    def painted() -> None:
+        """The preview plot painted: after the preview arrived, that is the success (reported now, not at the
+        next poll: the window may have work queued after its first paint, e.g. the deferred tabs)."""
+        arrived = outcome["arrived"]
+        handle = window.windowHandle()
+        if outcome["code"] == 0 or errors or arrived is None or counter.count <= arrived or handle is None \
+                or not handle.isExposed() or not content_ready():
+            return
+        outcome["code"] = 0
+        elapsed = time.monotonic() - started
+        report_series()
+        print(f"smoke test: window {window.width()}×{window.height()} shown with its preview of "
+              f"{window.session.n:,} events on {QGuiApplication.platformName()} after {elapsed:.1f} s", flush=True)
+        QTimer.singleShot(0, lambda: (window.close(), app.quit()))
+
     window.show()
     target = window.preview_plot.viewport() if window.session.series is not None or window.is_loading() \
         else window.empty_state
-    counter = _PaintCounter(target)
+    counter = _PaintCounter(target, painted if target is window.preview_plot.viewport() else None)
 
     def preview_arrived() -> None:  # paints of the preview plot from now on draw this preview
         if outcome["baseline"] is None and target is window.preview_plot.viewport():
@@ -220,6 +239,8 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
 
     def poll() -> None:
         nonlocal target, counter
+        if outcome["code"] == 0:
+            return  # painted() reported the success
         if errors:
             return finish(1, f"lmdk-gui: smoke test failed: {errors[0]}")
         report_series()

@@ -85,3 +85,16 @@ def test_lmdk_gui_imports_pandas_before_pyside6(tmp_path):
             "print(mods.index('pandas') < mods.index('PySide6') < mods.index('numba') if 'numba' in mods else\n"
             "      mods.index('pandas') < mods.index('PySide6'))")
     assert _run(code, tmp_path) == "True"
+
+
+def test_the_window_lmdk_gui_builds_imports_no_superqt(tmp_path):
+    """superqt's package imports every widget it has (≈ 45 ms): the window ``lmdk-gui`` builds (deferred
+    tabs) leaves it to the first dialog or tab that needs it."""
+    code = ("import os, sys\n"
+            "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+            "from PySide6.QtWidgets import QApplication\n"
+            "from lmdk_gui.ui.main_window import MainWindow\n"
+            "app = QApplication([])\n"
+            "w = MainWindow(load_default=False, defer_tabs=True)\n"
+            "print(','.join(m for m in ('superqt', 'importlib.metadata') if m in sys.modules))")
+    assert _run(code, tmp_path) == ""

@@ -290,3 +290,36 @@ def test_about_shows_version_and_licences(empty_window):
     for needle in ("PySide6", "LGPL-3.0", "pyqtgraph", "MIT", "NumPy", "pandas", "Numba", "OpenDP", "superqt",
                    "CC BY-NC-SA", "Usage restrictions: None", "HUE"):
         assert needle in text, needle
+
+
+def test_deferred_tabs_install_after_the_first_paint_in_order(qtbot):
+    """``lmdk-gui`` builds the window with ``defer_tabs``: the tabs the first paint does not show install
+    after it (cold start, issue 15), ending in the same tabs, menus and extensions as an eager window; a
+    series opened before they install reaches them; reading ``extensions`` installs them at once."""
+    from lmdk_gui.ui.main_window import DEFERRED_TABS
+
+    eager = MainWindow(load_default=False)
+    qtbot.addWidget(eager)
+    assert eager.open_series(SAMPLES / SAMPLE_FILES["energy"][0])
+    want_tabs = [eager.tabs.tabText(i) for i in range(eager.tabs.count())]
+    w = MainWindow(load_default=False, defer_tabs=True)
+    qtbot.addWidget(w)
+    assert w.extensions.pending() == list(DEFERRED_TABS) and w.tabs.count() == len(want_tabs) - len(DEFERRED_TABS)
+    assert w.open_series(SAMPLES / SAMPLE_FILES["energy"][0])
+    w.show()
+    qtbot.waitUntil(lambda: not w.extensions.pending(), timeout=10_000)
+    assert [w.tabs.tabText(i) for i in range(w.tabs.count())] == want_tabs
+    assert set(w.extensions) == set(eager.extensions)
+    assert w.findChild(QAction, "accuracyAction") is not None
+
+    def sources(win) -> list:
+        combo = win.extensions["evaluation_ui"].source_combo
+        return [combo.itemData(i)[0] for i in range(combo.count())]
+
+    assert sources(w) == sources(eager)  # installed after the series was opened: it still knows its kind
+    later = MainWindow(load_default=False, defer_tabs=True)
+    qtbot.addWidget(later)
+    assert later.extensions["accuracy_ui"] is not None and not later.extensions.pending()
+    assert [later.tabs.tabText(i) for i in range(later.tabs.count())] == want_tabs
+    for win in (eager, w, later):
+        win.close()

@@ -1,0 +1,70 @@
+"""``window.extensions``: the feature modules installed into the main window, by name.
+
+Each feature module under ``lmdk_gui.ui`` has ``install(window)``, which adds its menus, docks or tabs and
+returns its object (``state()``/``restore(d)`` for projects, ``shutdown()`` through ``window.close_guards``).
+
+The tabs that the first paint does not show may install *after* it (``defer=`` names; ``lmdk-gui`` defers
+them, cold start, issue 15): one per event-loop pass once :meth:`Extensions.first_painted` is called, in
+their order, so the tab bar ends in the same order; any read of the mapping (``[name]``, ``get``, iteration)
+installs the rest at once first, so a caller never sees a partial set.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from PySide6.QtCore import QTimer
+
+
+class Extensions(Mapping):
+    def __init__(self, window, names: tuple[str, ...], defer: tuple[str, ...] = ()) -> None:
+        self._window = window
+        self._installed: dict[str, Any] = {}
+        self._pending = [n for n in names if n in defer]
+        self._scheduled = False
+        for name in names:
+            if name not in defer:
+                self._install(name)
+
+    def _install(self, name: str) -> None:
+        try:
+            mod = importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as e:  # a feature module not built yet
+            if e.name == f"{__package__}.{name}":
+                return
+            raise
+        self._installed[name] = mod.install(self._window)
+
+    def first_painted(self) -> None:
+        """The window has painted once: install the deferred ones, one per event-loop pass."""
+        if self._pending and not self._scheduled:
+            self._scheduled = True
+            QTimer.singleShot(0, self._install_next)
+
+    def _install_next(self) -> None:
+        if self._pending:
+            self._install(self._pending.pop(0))
+        if self._pending:
+            QTimer.singleShot(0, self._install_next)
+
+    def pending(self) -> list[str]:
+        """The deferred ones not installed yet (does not install them)."""
+        return list(self._pending)
+
+    def install_all(self) -> None:
+        while self._pending:
+            self._install(self._pending.pop(0))
+
+    def __getitem__(self, name: str) -> Any:
+        self.install_all()
+        return self._installed[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self.install_all()
+        return iter(dict(self._installed))
+
+    def __len__(self) -> int:
+        self.install_all()
+        return len(self._installed)
