@@ -51,6 +51,10 @@ class Release:
         return float(self.budgets.mean()) if self.n else 0.0
 
     @cached_property
+    def max_budget(self) -> float:
+        return float(self.budgets.max()) if self.n else 0.0
+
+    @cached_property
     def approximated_share(self) -> float:
         # the count over n is the mean of the 0/1 flags, bit for bit (the sum of 0/1 is exact), without
         # converting 10^6 flags to floats first

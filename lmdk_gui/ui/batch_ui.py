@@ -66,6 +66,7 @@ from ..core.project import ColumnChoice
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .person_chooser import PersonChooser, signals_blocked
+from .plots import series_pyramid
 from .runner import LatestOnlyRunner, WorkerJob
 
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there
@@ -127,9 +128,11 @@ def batch_options(series: Series, settings: PrivacySettings, dummies: DummySetti
 
 def _load_job(path: str, options: dict, *, should_cancel=None) -> Series | LoadError:
     try:
-        return load_series(path, **options)
+        series = load_series(path, **options)
     except LoadError as exc:
         return exc
+    series_pyramid(series)  # on this thread, not when the GUI thread draws the series
+    return series
 
 
 def _ids_job(path: str, id_col: str, *, should_cancel=None) -> tuple[tuple[str, int], ...]:

@@ -5,20 +5,20 @@ returns its object (``state()``/``restore(d)`` for projects, ``shutdown()`` thro
 
 The tabs that the first paint does not show may install *after* it (``defer=`` names; ``lmdk-gui`` defers
 them, cold start, issue 15): one per event-loop pass once :meth:`Extensions.first_painted` is called, in
-their order, so the tab bar ends in the same order; any read of the mapping (``[name]``, ``get``, iteration)
-installs the rest at once first, so a caller never sees a partial set.
+their order, so the tab bar ends in the same order; any use of the mapping (``[name]``, ``get``, iteration,
+adding one) installs the rest at once first, so a caller never sees a partial set.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from PySide6.QtCore import QTimer
 
 
-class Extensions(Mapping):
+class Extensions(MutableMapping):
     def __init__(self, window, names: tuple[str, ...], defer: tuple[str, ...] = ()) -> None:
         self._window = window
         self._installed: dict[str, Any] = {}
@@ -60,6 +60,14 @@ class Extensions(Mapping):
     def __getitem__(self, name: str) -> Any:
         self.install_all()
         return self._installed[name]
+
+    def __setitem__(self, name: str, ext: Any) -> None:  # an extension made elsewhere (scripts, tests)
+        self.install_all()
+        self._installed[name] = ext
+
+    def __delitem__(self, name: str) -> None:
+        self.install_all()
+        del self._installed[name]
 
     def __iter__(self) -> Iterator[str]:
         self.install_all()

@@ -43,6 +43,7 @@ from ..core.project import (
 from ..core.series import LoadError, Series
 from ..core.settings import ALL_SCHEMES
 from .main_window import app_settings
+from .plots import series_pyramid
 from .runner import LatestOnlyRunner
 from .startup import read_setting
 
@@ -51,7 +52,9 @@ _HEADLESS_PLATFORMS = ("offscreen", "minimal")
 
 
 def _load_job(path: str, options: dict, *, should_cancel=None) -> Series:
-    return load_series(path, **options)
+    series = load_series(path, **options)
+    series_pyramid(series)  # on this thread, not when the GUI thread draws the series
+    return series
 
 
 def project_name(path: str | os.PathLike) -> str:

@@ -312,12 +312,12 @@ def test_a_denoised_line_draws_over_faint_raw_points(qtbot, window):
     wait_preview(qtbot, window)
     pp = window.preview_plot
     r = pp.rows["skip"]
-    alpha_before = r["dots"].opts["brush"].color().alpha()
+    alpha_before = r["dots"].opacity()
     smooth = np.convolve(s.preview["skip"].values, np.ones(5) / 5, mode="same")
     pp.set_denoised({"skip": smooth})
     x, y = r["denoised"].getData()
     assert len(x) == s.n and np.allclose(y, smooth)
-    assert r["dots"].opts["brush"].color().alpha() < alpha_before
+    assert r["dots"].opacity() < alpha_before
     pp.set_denoised({})
     assert r["denoised"].getData()[0] is None or len(r["denoised"].getData()[0]) == 0
 
