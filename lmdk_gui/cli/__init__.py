@@ -89,11 +89,22 @@ def _on_signal(signum, frame):
 _received: list[int] = []
 
 
+def _unraisable(info) -> None:
+    """A KeyboardInterrupt that :func:`_on_signal` raised inside a finalizer (numba's compiler frees LLVM
+    objects in ``__del__``) cannot propagate, and Python would print its traceback; the flag it set still
+    stops the command, so it is not printed. Anything else goes to Python's own hook."""
+    if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt) and INTERRUPTED.is_set():
+        return
+    sys.__unraisablehook__(info)
+
+
 def main(argv: list[str] | None = None) -> int:
     INTERRUPTED.clear()
     RELEASE_WRITTEN.clear()
     _received.clear()
     previous = {}
+    hook = sys.unraisablehook
+    sys.unraisablehook = _unraisable
     if threading.current_thread() is threading.main_thread():
         for sig in _EXIT_CODES:
             previous[sig] = signal.signal(sig, _on_signal)
@@ -102,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     finally:
+        sys.unraisablehook = hook
         for sig, h in previous.items():
             # As the program (no argv): the process ends now, a late signal must not turn a finished run
             # into a kill. Called in-process (tests, scripts): the caller's handlers come back.

@@ -209,3 +209,32 @@ def test_sigint_at_any_instant_exits_130_with_nothing_written(tmp_path, delay):
     assert proc.returncode == 130, err
     assert b"Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_swallowed_by_a_finalizer_prints_no_traceback(capsys):
+    """Ctrl-C can land while numba's compiler frees LLVM objects in ``__del__``: the KeyboardInterrupt raised
+    there cannot propagate (Python printed its traceback; the flag it set still stops the export). The
+    command's hook keeps that one quiet and passes anything else to Python's."""
+    from lmdk_gui import cli
+
+    class Dies:
+        def __init__(self, exc: type[BaseException]) -> None:
+            self.exc = exc
+
+        def __del__(self) -> None:
+            raise self.exc("in a finalizer")
+
+    previous = sys.unraisablehook
+    sys.unraisablehook = cli._unraisable
+    try:
+        cli.INTERRUPTED.set()
+        Dies(KeyboardInterrupt)
+        assert capsys.readouterr().err == ""
+        Dies(ValueError)
+        assert "ValueError: in a finalizer" in capsys.readouterr().err
+        cli.INTERRUPTED.clear()
+        Dies(KeyboardInterrupt)  # not ours: Python's own report
+        assert "KeyboardInterrupt" in capsys.readouterr().err
+    finally:
+        sys.unraisablehook = previous
+        cli.INTERRUPTED.clear()
