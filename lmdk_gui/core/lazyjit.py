@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -64,9 +63,6 @@ def real_numba() -> Any:
             if _numba is None:
                 import numba as real  # deliberately late: this is the whole point of the module
 
-                # numba's hundreds of thousands of objects live as long as the process: out of every later
-                # garbage collection (the window's collector, run on the GUI thread, visited them all: 40 ms)
-                gc.freeze()
                 _numba = real
     return _numba
 
