@@ -90,10 +90,12 @@ _received: list[int] = []
 
 
 def _unraisable(info) -> None:
-    """A KeyboardInterrupt that :func:`_on_signal` raised inside a finalizer (numba's compiler frees LLVM
-    objects in ``__del__``) cannot propagate, and Python would print its traceback; the flag it set still
-    stops the command, so it is not printed. Anything else goes to Python's own hook."""
-    if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt) and INTERRUPTED.is_set():
+    """After an interrupt, what a finalizer raises is its echo: the KeyboardInterrupt that :func:`_on_signal`
+    raised inside one (numba's compiler frees LLVM objects in ``__del__``), or the clean-up of an object the
+    interrupt left half-built (seen at exit: "'PipelineTuningOptions' object has no attribute
+    '_as_parameter_'"). The command already said "nothing was written"; Python would print a traceback for
+    each. Without an interrupt, Python's own hook reports them."""
+    if INTERRUPTED.is_set():
         return
     sys.__unraisablehook__(info)
 
@@ -113,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     finally:
-        sys.unraisablehook = hook
+        if argv is not None:  # called in-process: the caller's hook comes back (the program keeps it to exit)
+            sys.unraisablehook = hook
         for sig, h in previous.items():
             # As the program (no argv): the process ends now, a late signal must not turn a finished run
             # into a kill. Called in-process (tests, scripts): the caller's handlers come back.
