@@ -197,6 +197,33 @@ def test_a_click_reuses_the_denoised_values_of_an_unchanged_release():
     assert raw is not None and denoise_preview(off, raw, memo=memo) is raw  # Denoise off: nothing to do
 
 
+#: edits that reach every reuse path: a range, clicks at both ends and inside, ε, dummies, public settings,
+#: another seed, a clear
+STEPS = [("range", 495), ("toggle", 3), ("toggle", 1999), ("eps", 2.5), ("dummies", True), ("toggle", 700),
+         ("public", True), ("toggle", 701), ("seed", 2), ("clear", 0), ("toggle", 5)]
+
+
+def _previews_after(kind: str, steps) -> list:
+    """The raw previews of the long series after each step, incremental (one cache for the sequence)."""
+    series = LONG[kind]
+    cache, opts = NoiseCache(), OptionsCache()
+    state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(denoise=False), "seed": 1, "dummies": None}
+    out = []
+    for op, arg in steps:
+        _apply(kind, series.n, state, op, arg)
+        out.append(compute_preview(Snapshot(series, state["lm"], state["ps"], state["seed"],
+                                            dummies=state["dummies"]), cache, opts))
+    return out
+
+
+def _same_runs(first: list, second: list) -> None:
+    for a, b in zip(first, second, strict=True):
+        assert a is not None and b is not None and a.dummy_error == b.dummy_error
+        for s in ALL_SCHEMES:
+            _same(a.preview[s], b.preview[s])
+            _same(a.plain[s], b.plain[s])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_side_thread_gives_the_same_previews(kind, monkeypatch):
     """Large series run the data-dependent schemes on a second thread (preview.PARALLEL_MIN): the same
@@ -213,25 +240,11 @@ def test_the_side_thread_gives_the_same_previews(kind, monkeypatch):
         return real(series, p, *args)
 
     monkeypatch.setattr(preview, "_scheme_preview", spy)
-    series = LONG[kind]
-    steps = [("range", 495), ("toggle", 3), ("toggle", 1999), ("eps", 2.5), ("dummies", True), ("toggle", 700),
-             ("public", True), ("toggle", 701), ("seed", 2), ("clear", 0)]
     runs = {}
     for parallel_min in (0, 10**12):
         monkeypatch.setattr(preview, "PARALLEL_MIN", parallel_min)
-        cache, opts = NoiseCache(), OptionsCache()
-        state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(denoise=False), "seed": 1, "dummies": None}
-        out = []
-        for op, arg in steps:
-            _apply(kind, series.n, state, op, arg)
-            out.append(compute_preview(Snapshot(series, state["lm"], state["ps"], state["seed"],
-                                                dummies=state["dummies"]), cache, opts))
-        runs[parallel_min] = out
-    for a, b in zip(runs[0], runs[10**12], strict=True):
-        assert a is not None and b is not None and a.dummy_error == b.dummy_error
-        for s in ALL_SCHEMES:
-            _same(a.preview[s], b.preview[s])
-            _same(a.plain[s], b.plain[s])
+        runs[parallel_min] = _previews_after(kind, STEPS)
+    _same_runs(runs[0], runs[10**12])
     assert any(t.startswith("adaptive@lmdk-preview-side") for t in threads), threads
     assert not any(t.startswith("uniform@lmdk-preview-side") for t in threads), threads
 
@@ -247,27 +260,12 @@ def test_interpreted_kernels_give_the_same_previews(kind, monkeypatch):
     interpreted = []
     real = lazyjit._interpret
     monkeypatch.setattr(lazyjit, "_interpret", lambda: interpreted.append(real()) or interpreted[-1])
-    series = LONG[kind]
-    steps = [("range", 495), ("toggle", 3), ("toggle", 1999), ("eps", 2.5), ("dummies", True), ("toggle", 700),
-             ("public", True), ("toggle", 701), ("seed", 2), ("clear", 0), ("toggle", 5)]
     runs = {}
     for mode in ("compiled", "interpreted"):
         if mode == "interpreted":
             monkeypatch.setattr(lazyjit, "_numba", None)  # as in a process that has not imported numba yet
-        cache, opts = NoiseCache(), OptionsCache()
-        state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(denoise=False), "seed": 1,
-                 "dummies": None}
-        out = []
-        for op, arg in steps:
-            _apply(kind, series.n, state, op, arg)
-            out.append(compute_preview(Snapshot(series, state["lm"], state["ps"], state["seed"],
-                                                dummies=state["dummies"]), cache, opts))
-        runs[mode] = out
+        runs[mode] = _previews_after(kind, STEPS)
         assert all(interpreted) if mode == "interpreted" else not any(interpreted)
-        assert interpreted or mode == "compiled" and series.n <= preview.INTERPRET_MAX
+        assert interpreted or mode == "compiled" and LONG[kind].n <= preview.INTERPRET_MAX
         interpreted.clear()
-    for a, b in zip(runs["compiled"], runs["interpreted"], strict=True):
-        assert a is not None and b is not None and a.dummy_error == b.dummy_error
-        for s in ALL_SCHEMES:
-            _same(a.preview[s], b.preview[s])
-            _same(a.plain[s], b.plain[s])
+    _same_runs(runs["compiled"], runs["interpreted"])
