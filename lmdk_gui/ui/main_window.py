@@ -847,7 +847,9 @@ class MainWindow(QMainWindow):
 
     def paintEvent(self, ev):  # noqa: N802 - Qt naming
         super().paintEvent(ev)
-        self.extensions.first_painted()  # the deferred tabs, if any, install now (once)
+        ext = getattr(self, "extensions", None)  # (None while the window is still being built)
+        if ext is not None:
+            ext.first_painted()  # the deferred tabs, if any, install now (once)
 
     def closeEvent(self, ev):  # noqa: N802 - Qt naming
         if not self._guards_allow(self.close_guards):

@@ -158,14 +158,15 @@ def block_extremes(y: np.ndarray, block: int = BLOCK) -> tuple[np.ndarray, np.nd
 _PYRAMIDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Series → block_extremes of its line
 
 
-def series_pyramid(series: Series) -> tuple[np.ndarray, np.ndarray] | None:
-    """The min/max pyramid of the series line (None for short series), made once per series; the loaders
-    call this on their thread so that opening 10^7 events does not compute it on the GUI thread (≈ 14 ms)."""
+def series_pyramid(series: Series, y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The min/max pyramid of the series line ``y`` (its display values, computed when not given; None for
+    short series), made once per series; the loaders call this on their thread so that opening 10^7 events
+    does not compute it on the GUI thread (≈ 14 ms)."""
     if series.n <= 2 * BLOCK:
         return None
     got = _PYRAMIDS.get(series)
     if got is None:
-        got = _PYRAMIDS[series] = block_extremes(display_values(series, series.values))
+        got = _PYRAMIDS[series] = block_extremes(display_values(series, series.values) if y is None else y)
     return got
 
 
@@ -556,7 +557,7 @@ class SeriesPlot(pg.PlotWidget):
         self.time_axis.set_times(series.times)
         self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
         self.getPlotItem().setLabel("left", y_label(series))
-        self._blocks = series_pyramid(series)
+        self._blocks = series_pyramid(series, self.y)
         # the finite range from the pyramid (no series-sized copy of the finite values)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN
