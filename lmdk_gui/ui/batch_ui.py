@@ -61,12 +61,12 @@ from ..core.batch import (
     run_batch,
 )
 from ..core.dummies import DummySettings
-from ..core.loader import load_series, person_ids
+from ..core.loader import person_ids
 from ..core.project import ColumnChoice
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .person_chooser import PersonChooser, signals_blocked
-from .plots import series_pyramid
+from .plots import load_for_view
 from .runner import LatestOnlyRunner, WorkerJob
 
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there
@@ -128,11 +128,9 @@ def batch_options(series: Series, settings: PrivacySettings, dummies: DummySetti
 
 def _load_job(path: str, options: dict, *, should_cancel=None) -> Series | LoadError:
     try:
-        series = load_series(path, **options)
+        return load_for_view(path, options)  # on the loader's thread, with the series line's pyramid
     except LoadError as exc:
         return exc
-    series_pyramid(series)  # on this thread, not when the GUI thread draws the series
-    return series
 
 
 def _ids_job(path: str, id_col: str, *, should_cancel=None) -> tuple[tuple[str, int], ...]:

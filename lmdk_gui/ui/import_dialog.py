@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import qdebounced, signals_blocked
 
-from ..core.loader import TablePreview, TableScan, load_series, pair_columns, scan_table
+from ..core.loader import TablePreview, TableScan, pair_columns, scan_table
 from ..core.series import LoadError, Series
 from .person_chooser import PersonChooser
-from .plots import series_pyramid
+from .plots import load_for_view
 from .runner import LatestOnlyRunner
 
 _NONE = "(none)"
@@ -493,8 +493,6 @@ def _scan_job(path: str, options: dict, *, should_cancel=None) -> TableScan:
 def _load_job(path: str, options: dict, *, should_cancel=None) -> Series | LoadError:
     """A bad file is an answer here, not a crash: returned (no traceback on stderr) and shown in the dialog."""
     try:
-        series = load_series(path, **options)
+        return load_for_view(path, options)  # on the loader's thread, with the series line's pyramid
     except LoadError as exc:
         return exc
-    series_pyramid(series)  # on this thread, not when the GUI thread draws the series
-    return series

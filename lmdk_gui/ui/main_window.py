@@ -48,7 +48,7 @@ from .extensions import Extensions
 from .help import HelpDialog, install_help_menu
 from .metrics_panel import MetricsTable
 from .multiples import BudgetPlot, PreviewPlot
-from .plots import SeriesPlot, TrackPlot, display_values, series_pyramid
+from .plots import SeriesPlot, TrackPlot, display_values, load_for_view
 from .runner import LatestOnlyRunner
 from .session import Session
 from .settings_panel import SettingsPanel
@@ -108,10 +108,9 @@ def app_settings() -> QSettings:
     return QSettings("lmdk", "lmdk_gui")
 
 
-def _load_job(path: str, options: dict, *, should_cancel=None) -> Series:
-    series = load_series(path, **options)
-    series_pyramid(series)  # here, on the loader's thread, not when the GUI thread draws the series
-    return series
+def load_job(path: str, options: dict, *, should_cancel=None) -> Series:
+    """A loader job of the window and of projects (on the loader's thread, with the series line's pyramid)."""
+    return load_for_view(path, options)
 
 
 class MainWindow(QMainWindow):
@@ -416,7 +415,7 @@ class MainWindow(QMainWindow):
         self._pending_load = (path, options)
         self.statusBar().showMessage(f"Loading {path}…")
         self.setCursor(Qt.CursorShape.BusyCursor)
-        self._loader.submit(_load_job, path, options)
+        self._loader.submit(load_job, path, options)
 
     def _on_loaded(self, _generation: int, series: Series) -> None:
         self.unsetCursor()

@@ -24,6 +24,7 @@ from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QGraphicsItem
 
 from ..core import mechanisms
+from ..core.loader import load_series
 from ..core.series import Series
 from ..core.settings import SCHEME_LABELS
 from .theme import (
@@ -168,6 +169,14 @@ def series_pyramid(series: Series, y: np.ndarray | None = None) -> tuple[np.ndar
     if got is None:
         got = _PYRAMIDS[series] = block_extremes(display_values(series, series.values) if y is None else y)
     return got
+
+
+def load_for_view(path: str, options: dict) -> Series:
+    """``load_series`` plus what drawing the series needs that can be made off the GUI thread (its line's
+    pyramid): the body of every loader job of the window (File › Open, the import dialog, projects, persons)."""
+    series = load_series(path, **options)
+    series_pyramid(series)
+    return series
 
 
 def column_extremes(y: np.ndarray, starts: np.ndarray, end: int,

@@ -42,19 +42,12 @@ from ..core.project import (
 )
 from ..core.series import LoadError, Series
 from ..core.settings import ALL_SCHEMES
-from .main_window import app_settings
-from .plots import series_pyramid
+from .main_window import app_settings, load_job
 from .runner import LatestOnlyRunner
 from .startup import read_setting
 
 MAX_RECENT_PROJECTS = 8
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")
-
-
-def _load_job(path: str, options: dict, *, should_cancel=None) -> Series:
-    series = load_series(path, **options)
-    series_pyramid(series)  # on this thread, not when the GUI thread draws the series
-    return series
 
 
 def project_name(path: str | os.PathLike) -> str:
@@ -341,7 +334,7 @@ class ProjectUI(QObject):
             self._loader.failed.connect(self._on_load_failed)
         self._pending = (project, Path(path), data)
         self.window.statusBar().showMessage(f"Loading {data}…")
-        self._loader.submit(_load_job, str(data), project.load_options())
+        self._loader.submit(load_job, str(data), project.load_options())
 
     def _on_loaded(self, _gen: int, series: Series) -> None:
         if self._pending is None:

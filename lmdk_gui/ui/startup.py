@@ -190,6 +190,17 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
 
     sys.excepthook = hook
 
+    def succeed() -> None:
+        """Report the success now; the window closes on the next pass (this may run inside a paint)."""
+        outcome["code"] = 0
+        elapsed = time.monotonic() - started
+        report_series()
+        s = window.session
+        what = f"preview of {s.n:,} events" if s.series is not None else "empty state"
+        print(f"smoke test: window {window.width()}×{window.height()} shown with its {what} on "
+              f"{QGuiApplication.platformName()} after {elapsed:.1f} s", flush=True)
+        QTimer.singleShot(0, lambda: (window.close(), app.quit()))
+
     def painted() -> None:
         """The preview plot painted: after the preview arrived, that is the success (reported now, not at the
         next poll: the window may have work queued after its first paint, e.g. the deferred tabs)."""
@@ -198,12 +209,7 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
         if outcome["code"] == 0 or errors or arrived is None or counter.count <= arrived or handle is None \
                 or not handle.isExposed() or not content_ready():
             return
-        outcome["code"] = 0
-        elapsed = time.monotonic() - started
-        report_series()
-        print(f"smoke test: window {window.width()}×{window.height()} shown with its preview of "
-              f"{window.session.n:,} events on {QGuiApplication.platformName()} after {elapsed:.1f} s", flush=True)
-        QTimer.singleShot(0, lambda: (window.close(), app.quit()))
+        succeed()
 
     window.show()
     target = window.preview_plot.viewport() if window.session.series is not None or window.is_loading() \
@@ -231,9 +237,9 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
             return window.empty_state.isVisible()
         return s.is_preview_current() and bool(s.preview) and window.preview_plot.isVisible()
 
-    def finish(code: int, message: str) -> None:
-        outcome["code"] = code
-        print(message, file=sys.stdout if code == 0 else sys.stderr, flush=True)
+    def fail(message: str) -> None:
+        outcome["code"] = 1
+        print(message, file=sys.stderr, flush=True)
         window.close()
         app.quit()
 
@@ -242,13 +248,13 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
         if outcome["code"] == 0:
             return  # painted() reported the success
         if errors:
-            return finish(1, f"lmdk-gui: smoke test failed: {errors[0]}")
+            return fail(f"lmdk-gui: smoke test failed: {errors[0]}")
         report_series()
         elapsed = time.monotonic() - started
         if elapsed > timeout_s:
-            return finish(1, f"lmdk-gui: smoke test timed out after {timeout_s:g} s "
-                             f"(exposed={window.windowHandle() is not None and window.windowHandle().isExposed()}, "
-                             f"loading={window.is_loading()}, preview={window.session.is_preview_current()})")
+            return fail(f"lmdk-gui: smoke test timed out after {timeout_s:g} s "
+                        f"(exposed={window.windowHandle() is not None and window.windowHandle().isExposed()}, "
+                        f"loading={window.is_loading()}, preview={window.session.is_preview_current()})")
         handle = window.windowHandle()
         if handle is None or not handle.isExposed() or not content_ready():
             QTimer.singleShot(SMOKE_POLL_MS, poll)
@@ -262,10 +268,7 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
             _scroll_into_view(target)
             target.update()
         if counter.count > outcome["baseline"]:
-            s = window.session
-            what = f"preview of {s.n:,} events" if s.series is not None else "empty state"
-            return finish(0, f"smoke test: window {window.width()}×{window.height()} shown with its {what} "
-                             f"on {QGuiApplication.platformName()} after {elapsed:.1f} s")
+            return succeed()
         QTimer.singleShot(SMOKE_POLL_MS, poll)
 
     QTimer.singleShot(0, poll)

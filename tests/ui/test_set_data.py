@@ -79,14 +79,14 @@ def test_opening_a_long_series_draws_its_line_once_per_view(qtbot, monkeypatch, 
     first, each step of that layout pass drew it again: ≈ 25 ms at 10^7 events); a view already drawn is
     not drawn again; what is drawn is the envelope of the final view; the pyramid comes from the loader."""
     from lmdk_gui.ui import plots
-    from lmdk_gui.ui.main_window import MainWindow, _load_job
+    from lmdk_gui.ui.main_window import MainWindow, load_job
 
     n = 300_000
     path = tmp_path / "long.csv"
     t = np.datetime_as_string(np.datetime64("2020-01-01T00:00") + np.arange(n) * np.timedelta64(60, "s"))
     v = np.char.mod("%.3f", np.random.default_rng(3).random(n))
     path.write_text("time,v\n" + "\n".join(np.char.add(np.char.add(t, ","), v)) + "\n")
-    series = _load_job(str(path), {})
+    series = load_job(str(path), {})
     assert plots._PYRAMIDS.get(series) is not None  # made on the loader's thread
     w = MainWindow(load_default=False)
     qtbot.addWidget(w)
