@@ -642,11 +642,11 @@ class MainWindow(QMainWindow):
         if s.preview and s.is_preview_current():
             bad = [SCHEME_LABELS[x] for x in LANDMARK_SCHEMES if not s.preview[x].guarantee.holds]
             if bad:
-                self.status_guarantee.setText(f"✘ landmark privacy (independent events) fails: {', '.join(bad)}")
-                self.status_guarantee.setStyleSheet("color: #c00000; font-weight: bold;")
+                text, color = f"✘ landmark privacy (independent events) fails: {', '.join(bad)}", "#c00000"
             else:
-                self.status_guarantee.setText(f"✔ landmark privacy (independent events): holds at ε = {s.epsilon:g}")
-                self.status_guarantee.setStyleSheet("color: #008000; font-weight: bold;")
+                text, color = f"✔ landmark privacy (independent events): holds at ε = {s.epsilon:g}", "#008000"
+            # coloured by rich text: a style sheet re-polishes the label, 6-10 ms on every click and preview
+            self.status_guarantee.setText(f"<b style='color:{color}'>{text}</b>")
             self.status_guarantee.setToolTip(
                 f"(ε, L)-landmark privacy with ε = {s.epsilon:g}: every landmark scheme's budgets sum to at most ε "
                 "over the landmarks plus any one regular event (checked independently of the schemes). It "
@@ -654,7 +654,6 @@ class MainWindow(QMainWindow):
                 "correlation model you choose.")
         else:
             self.status_guarantee.setText("computing…")
-            self.status_guarantee.setStyleSheet("")
 
     # ------------------------------------------------------------------------------- interaction
     def _on_click(self, scene_pos) -> None:

@@ -37,7 +37,7 @@ from PySide6.QtCore import QElapsedTimer, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from tests.benchmarks.bench_gui import laplace_floor, wait_until  # noqa: E402
+from tests.benchmarks.bench_gui import PaintWatch, laplace_floor, wait_repainted, wait_until  # noqa: E402
 
 APP = QApplication.instance() or QApplication([])
 
@@ -155,6 +155,7 @@ def main() -> None:
     s.set_landmarks(np.sort(rng.choice(n, n // 5, replace=False)))
     wait_until(s.is_preview_current, timeout=600)
     times, floors, stalls = [], [], []
+    watch = PaintWatch(w)
     for i in range(5):
         row = int(n // 2 + 37 * i)
         w.series_plot.getPlotItem().vb.setXRange(row - 50, row + 50, padding=0)
@@ -163,9 +164,7 @@ def main() -> None:
         hb.reset()
         t = time.perf_counter()
         QTest.mouseClick(w.series_plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
-        wait_until(s.is_preview_current, timeout=600)
-        w.budget_plot.repaint()
-        w.preview_plot.repaint()
+        wait_repainted(s, watch, timeout=600)
         times.append(time.perf_counter() - t)
         stalls.append(hb.worst())
         floors.append(laplace_floor(n))

@@ -125,17 +125,39 @@ def test_uniform_budget_of_eps_over_300_draws_a_visible_bar(qtbot, window):
     r = window.budget_plot.rows["uniform"]
     _x, y = r["regular"].getData()
     assert np.max(y) == pytest.approx(eps_u)
-    (_, _), (y0, y1) = r["plot"].getViewBox().viewRange()
-    assert y1 <= 1.45 * eps_u and y1 - y0 < 1.8 * eps_u  # the bar fills most of its row
-    bar_px = eps_u / (y1 - y0) * r["plot"].getViewBox().height()
+    (_, _), (y0, y1) = r["plot"].getViewBox().viewRange()  # in units of the row's scale
+    top = r["regular"].mapToParent(QPointF(0.0, eps_u)).y()  # the bar's top in the view
+    assert window.budget_plot.scale("uniform") == pytest.approx(eps_u) and top == pytest.approx(1.0)
+    assert y1 <= 1.45 * top and y1 - y0 < 1.8 * top  # the bar fills most of its row
+    bar_px = top / (y1 - y0) * r["plot"].getViewBox().height()
     assert bar_px >= 15
     assert "ε/300" in r["note"].text and f"{eps_u:.3g}" in r["note"].text
     # landmark events are marks under the zero line, one per landmark here
     xm, ym = r["lm_marks"].getData()
-    assert len(xm) == 2 * 299 and np.all(ym < 0) and np.all(ym > y0)  # one short vertical segment each
+    assert len(xm) == 2 * 299 and np.all(ym < 0) and np.all(ym / eps_u > y0)  # one short vertical segment each
     # Skip's row is on its own scale: ε, with the dashed total-ε line shown
     sk = window.budget_plot.rows["skip"]
     assert sk["eps"].isVisible() and not r["eps"].isVisible()
+
+
+def test_a_new_scale_moves_the_bars_not_the_row(qtbot, window, monkeypatch):
+    """Issue 15: a click that changes a row's largest budget rescales its bars by their transform; the view,
+    the axis ticks (and grid) and the status label's style stay, so the rows repaint once and cheaply."""
+    s, bp = window.session, window.budget_plot
+    s.set_landmarks(np.arange(100, 399))
+    wait_preview(qtbot, window)
+    r = bp.rows["uniform"]
+    view = r["plot"].getViewBox().viewRange()
+    calls = []
+    monkeypatch.setattr(r["plot"].getAxis("left"), "setTicks", lambda *a: calls.append("ticks"))
+    monkeypatch.setattr(window.status_guarantee, "setStyleSheet", lambda *a: calls.append("style"))
+    s.set_landmarks(np.arange(100, 400))  # ε_a/300 → ε_a/301: the same two-digit tick label
+    wait_preview(qtbot, window)
+    eps_u = allocatable(s.epsilon, s.n) / 301
+    assert bp.scale("uniform") == pytest.approx(eps_u)
+    assert r["regular"].mapToParent(QPointF(0.0, eps_u)).y() == pytest.approx(1.0)  # the bar's top
+    assert r["plot"].getViewBox().viewRange() == view and calls == []
+    assert f"{eps_u:.3g}" in r["note"].text
 
 
 def test_dummy_rows_do_not_redraw_the_previous_budgets(qtbot, window, monkeypatch):
