@@ -437,6 +437,31 @@ class PassiveScatter(pg.ScatterPlotItem):
     def setClipToView(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
         pass
 
+    def updateSpots(self, dataSet=None):  # noqa: N802, N803 - pyqtgraph naming
+        """pyqtgraph looks every new spot's symbol up in its atlas by a Python loop over the spots (≈ 2 ms per
+        1,000 points; a click at 2,000 events in view redrew eight scatters: 15-35 ms of the GUI thread).
+        Our markers are set as x and y only, all in the item's one style: one look-up serves them all."""
+        data = self.data if dataSet is None else dataSet
+        if not (self.opts["pxMode"] and self.opts["useCache"]) or len(data) < 2 or not _one_style(data):
+            super().updateSpots(dataSet)
+            return
+        new = data["sourceRect"]["w"] == 0
+        if new.any():
+            first = np.flatnonzero(new)[:1]
+            style = next(zip(*self._style(["symbol", "size", "pen", "brush"], data=data, idx=first), strict=True))
+            data["sourceRect"][new] = self.fragmentAtlas[[style]][0]
+            self._maybeRebuildAtlas()
+            self._updateMaxSpotSizes(data=data)
+            self.invalidate()
+        else:
+            self._maybeRebuildAtlas()
+            self._updateMaxSpotSizes(data=data)
+
+
+def _one_style(data: np.ndarray) -> bool:
+    """Every spot uses the item's own symbol, size, pen and brush (none was set per spot)."""
+    return bool((data["size"] == -1).all() and all((data[k] == None).all() for k in ("symbol", "pen", "brush")))  # noqa: E711
+
 
 def _shrinkable(label: pg.LabelItem) -> None:
     """Let a label be cut at the right instead of forcing its layout as wide as its text (LabelItem sets its

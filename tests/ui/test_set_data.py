@@ -105,3 +105,49 @@ def test_opening_a_long_series_draws_its_line_once_per_view(qtbot, monkeypatch, 
     want = real(sp.y, *sp._view(), sp._blocks)
     assert np.array_equal(x, want[0]) and np.array_equal(y, want[1], equal_nan=True)
     w.close()
+
+
+def test_one_style_markers_look_up_their_symbol_once(qtbot, monkeypatch):
+    """PassiveScatter's fast path: the same atlas coordinates, spot sizes and picture as pyqtgraph's own
+    per-spot look-up, with one look-up for all the points (issue 15: 2,000 events in view)."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    from lmdk_gui.ui.plots import PassiveScatter
+
+    rng = np.random.default_rng(0)
+    x, y = np.arange(2000.0), rng.random(2000)
+    ours = PassiveScatter(size=5, pen=pg.mkPen("k", width=1), brush=pg.mkBrush("r"))
+    theirs = pg.ScatterPlotItem(size=5, pen=pg.mkPen("k", width=1), brush=pg.mkBrush("r"))
+    lookups: list[int] = []
+    atlas_get = type(ours.fragmentAtlas).__getitem__
+    monkeypatch.setattr(type(ours.fragmentAtlas), "__getitem__",
+                        lambda self, styles: (lookups.append(len(styles)), atlas_get(self, styles))[1])
+    for item in (ours, theirs):
+        item.setData(x, y)
+        item.setData(x[:1500], y[:1500] + 1)  # again: new spots
+    assert lookups[:2] == [1, 1] and lookups[2:] == [2000, 1500]
+    assert np.array_equal(ours.data["sourceRect"], theirs.data["sourceRect"])
+    assert ours._maxSpotPxWidth == theirs._maxSpotPxWidth and ours.boundingRect() == theirs.boundingRect()
+
+    views = []  # a view's scene owns its items: kept until the end
+
+    def picture(item) -> QImage:
+        view = pg.GraphicsView()
+        views.append(view)
+        vb = pg.ViewBox()
+        view.setCentralItem(vb)
+        vb.addItem(item)
+        vb.setRange(QRectF(0, 0, 1500, 2), padding=0)
+        view.resize(400, 200)
+        img = QImage(400, 200, QImage.Format.Format_ARGB32)
+        img.fill(0)
+        painter = QPainter(img)
+        view.render(painter)
+        painter.end()
+        return img
+
+    assert picture(ours) == picture(theirs) != picture(pg.ScatterPlotItem())
+    # a spot styled on its own goes through pyqtgraph's general path
+    ours.setData(spots=[{"pos": (0, 0), "brush": pg.mkBrush("b")}, {"pos": (1, 1)}])
+    assert lookups[-1] == 2
