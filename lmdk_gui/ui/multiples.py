@@ -349,15 +349,23 @@ class _Rows(pg.GraphicsLayoutWidget):
         if shown == self._shown:
             return
         self._shown = shown
-        self.ci.clear()
-        self.ci.addItem(self.header, row=0, col=0, colspan=3)
-        for i, scheme in enumerate(shown):
-            r = self.rows[scheme]
-            self.ci.addItem(r["label"], row=i + 1, col=0)
-            self.ci.addItem(r["plot"], row=i + 1, col=1)
-            self.ci.addItem(r["note"], row=i + 1, col=2)
-            last = i == len(shown) - 1
-            r["plot"].showAxis("bottom", last and self.time_labels)  # time labels once, under the last row
+        grid = self.ci.layout
+        # pyqtgraph's addItem activates the whole grid after each item (13 layout passes, each resizing every
+        # row's view: ≈ 40 ms when the first preview shows its rows); one pass after the last item is enough
+        grid.activate = lambda: None
+        try:
+            self.ci.clear()
+            self.ci.addItem(self.header, row=0, col=0, colspan=3)
+            for i, scheme in enumerate(shown):
+                r = self.rows[scheme]
+                self.ci.addItem(r["label"], row=i + 1, col=0)
+                self.ci.addItem(r["plot"], row=i + 1, col=1)
+                self.ci.addItem(r["note"], row=i + 1, col=2)
+                last = i == len(shown) - 1
+                r["plot"].showAxis("bottom", last and self.time_labels)  # time labels once, under the last row
+        finally:
+            del grid.activate
+        grid.activate()
         axis_h = 24 if self.time_labels and shown else 0
         # never clip a scheme's row: the rows' own minimum, and what the layout of the items needs
         self.setMinimumHeight(max(self.EXTRA_MIN + axis_h + self.ROW_MIN * max(len(shown), 1),
@@ -574,8 +582,9 @@ class BudgetPlot(_Rows):
                 set_data(r[key], *xy)
 
 
-#: above this many rows in view the budget bars are reduced on a helper thread
-ASYNC_ROWS = 2_000_000
+#: above this many rows in view the budget bars and preview rows are reduced on a helper thread (at 10^6 in
+#: view the budget rows alone held the GUI thread ≈ 55 ms per preview; at this size ≈ 14 ms)
+ASYNC_ROWS = 250_000
 
 
 def bar_data(split: dict, landmarks: np.ndarray, dummies: np.ndarray, tops: dict, a: int, b: int,
