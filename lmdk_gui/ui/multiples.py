@@ -327,6 +327,8 @@ class _Rows(pg.GraphicsLayoutWidget):
         self.header = _HeaderLabel("", size="8pt", justify="left")
         self.rows: dict[str, dict] = {}
         self._shown: list[str] | None = None
+        #: rows the height is kept for while none is shown (a series opened, its preview not yet arrived)
+        self._expected = 0
         self._master: pg.ViewBox | None = None
         #: whether the last row shows the time axis
         self.time_labels = True
@@ -359,24 +361,34 @@ class _Rows(pg.GraphicsLayoutWidget):
         return self.rows[scheme]
 
     def prepare(self, schemes) -> None:
-        """Build the rows of ``schemes`` now, hidden until shown: before the window is shown, not when the
-        first preview arrives (building a row in a shown scene costs several times as much, issue 15)."""
+        """Build the rows of ``schemes`` now, hidden until shown, and keep their height: before the window is
+        shown, not when the first preview arrives (building a row in a shown scene costs several times as
+        much, and a taller minimum laid the window out again, issue 15)."""
         for scheme in ALL_SCHEMES:
             if scheme in schemes and scheme not in self.rows:
                 r = self._row(scheme)
                 for key in ("label", "plot", "note"):
                     r[key].setParentItem(self.ci)
                     r[key].setVisible(False)
+        self._expected = sum(1 for s in ALL_SCHEMES if s in schemes)
+        self.setMinimumHeight(self._min_height(self._expected))
 
-    def _layout(self, shown: list[str]) -> None:
+    def _min_height(self, rows: int) -> int:
+        """Never clip a scheme's row: the rows' own minimum (and, in :meth:`_layout`, what the layout of the
+        items needs)."""
+        axis_h = 24 if self.time_labels and rows else 0
+        return self.EXTRA_MIN + axis_h + self.ROW_MIN * max(rows, 1)
+
+    def _layout(self, shown: list[str], *, keep_height: bool = False) -> None:
+        """Show the rows of ``shown``. ``keep_height``: none is shown until the preview of a series just
+        opened arrives; the height of the rows it will bring back is kept meanwhile (the window is not laid
+        out twice, smaller and then larger again)."""
         if shown == self._shown:
             return
         self._shown = shown
         self._grid(shown)
-        axis_h = 24 if self.time_labels and shown else 0
-        # never clip a scheme's row: the rows' own minimum, and what the layout of the items needs
-        self.setMinimumHeight(max(self.EXTRA_MIN + axis_h + self.ROW_MIN * max(len(shown), 1),
-                                  int(self.ci.minimumHeight()) + 2))
+        self._expected = len(shown) or (self._expected if keep_height else 0)
+        self.setMinimumHeight(max(self._min_height(self._expected), int(self.ci.minimumHeight()) + 2))
         for scheme, r in self.rows.items():
             vis = scheme in shown
             for key in ("plot", "label", "note"):
@@ -766,7 +778,7 @@ class PreviewPlot(_Rows):
             r["offchart"] = (0, 0)
         self._bounds = None
         self._fit_y()
-        self._layout([])
+        self._layout([], keep_height=True)
 
     @staticmethod
     def _series_into(row: dict, series: Series) -> None:

@@ -105,3 +105,24 @@ def test_the_track_view_is_built_for_a_location_series_and_draws_its_preview(qtb
         x, y = track.curves[scheme].getData()
         assert np.array_equal(y, s.preview[scheme].values[:, 0])  # latitude
     w.close()
+
+
+def test_the_preview_rows_height_is_kept_for_them_until_their_preview_arrives(qtbot):
+    """The window is laid out for the rows it will show before their first preview arrives (it was laid out
+    again when it came, the plots resized twice); a series opened later keeps that height meanwhile."""
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    want = w.preview_plot.minimumHeight()
+    w.resize(1280, 1000)
+    w.show()
+    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+        assert w.open_series(SAMPLES / SAMPLE_FILES["energy"][0])
+        assert w.preview_plot.shown() == [] and w.preview_plot.minimumHeight() == want
+    assert len(w.preview_plot.shown()) == 4 and w.preview_plot.minimumHeight() == want
+    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+        assert w.open_series(SAMPLES / SAMPLE_FILES["gps"][0])
+        assert w.preview_plot.shown() == [] and w.preview_plot.minimumHeight() == want
+    for scheme in list(w.session.visible_schemes):  # nothing to show: one row's minimum, as before
+        w.session.set_scheme_visible(scheme, False)
+    assert w.preview_plot.shown() == [] and w.preview_plot.minimumHeight() < want
+    w.close()
