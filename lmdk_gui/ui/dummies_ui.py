@@ -306,7 +306,7 @@ class DummiesExtension(QObject):
             return
         w.series_plot.set_dummies(rows)
         w.budget_plot.set_dummies(rows)
-        if w.track_plot.series is self.session.series and self.session.series.kind == "location":
+        if self.session.series.kind == "location" and w.track_plot.series is self.session.series:
             w.track_plot.set_dummies(rows)
         sel = self.session.dummy_selection
         if sel is not None and self.session.dummies_enabled:

@@ -366,8 +366,8 @@ class ProposalOverlay:
         self.band.setFillLevel(lo - pad)
         self.band.setData(*step_runs(top), skipFiniteCheck=True)
         self._update_rings()
-        track = w.track_plot
-        if series.kind == "location" and track.isVisible():
+        if series.kind == "location" and w.track_plot.isVisible():  # (other kinds never build the track view)
+            track = w.track_plot
             if not self._on_track:
                 track.getPlotItem().addItem(self.track_rings)  # no legend entry: the track view rebuilds
                 self._on_track = True

@@ -313,7 +313,9 @@ class _NoteLabel(_Label):
 
 class _Rows(pg.GraphicsLayoutWidget):
     """A header line and rows of [label | plot | note]; rows are laid out again when the shown set changes
-    (hidden items would still take their space in a QGraphicsGridLayout)."""
+    (hidden items would still take their space in a QGraphicsGridLayout). A scheme's row is built the first
+    time it is shown (:meth:`_new_row`): the preview's Event and User rows are hidden by default, and each
+    row is ≈ 8 ms of a cold start (issue 15)."""
 
     #: minimum height of one row and of the header + time axis (px)
     ROW_MIN, EXTRA_MIN = 30, 22
@@ -325,6 +327,8 @@ class _Rows(pg.GraphicsLayoutWidget):
         self.header = _HeaderLabel("", size="8pt", justify="left")
         self.rows: dict[str, dict] = {}
         self._shown: list[str] | None = None
+        #: rows the height is kept for while none is shown (a series opened, its preview not yet arrived)
+        self._expected = 0
         self._master: pg.ViewBox | None = None
         #: whether the last row shows the time axis
         self.time_labels = True
@@ -345,35 +349,65 @@ class _Rows(pg.GraphicsLayoutWidget):
         cache_axes(plot)
         return {"plot": plot, "label": label, "note": note}
 
-    def _layout(self, shown: list[str]) -> None:
+    def _new_row(self, scheme: str) -> dict:  # pragma: no cover - overridden
+        """``scheme``'s row, built now and brought to the widget's current series and scale."""
+        raise NotImplementedError
+
+    def _row(self, scheme: str) -> dict:
+        if scheme not in self.rows:
+            self.rows[scheme] = self._new_row(scheme)
+            if self._master is not None:
+                self.rows[scheme]["plot"].setXLink(self._master)
+        return self.rows[scheme]
+
+    def prepare(self, schemes) -> None:
+        """Build the rows of ``schemes`` now, hidden until shown, and keep their height: before the window is
+        shown, not when the first preview arrives (building a row in a shown scene costs several times as
+        much, and a taller minimum laid the window out again, issue 15)."""
+        for scheme in ALL_SCHEMES:
+            if scheme in schemes and scheme not in self.rows:
+                r = self._row(scheme)
+                for key in ("label", "plot", "note"):
+                    r[key].setParentItem(self.ci)
+                    r[key].setVisible(False)
+        self._expected = sum(1 for s in ALL_SCHEMES if s in schemes)
+        self.setMinimumHeight(self._min_height(self._expected))
+
+    def _min_height(self, rows: int) -> int:
+        """Never clip a scheme's row: the rows' own minimum (and, in :meth:`_layout`, what the layout of the
+        items needs)."""
+        axis_h = 24 if self.time_labels and rows else 0
+        return self.EXTRA_MIN + axis_h + self.ROW_MIN * max(rows, 1)
+
+    def _layout(self, shown: list[str], *, keep_height: bool = False) -> None:
+        """Show the rows of ``shown``. ``keep_height``: none is shown until the preview of a series just
+        opened arrives; the height of the rows it will bring back is kept meanwhile (the window is not laid
+        out twice, smaller and then larger again)."""
         if shown == self._shown:
             return
         self._shown = shown
-        grid = self.ci.layout
-        # pyqtgraph's addItem activates the whole grid after each item (13 layout passes, each resizing every
-        # row's view: ≈ 40 ms when the first preview shows its rows); one pass after the last item is enough
-        grid.activate = lambda: None
-        try:
-            self.ci.clear()
-            self.ci.addItem(self.header, row=0, col=0, colspan=3)
-            for i, scheme in enumerate(shown):
-                r = self.rows[scheme]
-                self.ci.addItem(r["label"], row=i + 1, col=0)
-                self.ci.addItem(r["plot"], row=i + 1, col=1)
-                self.ci.addItem(r["note"], row=i + 1, col=2)
-                last = i == len(shown) - 1
-                r["plot"].showAxis("bottom", last and self.time_labels)  # time labels once, under the last row
-        finally:
-            del grid.activate
-        grid.activate()
-        axis_h = 24 if self.time_labels and shown else 0
-        # never clip a scheme's row: the rows' own minimum, and what the layout of the items needs
-        self.setMinimumHeight(max(self.EXTRA_MIN + axis_h + self.ROW_MIN * max(len(shown), 1),
-                                  int(self.ci.minimumHeight()) + 2))
+        self._grid(shown)
+        self._expected = len(shown) or (self._expected if keep_height else 0)
+        self.setMinimumHeight(max(self._min_height(self._expected), int(self.ci.minimumHeight()) + 2))
         for scheme, r in self.rows.items():
             vis = scheme in shown
             for key in ("plot", "label", "note"):
                 r[key].setVisible(vis)
+
+    def _grid(self, shown: list[str]) -> None:
+        """The header and the shown rows in the grid. Items leave the grid, not the scene: pyqtgraph's
+        GraphicsLayout.clear/addItem take a plot out of the scene and back (every item it holds re-parented)
+        and lay the whole grid out after each item (≈ 30 ms of the first preview's four rows, issue 15)."""
+        grid = self.ci.layout
+        while grid.count():
+            grid.removeAt(grid.count() - 1)
+        grid.addItem(self.header, 0, 0, 1, 3)
+        for i, scheme in enumerate(shown):
+            r = self._row(scheme)
+            for col, key in enumerate(("label", "plot", "note")):
+                grid.addItem(r[key], i + 1, col)
+            r["plot"].showAxis("bottom", i == len(shown) - 1 and self.time_labels)  # time labels once, at the end
+        grid.activate()  # the rows' sizes now: the redraw that follows bins by their width
 
     def shown(self) -> list[str]:
         return list(self._shown or [])
@@ -433,35 +467,7 @@ class BudgetPlot(_Rows):
         self._tick_font.setPointSize(7)
         self.time_labels = False  # the preview rows below carry them
         self.ROW_MIN = 35  # two lines of note
-        for scheme in LANDMARK_SCHEMES:
-            color = SCHEME_COLORS[scheme]
-            axis = TimeAxis(orientation="bottom")
-            axis.setLabel("")
-            plot = pg.PlotItem(axisItems={"bottom": axis}, enableMenu=False)  # no menus (_make_row)
-            row = self._make_row(scheme, plot, named=False)  # a thin row: the name goes in the note
-            plot.showGrid(x=False, y=True, alpha=0.15)
-            # the row's scale on its axis even in a thin row (the top label may reach into the row above)
-            plot.getAxis("left").setStyle(hideOverlappingLabels=False, textFillLimits=[(0, 1.5)],
-                                          tickFont=self._tick_font)
-            regular = _item(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)),
-                                      skipFiniteCheck=True)
-            landmark = _item(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
-                                       brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)), skipFiniteCheck=True)
-            dummy = _item(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0,
-                                    brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)), skipFiniteCheck=True)
-            # marks as vertical segments (one item, cheap with a mark in every pixel column)
-            lm_marks = _item(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
-            dm_marks = _item(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
-            eps_line = pg.InfiniteLine(angle=0, movable=False,
-                                       pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
-            for item in (regular, landmark, dummy, lm_marks, dm_marks):
-                plot.addItem(item)
-            plot.addItem(eps_line, ignoreBounds=True)
-            row.update({"axis": axis, "regular": regular, "landmark": landmark, "dummy": dummy,
-                        "lm_marks": lm_marks, "dm_marks": dm_marks, "eps": eps_line})
-            plot.setYRange(-0.35, ROW_TOP, padding=0)  # in units of the row's scale (_scale_row)
-            row["note"].setToolTip("This row's bars are drawn on their own scale so that small budgets stay visible")
-            self.rows[scheme] = row
+        self._times: np.ndarray | None = None
         self._dummies = np.zeros(0, dtype=np.int64)
         self._budgets: dict[str, np.ndarray] = {}
         self._landmarks = np.zeros(0, dtype=np.int64)
@@ -470,6 +476,36 @@ class BudgetPlot(_Rows):
         self._split: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}  # budgets, L, dummies
         self._set_header()
         self._layout(list(LANDMARK_SCHEMES))
+
+    def _new_row(self, scheme: str) -> dict:
+        color = SCHEME_COLORS[scheme]
+        axis = TimeAxis(orientation="bottom")
+        axis.setLabel("")
+        axis.set_times(self._times)
+        plot = pg.PlotItem(axisItems={"bottom": axis}, enableMenu=False)  # no menus (_make_row)
+        row = self._make_row(scheme, plot, named=False)  # a thin row: the name goes in the note
+        plot.showGrid(x=False, y=True, alpha=0.15)
+        # the row's scale on its axis even in a thin row (the top label may reach into the row above)
+        plot.getAxis("left").setStyle(hideOverlappingLabels=False, textFillLimits=[(0, 1.5)],
+                                      tickFont=self._tick_font)
+        regular = _item(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)), skipFiniteCheck=True)
+        landmark = _item(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
+                         brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)), skipFiniteCheck=True)
+        dummy = _item(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0, brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)),
+                      skipFiniteCheck=True)
+        # marks as vertical segments (one item, cheap with a mark in every pixel column)
+        lm_marks = _item(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
+        dm_marks = _item(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs", skipFiniteCheck=True)
+        eps_line = pg.InfiniteLine(angle=0, movable=False,
+                                   pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
+        for item in (regular, landmark, dummy, lm_marks, dm_marks):
+            plot.addItem(item)
+        plot.addItem(eps_line, ignoreBounds=True)
+        row.update({"axis": axis, "regular": regular, "landmark": landmark, "dummy": dummy,
+                    "lm_marks": lm_marks, "dm_marks": dm_marks, "eps": eps_line})
+        plot.setYRange(-0.35, ROW_TOP, padding=0)  # in units of the row's scale (_scale_row)
+        row["note"].setToolTip("This row's bars are drawn on their own scale so that small budgets stay visible")
+        return row
 
     def _set_header(self) -> None:
         dm = (f" · <span style='color:{css(DUMMY_COLOR)}'>■ dummy landmarks (dummies violet)</span>"
@@ -480,6 +516,7 @@ class BudgetPlot(_Rows):
             "dashed = total ε")
 
     def set_series(self, series: Series) -> None:
+        self._times = series.times
         for r in self.rows.values():
             r["axis"].set_times(series.times)
             for key in ("regular", "landmark", "dummy", "lm_marks", "dm_marks"):
@@ -697,31 +734,6 @@ class PreviewPlot(_Rows):
         self._generation = 0
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="preview-rows")
         self._rowsReady.connect(self._apply)
-        for scheme in ALL_SCHEMES:
-            color = SCHEME_COLORS[scheme]
-            axis = TimeAxis(orientation="bottom")
-            axis.setLabel("")
-            left = CategoryAxis(orientation="left")  # category names for categorical series
-            plot = pg.PlotItem(axisItems={"bottom": axis, "left": left}, enableMenu=False)
-            row = self._make_row(scheme, plot)
-            plot.showGrid(x=True, y=True, alpha=0.12)
-            original = _item(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)
-            original_band = _item(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1),
-                                            connect="pairs")
-            dots = PassiveScatter(size=4, pen=None, brush=pg.mkBrush(color))
-            rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
-            dense = _item(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
-            denoised = _item(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
-            above = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
-            below = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
-            for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
-                plot.addItem(item)
-                item.setZValue(z)
-            row.update({"axis": axis, "left": left, "original": original, "original_band": original_band,
-                        "dots": dots, "rings": rings,
-                        "dense": dense, "denoised": denoised, "above": above,
-                        "below": below, "offchart": (0, 0), "offchart_x": (np.zeros(0), np.zeros(0))})
-            self.rows[scheme] = row
         self.series: Series | None = None
         self._y_original = np.zeros(0)
         self._yrange = (0.0, 1.0)
@@ -732,6 +744,33 @@ class PreviewPlot(_Rows):
         self._denoised: dict[str, np.ndarray] = {}
         self._set_header("")
         self._layout([])
+
+    def _new_row(self, scheme: str) -> dict:
+        color = SCHEME_COLORS[scheme]
+        axis = TimeAxis(orientation="bottom")
+        axis.setLabel("")
+        left = CategoryAxis(orientation="left")  # category names for categorical series
+        plot = pg.PlotItem(axisItems={"bottom": axis, "left": left}, enableMenu=False)
+        row = self._make_row(scheme, plot)
+        plot.showGrid(x=True, y=True, alpha=0.12)
+        original = _item(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1), skipFiniteCheck=True)
+        original_band = _item(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1), connect="pairs")
+        dots = PassiveScatter(size=4, pen=None, brush=pg.mkBrush(color))
+        rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
+        dense = _item(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
+        denoised = _item(pen=pg.mkPen(darker(color, 0.85), width=2), skipFiniteCheck=True)
+        above = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
+        below = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR), skipFiniteCheck=True)
+        for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
+            plot.addItem(item)
+            item.setZValue(z)
+        row.update({"axis": axis, "left": left, "original": original, "original_band": original_band,
+                    "dots": dots, "rings": rings, "dense": dense, "denoised": denoised, "above": above,
+                    "below": below, "offchart": (0, 0), "offchart_x": (np.zeros(0), np.zeros(0))})
+        if self.series is not None:  # shown for the first time with a series open: its times and scale
+            self._series_into(row, self.series)
+            plot.setYRange(*self._yrange, padding=0)
+        return row
 
     def _set_header(self, unit: str) -> None:
         self.header.setText(
@@ -749,17 +788,21 @@ class PreviewPlot(_Rows):
         self._y_original = display_values(series, series.values)
         unit = y_label(series)
         self._set_header(f" ({unit})")
-        cats = series.categories if series.kind == "categorical" else None
         for r in self.rows.values():
-            r["axis"].set_times(series.times)
-            r["left"].set_labels(cats)
+            self._series_into(r, series)
             for key in ("original", "original_band", "dots", "rings", "dense", "denoised", "above", "below"):
                 set_data(r[key], [], [])
             r["note"].setText("")
             r["offchart"] = (0, 0)
         self._bounds = None
         self._fit_y()
-        self._layout([])
+        self._layout([], keep_height=True)
+
+    @staticmethod
+    def _series_into(row: dict, series: Series) -> None:
+        """A row's axes for ``series``: its timestamps, and category names for a categorical one."""
+        row["axis"].set_times(series.times)
+        row["left"].set_labels(series.categories if series.kind == "categorical" else None)
 
     def _fit_y(self) -> None:
         s = self.series

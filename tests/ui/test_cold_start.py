@@ -98,3 +98,20 @@ def test_the_window_lmdk_gui_builds_imports_no_superqt(tmp_path):
             "w = MainWindow(load_default=False, defer_tabs=True)\n"
             "print(','.join(m for m in ('superqt', 'importlib.metadata') if m in sys.modules))")
     assert _run(code, tmp_path) == ""
+
+
+def test_lmdk_gui_collects_no_garbage_before_its_window(tmp_path):
+    """The imports' automatic collections (≈ 50 ms) are skipped: collection stays off until the window hands it
+    to pyqtgraph's GUI-thread collector, which freezes what is alive then."""
+    code = ("import gc, os\n"
+            "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+            "runs, marks = [], []\n"
+            "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'stop' else None)\n"
+            "from lmdk_gui import app\n"
+            "imports = app._import_numerics_before_qt\n"
+            "app._import_numerics_before_qt = lambda: (marks.append(len(runs)), imports())\n"
+            "freeze = gc.freeze\n"
+            "gc.freeze = lambda: (marks.append(len(runs)), freeze())  # the window takes collection over\n"
+            "assert app.main(['--sample', 'energy', '--smoke-test']) == 0\n"
+            "print(marks[1] - marks[0])")
+    assert _run(code, tmp_path) == "0"
