@@ -224,8 +224,10 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
         before = None if errs is None or prev is None else (prev.values, errs)
         err, per_event = mae_and_errors(series, rel, settings, before)
         # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0 events:
-        # Skip); the others' would only hold 8 bytes per event
-        remember = ((key, rel, err), per_event if rel.approximated.any() else None)
+        # Skip); the others' would only hold 8 bytes per event. Adaptive is never reused (its budgets depend
+        # on the noise): a memo entry would only keep its release and errors alive (≈ 0.2 GB at 10^7).
+        if p.budgets is not None:
+            remember = ((key, rel, err), per_event if rel.approximated.any() else None)
     _summarise(rel, prev)
     return rel, err, remember
 
@@ -301,13 +303,16 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
                  memo: DenoiseMemo, role: str) -> dict[str, SchemePreview] | None:
     series = snap.series
     denom = memo.mean_abs(series)
+    hits = {scheme: memo.get(role, series, settings, p.release) for scheme, p in previews.items()}
+    for scheme, hit in hits.items():
+        if hit is None:  # every stale entry at once: their arrays are not kept alive while the new ones are made
+            memo.forget(role, scheme)
     out: dict[str, SchemePreview] = {}
     for scheme, p in previews.items():
         if should_cancel is not None and should_cancel():
             return None
-        hit = memo.get(role, series, settings, p.release)
+        hit = hits[scheme]
         if hit is None:
-            memo.forget(role, scheme)  # the stale entry's arrays are not kept alive while this one is made
             hit = denoised_mae(series, p.release, settings)
             memo.put(role, series, settings, p.release, *hit)
         den, err_d = hit
