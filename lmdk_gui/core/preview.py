@@ -34,7 +34,7 @@ from .dummies import (
 from .lazyjit import interpreted
 from .metrics import RunStats, denoised_mae, mae_and_errors, mae_over_runs
 from .noise import UnitNoise
-from .pipeline import plan, run_preview
+from .pipeline import kind_of, plan, run_preview
 from .release import Release, normalize_landmarks
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -182,8 +182,12 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
     thread or (large series, data-dependent budgets) on a second one: the same function either way."""
     series = snap.series
     lm = normalize_landmarks(landmarks, series.n)
+    # one input for every scheme: with public bounds (or categories) each plan would hold its own clamped
+    # (or remapped) copy of the series, six at once
+    settings.validate()  # (before preparing, as plan does: bad settings are reported as such)
+    inp = kind_of(series).prepare(series, settings)
     plans = {scheme: plan(series, lm, settings, scheme, budgets_fn=release_mod.fixed_budgets,
-                          allocatable_fn=release_mod.allocatable) for scheme in ALL_SCHEMES}
+                          allocatable_fn=release_mod.allocatable, inp=inp) for scheme in ALL_SCHEMES}
     # (the release module's allocation is looked up now, as compute_release does: the audits replace it)
     side = {scheme: _side.submit(_scheme_preview, series, p, settings, noise, memo)
             for scheme, p in plans.items() if p.budgets is None and series.n >= PARALLEL_MIN}
