@@ -69,7 +69,7 @@ def denoise(kind: str, released: np.ndarray, budgets: np.ndarray, approximated: 
     """The denoised release (see the module docstring). Deterministic: same inputs, same bits."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
-    budgets = np.ascontiguousarray(budgets, dtype=np.float64)
+    budgets = np.asarray(budgets, dtype=np.float64)  # constant budgets (zero stride) are read, not copied
     approximated = np.ascontiguousarray(approximated, dtype=np.bool_)
     released = np.asarray(released)
     n = budgets.shape[0]

@@ -88,7 +88,7 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
     if lm.size < n:
         # The first regular event with the largest budget: usually one holds the overall maximum, found by a
         # scan that stops there; otherwise (a landmark holds it) the landmarks are masked out on one copy.
-        worst_row = int(_first_regular_at(np.ascontiguousarray(b), lm, hi))
+        worst_row = int(_first_regular_at(b, lm, hi))  # any strides: constant budgets are not copied
         if worst_row < 0:
             masked = b.copy()
             masked[lm] = -1.0

@@ -36,6 +36,7 @@ from .release import (
     category_space,
     fill_approximations,
     fixed_budgets,
+    fresh_flags,
     landmark_mask,
     normalize_landmarks,
     public_fallback,
@@ -255,8 +256,8 @@ class NumericKind(Kind):
         # One compiled pass, x + laplace·(Δ/ε_t) (the same operations, so the same bits, as numpy's three
         # passes). Non-fresh events (ε_t = 0 → ±inf) are replaced by fill_approximations, which never reads them.
         out = np.empty(x.shape[0])
-        _laplace_release(x, noise.laplace, np.ascontiguousarray(budgets, dtype=np.float64),
-                         float(settings.sensitivity), out)
+        # (asarray, not a contiguous copy: constant budgets stay one float, read through their zero stride)
+        _laplace_release(x, noise.laplace, np.asarray(budgets, dtype=np.float64), float(settings.sensitivity), out)
         return out
 
     def secure_noise(self, x, budgets, settings, k, backend, source):
@@ -291,7 +292,7 @@ class LocationKind(Kind):
         # planar_unit's arithmetic with the angles' cosines and sines computed once per noise: two of its three
         # transcendental calls per event, the same values (the same math.cos/sin), so the same bits.
         out = np.empty((x.shape[0], 2))
-        _planar_release(np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(budgets, dtype=np.float64),
+        _planar_release(np.ascontiguousarray(x, dtype=np.float64), np.asarray(budgets, dtype=np.float64),
                         float(settings.radius_m), noise.gamma, noise.derived("angle_cos_sin", _angle_cos_sin), out)
         return out
 
@@ -533,10 +534,9 @@ def run_preview(p: Plan, noise: UnitNoise, previous: Release | None = None) -> R
             budgets, values, approximated = patched
         else:
             budgets = p.budgets
-            fresh = budgets > 0
+            fresh, approximated = fresh_flags(budgets)
             values = p.kind.preview_noise(p.inp.x, budgets, fresh, noise, p.settings, p.inp.k)
             values = fill_approximations(values, fresh, p.inp.fallback)
-            approximated = ~fresh
     return Release(scheme=p.scheme, kind=p.kind.name, epsilon=p.epsilon, landmarks=p.landmarks, budgets=budgets,
                    values=values, approximated=approximated, guarantee=guarantee, categories=p.inp.labels)
 

@@ -34,7 +34,7 @@ from .dummies import (
 from .lazyjit import interpreted
 from .metrics import RunStats, denoised_mae, mae_and_errors, mae_over_runs
 from .noise import UnitNoise
-from .pipeline import plan, run_preview
+from .pipeline import kind_of, plan, run_preview
 from .release import Release, normalize_landmarks
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -182,8 +182,12 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
     thread or (large series, data-dependent budgets) on a second one: the same function either way."""
     series = snap.series
     lm = normalize_landmarks(landmarks, series.n)
+    # one input for every scheme: with public bounds (or categories) each plan would hold its own clamped
+    # (or remapped) copy of the series, six at once
+    settings.validate()  # (before preparing, as plan does: bad settings are reported as such)
+    inp = kind_of(series).prepare(series, settings)
     plans = {scheme: plan(series, lm, settings, scheme, budgets_fn=release_mod.fixed_budgets,
-                          allocatable_fn=release_mod.allocatable) for scheme in ALL_SCHEMES}
+                          allocatable_fn=release_mod.allocatable, inp=inp) for scheme in ALL_SCHEMES}
     # (the release module's allocation is looked up now, as compute_release does: the audits replace it)
     side = {scheme: _side.submit(_scheme_preview, series, p, settings, noise, memo)
             for scheme, p in plans.items() if p.budgets is None and series.n >= PARALLEL_MIN}
@@ -224,8 +228,10 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
         before = None if errs is None or prev is None else (prev.values, errs)
         err, per_event = mae_and_errors(series, rel, settings, before)
         # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0 events:
-        # Skip); the others' would only hold 8 bytes per event
-        remember = ((key, rel, err), per_event if rel.approximated.any() else None)
+        # Skip); the others' would only hold 8 bytes per event. Adaptive is never reused (its budgets depend
+        # on the noise): a memo entry would only keep its release and errors alive (≈ 0.2 GB at 10^7).
+        if p.budgets is not None:
+            remember = ((key, rel, err), per_event if rel.approximated.any() else None)
     _summarise(rel, prev)
     return rel, err, remember
 
@@ -301,13 +307,16 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
                  memo: DenoiseMemo, role: str) -> dict[str, SchemePreview] | None:
     series = snap.series
     denom = memo.mean_abs(series)
+    hits = {scheme: memo.get(role, series, settings, p.release) for scheme, p in previews.items()}
+    for scheme, hit in hits.items():
+        if hit is None:  # every stale entry at once: their arrays are not kept alive while the new ones are made
+            memo.forget(role, scheme)
     out: dict[str, SchemePreview] = {}
     for scheme, p in previews.items():
         if should_cancel is not None and should_cancel():
             return None
-        hit = memo.get(role, series, settings, p.release)
+        hit = hits[scheme]
         if hit is None:
-            memo.forget(role, scheme)  # the stale entry's arrays are not kept alive while this one is made
             hit = denoised_mae(series, p.release, settings)
             memo.put(role, series, settings, p.release, *hit)
         den, err_d = hit
