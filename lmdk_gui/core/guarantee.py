@@ -79,7 +79,7 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
         return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False, "ε must be positive")
     if n == 0:
         return GuaranteeResult(epsilon, 0.0, 0.0, -1, True)
-    lo, hi = float(b.min()), float(b.max())
+    lo, hi = extremes(b)
     # min/max propagate NaN: finite and ≥ 0 bounds prove every budget is, in two reductions without a
     # temporary array; otherwise the checks below find and name the bad event.
     if not (np.isfinite(lo) and np.isfinite(hi) and lo >= 0):
@@ -102,6 +102,16 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
     holds = bool(inflated <= epsilon)
     reason = "" if holds else f"the sum over L ∪ {{{worst_row}}} is {worst:.17g} > ε = {epsilon:.17g}"
     return GuaranteeResult(epsilon, s_l, worst, worst_row, holds, reason)
+
+
+def extremes(b: np.ndarray) -> tuple[float, float]:
+    """(min, max) of a non-empty 1-D array. A zero-stride view (equal budgets stored as one float) holds one
+    value at every event, so that value is both: read once instead of two passes over n events (NaN stays
+    NaN either way)."""
+    if b.strides[0] == 0:
+        v = float(b[0])
+        return v, v
+    return float(b.min()), float(b.max())
 
 
 _OK, _OUTSIDE, _UNSORTED = 0, 1, 2

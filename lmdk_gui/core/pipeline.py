@@ -37,6 +37,7 @@ from .release import (
     fill_approximations,
     fixed_budgets,
     fresh_flags,
+    is_constant,
     landmark_mask,
     normalize_landmarks,
     public_fallback,
@@ -552,7 +553,7 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
     assert b is not None
     if prev.kind != p.kind.name or old.shape != b.shape or prev.values.shape[0] != n:
         return None
-    lo, hi = diff_span(old, b)
+    lo, hi = budget_span(old, b)
     if lo < 0:
         return old, prev.values, prev.approximated  # the same budgets: the same release
     if hi - lo > n * PATCH_SHARE:
@@ -571,6 +572,14 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
     carry = values[start - 1] if start > 0 else p.inp.fallback
     values[start:stop] = fill_approximations(values[start:stop], fresh[start:stop], carry)
     return b, values, ~fresh
+
+
+def budget_span(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
+    """:func:`diff_span` of two budget arrays of one length; two equal-budget views (zero stride: one value
+    each, Uniform, Event and User on a click) are compared by that value, not over n events."""
+    if is_constant(a) and is_constant(b):
+        return (-1, -1) if a[0] == b[0] else (0, a.shape[0] - 1)  # NaN ≠ NaN: a difference, as diff_span
+    return diff_span(a, b)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -22,7 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .guarantee import GuaranteeResult, allocatable
+from .guarantee import GuaranteeResult, allocatable, extremes
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .noise import UnitNoise
 from .series import Series
@@ -52,7 +52,7 @@ class Release:
 
     @cached_property
     def max_budget(self) -> float:
-        return float(self.budgets.max()) if self.n else 0.0
+        return extremes(self.budgets)[1] if self.n else 0.0
 
     @cached_property
     def approximated_share(self) -> float:

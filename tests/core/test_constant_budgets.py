@@ -118,3 +118,18 @@ def test_keyed_export_is_the_same(tmp_path, monkeypatch, scheme, landmarks):
     assert (tmp_path / "view.csv").read_bytes() == (tmp_path / "full.csv").read_bytes()
     assert release.is_constant(release.fixed_budgets(scheme, N, np.array(landmarks, np.int64),
                                                      allocatable(1.0, N)))
+
+
+@pytest.mark.parametrize("values", [(0.25, 0.25), (0.25, 0.5), (np.nan, np.nan), (0.0, -0.0), (np.inf, np.inf)])
+def test_equal_budget_views_compare_and_bound_as_their_arrays(values):
+    """The shortcuts for views of one value (a click compares Event's and User's budgets with the last ones,
+    and the check and the summaries take extremes) give what the passes over the materialised arrays give."""
+    from lmdk_gui.core.guarantee import extremes
+
+    a, b = (release.constant_budgets(N, v) for v in values)
+    full_a, full_b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    assert release.is_constant(a) and not release.is_constant(full_a)
+    assert pipeline.budget_span(a, b) == pipeline.diff_span(full_a, full_b)
+    assert pipeline.budget_span(a, full_b) == pipeline.diff_span(full_a, full_b)
+    got, want = extremes(a), (float(full_a.min()), float(full_a.max()))
+    assert np.array_equal(got, want, equal_nan=True)
