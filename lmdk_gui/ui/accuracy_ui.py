@@ -73,6 +73,21 @@ def _sweep(job: _Job, *, should_cancel) -> tuple[Series, accuracy.ErrorCurves | 
     return series, curves
 
 
+class _Same:
+    """Equal to another ``_Same`` of the very same object, which it keeps alive (so its id is never reused):
+    the session replaces its series and its read-only landmark set on every change, so identity tells a
+    change without hashing the set on every click (16 MB at 10^7 events with 20 % landmarks, ≈ 11 ms)."""
+
+    __slots__ = ("obj",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, obj) -> None:
+        self.obj = obj
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
 class AccuracyPanel(QWidget):
     """The tab. ``curvesReady`` fires when a sweep's curves are shown; ``ask_plan_file`` (replaceable) asks
     for the file to plan on."""
@@ -278,7 +293,7 @@ class AccuracyPanel(QWidget):
     def _key(self) -> tuple:
         """What the curves depend on: not ε (the grid replaces it), so "Use ε" does not recompute them."""
         s = self.session
-        return (id(s.series), s.landmarks.tobytes(), s.settings.with_(epsilon=1.0), s.runs, s.seed,
+        return (_Same(s.series), _Same(s.landmarks), s.settings.with_(epsilon=1.0), s.runs, s.seed,
                 self.plan_path, self.error_field)
 
     def _inputs_changed(self, *_args) -> None:

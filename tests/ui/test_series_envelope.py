@@ -129,7 +129,7 @@ def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path,
     wait_preview(qtbot, w)
     bp = w.budget_plot
     a, b, width = bp._view_rows(n)
-    want = multiples.bar_data(bp._split, bp._landmarks, bp._dummies, bp._tops, a, b,
+    want = multiples.bar_data(bp._split, bp._landmarks, bp._dummies if bp._dummies.size else None, bp._tops, a, b,
                               multiples.view_bins(a, b, width))
     scheme = next(iter(want))
 

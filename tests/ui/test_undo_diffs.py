@@ -74,3 +74,27 @@ def test_a_session_with_undo_history_is_collected_without_a_crash(qtbot):
         s.shutdown()
         del s
         gc.collect()
+
+
+def test_the_landmark_set_is_shared_read_only_and_never_the_callers(qtbot):
+    """Issue 15 at 10^7: snapshots share the session's landmark set instead of copying it on every click; the
+    set is read-only and replaced by each edit, and a caller's array is copied, not frozen or shared."""
+    from lmdk_gui.ui.accuracy_ui import _Same
+
+    n = 100
+    s = Session()
+    mine = np.array([3, 5, 9], dtype=np.int64)
+    s.set_series(Series.from_arrays(np.arange(n, dtype=float)), landmarks=mine)
+    assert s.landmarks is not mine and mine.flags.writeable and not s.landmarks.flags.writeable
+    before = s.landmarks
+    assert s.snapshot().landmarks is before
+    with pytest.raises(ValueError):
+        s.landmarks[0] = 4
+    s.toggle_landmark(7)
+    assert s.landmarks is not before and before.tolist() == [3, 5, 9] and s.landmarks.tolist() == [3, 5, 7, 9]
+    assert not s.landmarks.flags.writeable
+    s.set_landmarks(mine)
+    mine[0] = 1  # the caller's array stays theirs
+    assert s.landmarks.tolist() == [3, 5, 9] and not s.landmarks.flags.writeable
+    # identity is the accuracy tab's change test: equal for the same set, not for an equal new one
+    assert _Same(s.landmarks) == _Same(s.landmarks) and _Same(s.landmarks) != _Same(s.landmarks.copy())
