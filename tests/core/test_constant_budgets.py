@@ -18,6 +18,8 @@ from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import PrivacySettings
 from tests.keys import test_key
 
+from .kinds import example_series
+
 N = 400
 FIXED = ("uniform", "skip", "balanced", "event", "user")
 LANDMARKS = {"none": np.zeros(0, np.int64), "some": np.array([0, 7, 8, 150, 399])}
@@ -29,13 +31,7 @@ def materialised(scheme, n, landmarks, eps_a):
 
 
 def _series(kind: str) -> Series:
-    rng = np.random.default_rng(11)
-    if kind == "numeric":
-        return Series.from_arrays(np.round(rng.random(N) * 10, 3))
-    if kind == "location":
-        return Series.from_arrays(np.column_stack([45 + rng.random(N) * 0.01, 7 + rng.random(N) * 0.01]),
-                                  kind="location")
-    return Series.from_arrays(rng.integers(0, 3, N), kind="categorical", categories=("a", "b", "c"))
+    return example_series(kind, N, seed=11)
 
 
 def _settings(kind: str, public: bool) -> PrivacySettings:

@@ -24,18 +24,13 @@ from lmdk_gui.core.preview import (
 from lmdk_gui.core.series import Series
 from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
 
+from .kinds import KINDS, example_series
+
 N = 60
-KINDS = ("numeric", "location", "categorical")
 
 
 def _series(kind: str, n: int) -> Series:
-    rng = np.random.default_rng(5)
-    if kind == "numeric":
-        return Series.from_arrays(np.round(rng.random(n) * 10, 3))
-    if kind == "location":
-        return Series.from_arrays(np.column_stack([45 + rng.random(n) * 0.01, 7 + rng.random(n) * 0.01]),
-                                  kind="location")
-    return Series.from_arrays(rng.integers(0, 3, n), kind="categorical", categories=("a", "b", "c"))
+    return example_series(kind, n, seed=5)
 
 
 SERIES = {k: _series(k, N) for k in KINDS}
