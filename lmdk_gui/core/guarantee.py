@@ -104,11 +104,17 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
     return GuaranteeResult(epsilon, s_l, worst, worst_row, holds, reason)
 
 
+def is_constant(a: np.ndarray) -> bool:
+    """Whether ``a`` is one value seen many times: a zero-stride view, such as the budgets of a scheme that
+    gives every event the same ε_t (release.constant_budgets). A property of the array, not of a scheme."""
+    return a.ndim == 1 and a.shape[0] > 1 and a.strides[0] == 0
+
+
 def extremes(b: np.ndarray) -> tuple[float, float]:
     """(min, max) of a non-empty 1-D array. A zero-stride view (equal budgets stored as one float) holds one
     value at every event, so that value is both: read once instead of two passes over n events (NaN stays
     NaN either way)."""
-    if b.strides[0] == 0:
+    if is_constant(b):
         v = float(b[0])
         return v, v
     return float(b.min()), float(b.max())

@@ -22,7 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .guarantee import GuaranteeResult, allocatable, extremes
+from .guarantee import GuaranteeResult, allocatable, extremes, is_constant
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .noise import UnitNoise
 from .series import Series
@@ -121,11 +121,6 @@ def constant_budgets(n: int, value: float) -> np.ndarray:
     like the materialised array (numpy's sums, means and extremes give the same bits, see the tests); the
     kernels read it through its strides, and code that needs contiguous memory copies it."""
     return np.broadcast_to(np.float64(value), (n,))
-
-
-def is_constant(a: np.ndarray) -> bool:
-    """Whether ``a`` is one value seen many times (a zero-stride view such as :func:`constant_budgets`)."""
-    return a.ndim == 1 and a.shape[0] > 1 and a.strides[0] == 0
 
 
 def fresh_flags(budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -469,7 +469,6 @@ class BudgetPlot(_Rows):
         self.ROW_MIN = 35  # two lines of note
         self._times: np.ndarray | None = None
         self._dummies = np.zeros(0, dtype=np.int64)
-        self._budgets: dict[str, np.ndarray] = {}
         self._landmarks = np.zeros(0, dtype=np.int64)
         self._epsilon = 1.0
         self._tops: dict[str, float] = {}
@@ -521,7 +520,6 @@ class BudgetPlot(_Rows):
             r["axis"].set_times(series.times)
             for key in ("regular", "landmark", "dummy", "lm_marks", "dm_marks"):
                 set_data(r[key], [], [])
-        self._budgets = {}
         self._split = {}
         self._landmarks = np.zeros(0, dtype=np.int64)
         self._dummies = np.zeros(0, dtype=np.int64)
@@ -537,17 +535,14 @@ class BudgetPlot(_Rows):
                     visible: set[str], tops: dict[str, float] | None = None) -> None:
         """Draw ``budgets[scheme]`` for the visible schemes; ``tops``: their largest budgets, when known
         (``Release.max_budget``, computed on the preview worker)."""
-        self._budgets = {s: b for s, b in budgets.items() if b is not None}
         self._landmarks = np.asarray(landmarks, dtype=np.int64)
         self._epsilon = float(epsilon)
-        shown = [s for s in LANDMARK_SCHEMES if s in visible and s in self._budgets]
+        shown = [s for s in LANDMARK_SCHEMES if s in visible and budgets.get(s) is not None]
         self._layout(shown)
-        self._split = {}
         # The split into regular / landmark / dummy bars is made in redraw() for the rows in view only, the
         # landmark and dummy masks too (bar_data): series-sized masks cost ≈ 14 ms per preview at 10^7 events.
-        for scheme in shown:
-            b = np.asarray(self._budgets[scheme], dtype=np.float64)
-            self._split[scheme] = b
+        self._split = {scheme: np.asarray(budgets[scheme], dtype=np.float64) for scheme in shown}
+        for scheme, b in self._split.items():
             top = tops[scheme] if tops is not None and scheme in tops else float(b.max()) if b.size else 0.0
             self._scale_row(scheme, top if top > 0 else self._epsilon)
         self.redraw()
