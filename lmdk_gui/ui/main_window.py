@@ -47,7 +47,7 @@ from .empty_state import EmptyState
 from .extensions import Extensions
 from .help import HelpDialog, install_help_menu
 from .metrics_panel import MetricsTable
-from .multiples import BudgetPlot, PreviewPlot
+from .multiples import AfterPaint, BudgetPlot, PreviewPlot
 from .plots import SeriesPlot, TrackPlot, display_values, load_for_view
 from .runner import LatestOnlyRunner
 from .session import Session
@@ -398,6 +398,7 @@ class MainWindow(QMainWindow):
         s.seriesChanged.connect(self._on_series)
         s.landmarksChanged.connect(self._on_landmarks)
         s.previewChanged.connect(self._on_preview)
+        s.after_draw = AfterPaint([self.budget_plot, self.preview_plot], self)
         s.denoisedChanged.connect(self._on_denoised)
         s.settingsChanged.connect(self._on_settings)
         s.previewFailed.connect(lambda msg: self.show_error("Preview failed", msg))

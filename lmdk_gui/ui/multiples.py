@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QTransform
 
 from ..core.metrics import unit_label
@@ -319,6 +320,11 @@ class _Rows(pg.GraphicsLayoutWidget):
 
     #: minimum height of one row and of the header + time axis (px)
     ROW_MIN, EXTRA_MIN = 30, 22
+    painted = Signal()  # the viewport has been painted (AfterPaint)
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 - Qt naming
+        super().paintEvent(ev)
+        self.painted.emit()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -448,6 +454,46 @@ class _Rows(pg.GraphicsLayoutWidget):
 # ------------------------------------------------------------------------------------------ budgets
 #: the top of a budget row's view, in units of its scale: room above the largest bar for its tick label
 ROW_TOP = 1.4
+
+
+class AfterPaint(QObject):
+    """Runs a callback once every visible one of some views has painted (the session's later stages wait
+    for the plots to show a new preview, ``Session.after_draw``); at once when none is visible, and after
+    ``LATEST_MS`` at the latest (a window that is not exposed gets no paint). A newer callback replaces a
+    waiting one (the session ignores a superseded preview's stages anyway)."""
+
+    LATEST_MS = 250
+
+    def __init__(self, views: list[_Rows], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._views = views
+        self._waiting: set[_Rows] = set()
+        self._fn: Callable[[], None] | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(self.LATEST_MS)
+        self._timer.timeout.connect(self._run)
+        for v in views:
+            v.painted.connect(lambda v=v: self._painted(v))
+
+    def __call__(self, fn: Callable[[], None]) -> None:
+        self._fn = fn
+        self._waiting = {v for v in self._views if v.isVisible()}
+        if self._waiting:
+            self._timer.start()
+        else:
+            self._run()
+
+    def _painted(self, view: _Rows) -> None:
+        self._waiting.discard(view)
+        if self._fn is not None and not self._waiting:
+            self._run()
+
+    def _run(self) -> None:
+        self._timer.stop()
+        fn, self._fn = self._fn, None
+        if fn is not None:
+            fn()
 
 
 class BudgetPlot(_Rows):

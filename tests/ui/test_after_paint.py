@@ -1,0 +1,86 @@
+"""The preview's later stages (denoising, the average) start once the plots have painted the raw preview
+(issue 15: started before, they competed with the paint for the GIL), and never wait for a paint that
+cannot come."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QEvent, QObject
+
+from lmdk_gui.ui import session as session_mod
+from lmdk_gui.ui.multiples import AfterPaint
+
+from .conftest import wait_denoised
+
+
+@pytest.fixture(autouse=True)
+def _later_stage(monkeypatch):
+    """The sample is denoised in the preview's own job unless told otherwise: these tests use the later
+    stage, as a long series does."""
+    monkeypatch.setattr(session_mod, "DENOISE_INLINE_MAX", 0)
+
+
+def test_denoising_starts_after_both_plots_painted_the_preview(qtbot, window):
+    s = window.session
+    wait_denoised(qtbot, window)
+    order: list[str] = []
+    submit = s._denoise_runner.submit
+    s._denoise_runner.submit = lambda *a, **k: (order.append("denoise submitted"), submit(*a, **k))[1]
+    s.previewChanged.connect(lambda: order.append("preview"))
+    paints = _PaintLog(order, {window.budget_plot.viewport(): "budget painted",
+                               window.preview_plot.viewport(): "preview painted"})
+    with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
+        s.add_range(40, 90)
+    start = order.index("preview")
+    stage = order.index("denoise submitted")
+    assert start < stage
+    assert {"budget painted", "preview painted"} <= set(order[start:stage]), order
+    assert order.count("denoise submitted") == 1
+    del paints
+
+
+class _PaintLog(QObject):
+    """Logs the viewports' paint events as they arrive (an event filter sees them before the views'
+    ``painted`` signal, which the window's gate is connected to first)."""
+
+    def __init__(self, log: list[str], names: dict) -> None:
+        super().__init__()
+        self.log, self.names = log, names
+        for v in names:
+            v.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
+        if event.type() == QEvent.Type.Paint:
+            self.log.append(self.names[obj])
+        return False
+
+
+def test_an_edit_while_the_plots_paint_drops_the_old_preview_stages(qtbot, window):
+    s = window.session
+    wait_denoised(qtbot, window)
+    submitted: list[object] = []
+    submit = s._denoise_runner.submit
+    s._denoise_runner.submit = lambda fn, snap, *a, **k: (submitted.append(snap.landmarks), submit(fn, snap, *a, **k))[1]
+    s.previewChanged.connect(lambda: s.landmarks.size < 60 and s.add_range(100, 140))  # once, before any paint
+    with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
+        s.add_range(40, 90)
+    wait_denoised(qtbot, window)
+    assert [lm.size for lm in submitted] == [s.landmarks.size]  # only the state that stayed
+
+
+def test_hidden_plots_run_at_once_and_an_unpainted_view_runs_at_the_latest(qtbot, window):
+    gate = AfterPaint([window.budget_plot, window.preview_plot])
+    ran: list[int] = []
+    window.preview_plot.hide()
+    window.budget_plot.hide()
+    gate(lambda: ran.append(1))
+    assert ran == [1]
+    window.preview_plot.show()
+    qtbot.waitExposed(window.preview_plot)
+    gate(lambda: ran.append(2))  # waits for a paint (or LATEST_MS)
+    assert ran == [1]
+    qtbot.waitUntil(lambda: ran == [1, 2], timeout=5 * AfterPaint.LATEST_MS)
+    gate(lambda: ran.append(3))
+    gate(lambda: ran.append(4))  # replaces the waiting one
+    window.preview_plot.viewport().update()
+    qtbot.waitUntil(lambda: ran == [1, 2, 4], timeout=5 * AfterPaint.LATEST_MS)
