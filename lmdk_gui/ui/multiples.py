@@ -445,6 +445,10 @@ class _Rows(pg.GraphicsLayoutWidget):
         return a, b, width
 
     def _on_xrange(self, *_args) -> None:
+        # The rows follow the master's range (already theirs when it announces it): their transforms are set
+        # now, not in the paint, as the master's (plots.EagerViewBox says why).
+        for r in self.rows.values():
+            r["plot"].getViewBox().updateMatrix()
         self.redraw()
 
     def redraw(self) -> None:  # pragma: no cover - overridden

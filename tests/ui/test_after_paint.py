@@ -84,3 +84,20 @@ def test_hidden_plots_run_at_once_and_an_unpainted_view_runs_at_the_latest(qtbot
     gate(lambda: ran.append(4))  # replaces the waiting one
     window.preview_plot.viewport().update()
     qtbot.waitUntil(lambda: ran == [1, 2, 4], timeout=5 * AfterPaint.LATEST_MS)
+
+
+def test_a_zoom_sets_every_linked_view_transform_before_the_paint(qtbot, window):
+    """pyqtgraph applies a new range's transform in the paint, which marks every item dirty again: each zoom
+    painted the three scenes twice. The views now take their transform when the range changes."""
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QGraphicsView
+
+    wait_denoised(qtbot, window)
+    views = [it for v in window.findChildren(QGraphicsView) if v.isVisible() and v.scene() is not None
+             for it in v.scene().items() if isinstance(it, pg.ViewBox) and it.isVisible()]
+    assert len(views) >= 5  # the series plot and the budget and preview rows
+    window.series_plot.getPlotItem().vb.setXRange(100, 200, padding=0)
+    pending = [vb for vb in views if vb._matrixNeedsUpdate]
+    assert pending == []
+    ranges = {tuple(round(x) for x in vb.viewRange()[0]) for vb in views}
+    assert ranges == {(100, 200)}
