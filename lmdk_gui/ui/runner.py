@@ -15,6 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from ..core.heap import release_free_heap
+
 
 class LatestOnlyRunner(QObject):
     finished = Signal(int, object)  # generation, result   (emitted on the GUI thread)
@@ -92,6 +94,9 @@ class LatestOnlyRunner(QObject):
                 outcome: tuple[bool, object] = (False, f"{type(e).__name__}: {e}")
             else:
                 outcome = (True, result)
+            # the job's temporaries (and the arrays of the results it replaced, freed on the GUI thread) leave
+            # freed heap that glibc would keep resident: ≈ 0.3 GB at 10^7 events
+            release_free_heap()
             with self._cond:
                 self._busy = False
                 if gen != self._generation or self._stop:
