@@ -85,7 +85,12 @@ def denoised_mae(series: Series, release: Release, settings: PrivacySettings) ->
     den = denoised_values(release, settings)
     if den is None:
         return None, float("nan")
-    return den, mae(series, dataclasses.replace(release, values=den.values), settings)
+    return den, denoised_error(series, release, settings, den)
+
+
+def denoised_error(series: Series, release: Release, settings: PrivacySettings, den: Denoised) -> float:
+    """The MAE of ``den``, the release's post-processing, against the true series."""
+    return mae(series, dataclasses.replace(release, values=den.values), settings)
 
 
 def relative_error(series: Series, release: Release) -> float | None:
