@@ -146,6 +146,17 @@ def search_blocks(n: int) -> list[tuple[int, int]]:
 
 
 # --------------------------------------------------------------------------------------------- numeric
+def variance_of_copy(a: np.ndarray) -> float:
+    """``np.var(a)`` of a float64 array the caller no longer needs, computed in it: numpy's own steps (the
+    sum over the count, the squared deviations, their sum over the count), so the same bits, without the
+    deviations' second copy (80 MB at 10^7 events)."""
+    mean = np.add.reduce(a, keepdims=True)
+    np.true_divide(mean, a.size, out=mean)
+    np.subtract(a, mean, out=a)
+    np.square(a, out=a)
+    return float(np.add.reduce(a) / a.size)
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _g(u, e):  # pragma: no cover - compiled
     """g(u) = 1 − (1 + u)e^{−u} given e = e^{−u}; a series where the closed form would cancel."""
@@ -265,7 +276,7 @@ def _numeric(y: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, sens:
         p_max = np.inf  # diffuse start at the first observation; its variance dwarfs any plausible level
         first = int(np.argmax(fresh))
         m0 = float(y[first])
-        scale2 = float(np.var(y[fresh])) + 1e-300
+        scale2 = variance_of_copy(y[fresh]) + 1e-300
         p0 = 1e6 * (scale2 + 2.0 * (sens / budgets[first]) ** 2)
     blocks = search_blocks(n)
     buf_m = np.empty(max(e - s for s, e in blocks))

@@ -1027,7 +1027,8 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
 
     Returns ``(without, with_dummies, mean |L'|)``: two ``{scheme: RunStats}`` and the mean size of L'.
     """
-    from .metrics import denoised_mae, mae, run_stats
+    from .heap import release_free_heap
+    from .metrics import adaptive_first, denoised_mae, mae, run_stats
     from .noise import UnitNoise
     from .release import compute_release
     from .settings import ALL_SCHEMES
@@ -1051,14 +1052,19 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
                                  options=options)
         st = settings.with_(epsilon=sel.epsilon_remaining)
         sizes.append(int(sel.landmarks.size))
-        for s in schemes:
+        for s in adaptive_first(schemes):
             rp = compute_release(series, lm, settings, s, noise)
             rw = compute_release(series, sel.landmarks, st, s, noise)
+            if s == "adaptive":
+                noise.forget("sample")  # as mae_over_runs
             plain[s].append(mae(series, rp, settings))
             withd[s].append(mae(series, rw, st))
             if denoise:
                 plain_d[s].append(denoised_mae(series, rp, settings)[1])
                 withd_d[s].append(denoised_mae(series, rw, st)[1])
+            del rp, rw
+        del noise
+        release_free_heap()
 
     return ({s: run_stats(plain[s], plain_d[s]) for s in schemes},
             {s: run_stats(withd[s], withd_d[s]) for s in schemes},

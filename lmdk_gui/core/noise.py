@@ -71,6 +71,10 @@ class UnitNoise:
         """Adaptive's public sampling uniforms u_t (independent of the data)."""
         return self._get("sample")
 
+    def forget(self, stream: str) -> None:
+        """Free a drawn stream; drawn again (the same draws: each stream has its own seed) if read later."""
+        self._cache.pop(stream, None)
+
     def derived(self, key: str, fn) -> np.ndarray:
         """``fn(self)``, computed once per noise (e.g. the cosines and sines of the angles, which every
         location preview of every scheme would otherwise recompute)."""

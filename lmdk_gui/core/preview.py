@@ -32,9 +32,9 @@ from .dummies import (
     selection_rng,
 )
 from .lazyjit import interpreted
-from .metrics import RunStats, denoised_mae, mae_and_errors, mae_over_runs
+from .metrics import RunStats, denoised_error, mae_and_errors, mae_over_runs
 from .noise import UnitNoise
-from .pipeline import kind_of, plan, run_preview
+from .pipeline import denoised_values, kind_of, plan, run_preview
 from .release import Release, normalize_landmarks
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -312,17 +312,38 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
         if hit is None:  # every stale entry at once: their arrays are not kept alive while the new ones are made
             memo.forget(role, scheme)
     out: dict[str, SchemePreview] = {}
+    made: list[str] = []
     for scheme, p in previews.items():
-        if should_cancel is not None and should_cancel():
-            return None
         hit = hits[scheme]
-        if hit is None:
-            hit = denoised_mae(series, p.release, settings)
-            memo.put(role, series, settings, p.release, *hit)
+        if hit is None and not _stopped(should_cancel):
+            hit = _denoised_mae(series, p.release, settings, should_cancel)
+            if hit is not None:
+                memo.put(role, series, settings, p.release, *hit)
+                made.append(scheme)
+        if hit is None or _stopped(should_cancel):
+            # A new state is coming. What this job made belongs to releases a click changes: kept until the
+            # next job starts, it overlapped that state's preview (80 MB per scheme at 10^7 events).
+            for m in made:
+                memo.forget(role, m)
+            return None
         den, err_d = hit
         out[scheme] = replace(p, denoised=den, mae_denoised=err_d,
                               relative_denoised=err_d / denom if denom != 0.0 and den is not None else None)
     return out
+
+
+def _stopped(should_cancel) -> bool:
+    return should_cancel is not None and bool(should_cancel())
+
+
+def _denoised_mae(series: Series, rel: Release, settings: PrivacySettings,
+                  should_cancel) -> tuple[Denoised | None, float] | None:
+    """:func:`~.metrics.denoised_mae`, or None when cancelled between the denoising and its error (at 10^7
+    events each takes up to a second, and the denoised values are let go at once)."""
+    den = denoised_values(rel, settings)
+    if den is None:
+        return None, float("nan")
+    return None if _stopped(should_cancel) else (den, denoised_error(series, rel, settings, den))
 
 
 def _mean_abs(series: Series, memo: dict | None) -> float:

@@ -321,6 +321,9 @@ class _Rows(pg.GraphicsLayoutWidget):
     #: minimum height of one row and of the header + time axis (px)
     ROW_MIN, EXTRA_MIN = 30, 22
     painted = Signal()  # the viewport has been painted (AfterPaint)
+    # set by the subclasses: their redraw counter and the helper thread of their large views
+    _generation: int
+    _pool: ThreadPoolExecutor
 
     def paintEvent(self, ev) -> None:  # noqa: N802 - Qt naming
         super().paintEvent(ev)
@@ -453,6 +456,14 @@ class _Rows(pg.GraphicsLayoutWidget):
 
     def redraw(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _reduce_later(self, ready, gen: int, fn, args: tuple) -> None:
+        """``ready.emit(gen, fn(*args))`` on the helper thread, unless a newer redraw came before it started: a stale job's result is never drawn, and it would keep
+        its preview's arrays alive while it waits (at 10^7 events, ≈ 80 MB each)."""
+        def job() -> None:
+            if gen == self._generation:
+                ready.emit(gen, fn(*args))
+        self._pool.submit(job)
 
 
 # ------------------------------------------------------------------------------------------ budgets
@@ -644,8 +655,7 @@ class BudgetPlot(_Rows):
         # Zoomed out over millions of events, the split into regular / landmark / dummy bars is O(rows in
         # view) (≈ 0.2 s per row at 10^7): a helper thread computes it (numpy leaves the GIL) and the newest
         # result is drawn when it arrives, so the window never waits for it.
-        gen = self._generation
-        self._pool.submit(lambda: self._barsReady.emit(gen, bar_data(*args)))
+        self._reduce_later(self._barsReady, self._generation, bar_data, args)
 
     def _apply(self, generation: int, data: dict) -> None:
         if generation != self._generation:
@@ -673,22 +683,45 @@ def bar_data(split: dict, landmarks: np.ndarray, dummies: np.ndarray | None, top
     is_lm = view_mask(landmarks, a, b)
     is_dm = None if dummies is None else view_mask(dummies, a, b)
     out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+    edges = None if local is None else bin_edges(local, b - a)
     for scheme, bud in split.items():
         top = tops[scheme]
-        reg, lmk, dmy = split_bars(bud[a:b + 1], is_lm, is_dm)
-        row = {"regular": _shifted(bar_steps(reg, 0, b - a, local), a),
-               "landmark": _shifted(bar_steps(lmk, 0, b - a, local), a),
+        seg = bud[a:b + 1]
+        reg, lmk, dmy = split_bars(seg, is_lm, is_dm) if local is None else bin_tops(seg, is_lm, is_dm, local)
+        row = {"regular": _shifted(step_runs(reg, edges), a), "landmark": _shifted(step_runs(lmk, edges), a),
                "dummy": empty, "dm_marks": empty}
         del reg, lmk
         if dmy is not None:
             assert dummies is not None
-            row["dummy"] = _shifted(bar_steps(dmy, 0, b - a, local), a)
+            row["dummy"] = _shifted(step_runs(dmy, edges), a)
             x = mark_positions(dummies, a, b, starts)
             row["dm_marks"] = segments(x, np.full(x.size, -0.17 * top), np.full(x.size, -0.17 * top), 0.16 * top)
         x = mark_positions(landmarks, a, b, starts)
         row["lm_marks"] = segments(x, np.full(x.size, -0.17 * top), np.full(x.size, -0.17 * top), 0.16 * top)
         out[scheme] = row
     return out
+
+
+#: rows split at a time by :func:`bin_tops` (its temporaries are a few MB, not the rows in view)
+SPLIT_ROWS = 1 << 20
+
+
+def bin_tops(seg: np.ndarray, is_lm: np.ndarray, is_dm: np.ndarray | None, local: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Per bin (``local``: the bins' starts in ``seg``) the highest of each kind of bar of
+    ``split_bars(seg, is_lm, is_dm)``, split a group of whole bins at a time: the same maxima without its
+    three arrays the size of the view (≈ 230 MB with 10^7 events in view)."""
+    k = int(local[1] - local[0]) if local.size > 1 else seg.size
+    group = max(1, SPLIT_ROWS // max(k, 1))
+    parts = []
+    for i in range(0, local.size, group):
+        s = int(local[i])
+        e = int(local[i + group]) if i + group < local.size else seg.size
+        bars = split_bars(seg[s:e], is_lm[s:e], None if is_dm is None else is_dm[s:e])
+        parts.append([None if x is None else np.maximum.reduceat(x, local[i:i + group] - s) for x in bars])
+    reg, lmk, dmy = (None if parts[0][j] is None else np.concatenate([p[j] for p in parts]) for j in range(3))
+    assert reg is not None and lmk is not None
+    return reg, lmk, dmy
 
 
 def view_mask(rows: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -918,8 +951,7 @@ class PreviewPlot(_Rows):
         if b - a + 1 <= ASYNC_ROWS:
             self._apply(self._generation, preview_rows(*args))
             return
-        gen = self._generation
-        self._pool.submit(lambda: self._rowsReady.emit(gen, preview_rows(*args)))
+        self._reduce_later(self._rowsReady, self._generation, preview_rows, args)
 
     def redraw_denoised(self) -> None:
         """The denoised lines, the points' fading and the notes, over points drawn by :meth:`redraw` (large

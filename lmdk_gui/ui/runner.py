@@ -15,6 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from ..core.heap import release_free_heap
+
 
 class LatestOnlyRunner(QObject):
     finished = Signal(int, object)  # generation, result   (emitted on the GUI thread)
@@ -85,22 +87,27 @@ class LatestOnlyRunner(QObject):
                 gen, fn, args, kwargs = self._pending
                 self._pending = None
                 self._busy = True
+            outcome: tuple[bool, object]
             try:
-                result = fn(*args, should_cancel=lambda g=gen: g != self._generation or self._stop, **kwargs)
+                outcome = (True, fn(*args, should_cancel=lambda g=gen: g != self._generation or self._stop,
+                                    **kwargs))
             except Exception as e:  # noqa: BLE001 - reported to the GUI, never swallowed silently
                 traceback.print_exc()
-                outcome: tuple[bool, object] = (False, f"{type(e).__name__}: {e}")
-            else:
-                outcome = (True, result)
+                outcome = (False, f"{type(e).__name__}: {e}")
             with self._cond:
                 self._busy = False
-                if gen != self._generation or self._stop:
-                    continue
-                self._results[gen] = outcome
-            try:
-                self._ready.emit(gen)
-            except RuntimeError:  # the QObject is being destroyed during shutdown
-                return
+                current = gen == self._generation and not self._stop
+                if current:
+                    self._results[gen] = outcome
+            del outcome  # not kept alive by this thread while it waits for the next job
+            if current:
+                try:
+                    self._ready.emit(gen)
+                except RuntimeError:  # the QObject is being destroyed during shutdown
+                    return
+            # once the result is on its way: the job's temporaries (and the arrays of the results it replaced,
+            # freed on the GUI thread) leave freed heap that glibc would keep resident, ≈ 0.3 GB at 10^7 events
+            release_free_heap()
 
     def _deliver(self, gen: int) -> None:
         with self._cond:

@@ -192,6 +192,29 @@ def test_a_click_reuses_the_denoised_values_of_an_unchanged_release():
     assert raw is not None and denoise_preview(off, raw, memo=memo) is raw  # Denoise off: nothing to do
 
 
+def test_a_cancelled_denoise_stage_forgets_what_it_made(monkeypatch):
+    """A click cancels the stage: the denoised values it made for the old state (a click changes those
+    releases) are let go when it stops, not kept until the next stage starts; reused entries stay."""
+    from lmdk_gui.core import preview as preview_mod
+
+    series = SERIES["numeric"]
+    cache, memo = NoiseCache(), DenoiseMemo()
+    first = Snapshot(series, np.array([3, 9]), PrivacySettings(), 1)
+    second = Snapshot(series, np.array([3, 9, 30]), PrivacySettings(), 1)
+    assert denoise_preview(first, compute_preview(first, cache, denoise=False), memo=memo) is not None
+    raw = compute_preview(second, cache, denoise=False)
+    assert raw is not None
+    made: list[int] = []
+    real = preview_mod.denoised_values
+    monkeypatch.setattr(preview_mod, "denoised_values", lambda *a: (made.append(1), real(*a))[1])
+    assert denoise_preview(second, raw, memo=memo, should_cancel=lambda: len(made) >= 2) is None
+    assert len(made) == 2  # Uniform's and Skip's were made, then the click came
+    assert set(memo._items) == {("plain", "event"), ("plain", "user")}  # unchanged releases: still reusable
+    again = denoise_preview(second, raw, memo=memo)
+    assert again is not None and len(made) == 2 + 4
+    assert again.preview["event"].denoised is not None
+
+
 #: edits that reach every reuse path: a range, clicks at both ends and inside, ε, dummies, public settings,
 #: another seed, a clear
 STEPS = [("range", 495), ("toggle", 3), ("toggle", 1999), ("eps", 2.5), ("dummies", True), ("toggle", 700),

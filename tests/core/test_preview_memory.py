@@ -10,10 +10,15 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
+import pytest
 
+from lmdk_gui.core import heap, metrics
+from lmdk_gui.core.noise import UnitNoise
 from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
+from lmdk_gui.core.release import compute_release
 from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from tests.core.kinds import KINDS, example_series
 
 N = 200_000  # above PARALLEL_MIN: Adaptive on its side thread, as in the window
 
@@ -41,3 +46,75 @@ def test_a_click_allocates_few_series_sized_arrays():
 
 def test_public_bounds_do_not_copy_the_series_per_scheme():
     assert _click_peak(PrivacySettings(bounds=(1.0, 9.0))) <= 7.5
+
+
+# ---------------------------------------------------------------------------------- the R-run average
+@pytest.mark.parametrize("kind", KINDS)
+def test_average_runs_adaptive_first_and_gives_the_same_figures(kind, monkeypatch):
+    """Each run computes Adaptive first and then frees its sampling uniforms (80 MB at 10^7 events), which no
+    other scheme reads: every scheme's figures are those of the releases made one by one, in the usual order,
+    each on the run's full unit noise."""
+    series = example_series(kind, 300, 1)
+    lm = np.arange(0, 300, 9)
+    st = PrivacySettings()
+    want = {}
+    for s in ALL_SCHEMES:
+        raw, den = [], []
+        for r in range(3):
+            rel = compute_release(series, lm, st, s, UnitNoise(series.n, 4 + 1 + r))
+            raw.append(metrics.mae(series, rel, st))
+            den.append(metrics.denoised_mae(series, rel, st)[1])
+        want[s] = metrics.run_stats(raw, den)
+    seen: list[tuple[str, bool]] = []
+    real = metrics.compute_release
+
+    def spy(series, landmarks, settings, scheme, noise):
+        seen.append((scheme, "sample" in noise._cache))
+        return real(series, landmarks, settings, scheme, noise)
+
+    monkeypatch.setattr(metrics, "compute_release", spy)
+    got = metrics.mae_over_runs(series, lm, st, runs=3, seed=4, denoise=True)
+    assert got == want
+    assert [s for s, _ in seen[:len(ALL_SCHEMES)]][0] == "adaptive"
+    assert not any(held for s, held in seen if s != "adaptive")
+
+
+def test_a_forgotten_stream_is_drawn_again_the_same():
+    noise = UnitNoise(1000, 7)
+    first = noise.sample.copy()
+    noise.forget("sample")
+    assert "sample" not in noise._cache
+    assert np.array_equal(noise.sample, first)
+
+
+@pytest.mark.skipif(heap._trim is None, reason="glibc's malloc_trim only")
+def test_release_free_heap_returns_freed_arrays_to_the_system():
+    """Arrays of a few MB come from glibc's heap once its mmap threshold has risen (a freed 8 MB array
+    raises it): freed, their pages stay resident until :func:`release_free_heap`."""
+    big = np.ones(2**20)  # 8 MB, mmapped; freeing it raises the threshold past the arrays below
+    del big
+    arrays = [np.ones(2**19) for _ in range(100)]  # 4 MB each, from the heap
+    del arrays[::2]  # 200 MB freed between live arrays: the heap cannot shrink from its top
+    before = _rss_mb()
+    assert not heap.release_free_heap() or heap.resident_bytes() > heap.TRIM_ABOVE_BYTES  # small: kept
+    assert heap.release_free_heap(force=True)
+    assert before - _rss_mb() > 100
+    del arrays
+
+
+def test_release_free_heap_trims_only_a_large_process(monkeypatch):
+    """Freed pages of a small process stay for the next arrays (trimmed after every click, each new array
+    faults its pages in again); a large one's are returned."""
+    calls: list[int] = []
+    monkeypatch.setattr(heap, "_trim", lambda pad: calls.append(pad) or 1)
+    monkeypatch.setattr(heap, "TRIM_ABOVE_BYTES", heap.resident_bytes() + (1 << 30))
+    assert not heap.release_free_heap() and calls == []
+    monkeypatch.setattr(heap, "TRIM_ABOVE_BYTES", heap.resident_bytes() // 2)
+    assert heap.release_free_heap() and calls == [0]
+
+
+def _rss_mb() -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")

@@ -60,14 +60,14 @@ def test_an_edit_while_the_stage_runs_leaves_no_stale_denoised_result(qtbot, win
     s = window.session
     wait_denoised(qtbot, window)
     gate, started = threading.Event(), threading.Event()
-    real = preview_mod.denoised_mae
+    real = preview_mod.denoised_values
 
     def slow(*args):
         started.set()
         gate.wait(10)
         return real(*args)
 
-    monkeypatch.setattr(preview_mod, "denoised_mae", slow)
+    monkeypatch.setattr(preview_mod, "denoised_values", slow)
     landed: list[np.ndarray] = []
     s.denoisedChanged.connect(lambda: landed.append(s.landmarks.copy()))
     s.toggle_landmark(200)

@@ -193,3 +193,56 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
                                                       "offchart_x": (np.zeros(0), np.zeros(0))}})  # stale
     assert same() and pp.offchart(scheme) == offchart[scheme]
     w.close()
+
+
+@pytest.mark.parametrize("dummies", [False, True])
+def test_budget_bars_split_a_group_of_columns_at_a_time(monkeypatch, dummies):
+    """Zoomed out, each column's highest regular / landmark / dummy bar is taken a group of whole columns at
+    a time (no arrays the size of the view): the maxima of the whole split, NaN and zero budgets included."""
+    from lmdk_gui.ui import multiples
+
+    rng = np.random.default_rng(9)
+    n = 50_000
+    b = rng.random(n)
+    b[rng.choice(n, 5000, replace=False)] = 0.0
+    b[rng.choice(n, 50, replace=False)] = np.nan
+    is_lm = rng.random(n) < 0.2
+    is_dm = (rng.random(n) < 0.1) & ~is_lm if dummies else None
+    local = multiples.column_bins(0, n - 1, 700)
+    assert local is not None
+    want = [None if x is None else np.maximum.reduceat(x, local) for x in multiples.split_bars(b, is_lm, is_dm)]
+    monkeypatch.setattr(multiples, "SPLIT_ROWS", 1000)  # ≈ 14 columns per group
+    got = multiples.bin_tops(b, is_lm, is_dm, local)
+    for g, w in zip(got, want, strict=True):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_array_equal(g, w)
+
+
+def test_a_stale_helper_job_is_dropped_before_it_starts(qtbot, tmp_path, monkeypatch):
+    """A zoomed-out redraw replaced by a newer one while it waits for the helper thread never runs: it
+    would only hold the older preview's arrays (80 MB each at 10^7 events) for a result nobody draws."""
+    import threading
+
+    from lmdk_gui.ui import multiples
+
+    from .conftest import wait_preview
+
+    monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
+    n = 50_000
+    w = _open(qtbot, tmp_path, np.random.default_rng(5).random(n))
+    w.session.set_landmarks(np.arange(0, n, 17))
+    wait_preview(qtbot, w)
+    bp = w.budget_plot
+    bp._pool.submit(lambda: None).result()  # the helper is idle
+    gate = threading.Event()
+    bp._pool.submit(gate.wait)  # holds the helper while two redraws queue up
+    calls = []
+    real = multiples.bar_data
+    monkeypatch.setattr(multiples, "bar_data", lambda *a: (calls.append(a[4:6]), real(*a))[1])
+    bp.redraw()
+    bp.redraw()
+    gate.set()
+    bp._pool.submit(lambda: None).result()
+    assert len(calls) == 1
+    w.close()
