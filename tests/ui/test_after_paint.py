@@ -1,6 +1,7 @@
-"""The preview's later stages (denoising, the average) start once the plots have painted the raw preview
-(issue 15: started before, they competed with the paint for the GIL), and never wait for a paint that
-cannot come."""
+"""What the window does after its plots have painted (issue 15): the preview's later stages (denoising, the
+average) start once the plots show the raw preview (started before, they competed with the paint for the
+GIL) and never wait for a paint that cannot come; a zoom paints each scene once; the first series is drawn
+in the pass after the plots took the empty state's place."""
 
 from __future__ import annotations
 
@@ -101,3 +102,24 @@ def test_a_zoom_sets_every_linked_view_transform_before_the_paint(qtbot, window)
     assert pending == []
     ranges = {tuple(round(x) for x in vb.viewRange()[0]) for vb in views}
     assert ranges == {(100, 200)}
+
+
+def test_the_first_series_is_drawn_after_the_plots_took_their_place(qtbot):
+    from lmdk_gui.ui import MainWindow
+    from tests.conftest import SAMPLES
+
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.central_stack.currentIndex() == 0  # the empty state
+    seen: list[tuple[int, bool]] = []
+    w.central_stack.currentChanged.connect(lambda i: seen.append((i, w.session.series is None)))
+    with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):
+        w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
+    assert seen == [(1, True)]  # the plots were shown before the session had the series
+    assert w.session.series is not None and w.session.series.n == 744
+    with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):  # a second file: no empty state in between
+        w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
+    assert seen == [(1, True)]
+    w.close()
