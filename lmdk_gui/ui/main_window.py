@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core import lazyjit
 from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
@@ -89,8 +90,36 @@ def ensure_gui_thread_gc() -> None:
     if _GC is None:
         from pyqtgraph.util.garbage_collector import GarbageCollector
 
+        class _Collector(GarbageCollector):
+            def check(self) -> None:
+                _freeze_numba_once()
+                super().check()
+
         gc.freeze()
-        _GC = GarbageCollector(interval=1.0)
+        _GC = _Collector(interval=1.0)
+
+
+_numba_frozen = False
+
+
+def _freeze_numba_once() -> None:
+    """Once numba has been loaded (on a worker, by the first kernel that needs it), what is alive then — its
+    modules, and the first compilations' objects — is frozen too: each full collection visited them, 30-65 ms
+    of the GUI thread at a time (≈ 76,000 objects; issue 15). Never while a compilation runs (numba's compiler
+    lock is tried, not waited for): an unfinished compilation's objects must stay collectable."""
+    global _numba_frozen
+    if _numba_frozen or not lazyjit.imported():
+        return
+    from numba.core.compiler_lock import global_compiler_lock
+
+    lock = global_compiler_lock._lock  # (numba's own RLock: acquire(False) only tells whether it is free)
+    if not lock.acquire(False):
+        return
+    try:
+        gc.freeze()
+        _numba_frozen = True
+    finally:
+        lock.release()
 
 
 def sample_files() -> dict[str, tuple[str, dict]]:

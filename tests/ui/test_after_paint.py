@@ -123,3 +123,43 @@ def test_the_first_series_is_drawn_after_the_plots_took_their_place(qtbot):
         w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
     assert seen == [(1, True)]
     w.close()
+
+
+def test_numba_is_frozen_out_of_collections_once_loaded_and_never_mid_compilation(monkeypatch):
+    """The GUI thread's collector freezes what is alive once numba is loaded (a full collection visited its
+    objects, 30-65 ms), but not while a compilation holds numba's compiler lock."""
+    import gc
+    import threading
+
+    from lmdk_gui.core import lazyjit
+    from lmdk_gui.ui import main_window as mw
+
+    freezes: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
+    monkeypatch.setattr(mw, "_numba_frozen", False)
+    monkeypatch.setattr(lazyjit, "imported", lambda: False)
+    mw._freeze_numba_once()
+    assert freezes == []  # numba not loaded yet: nothing of it to freeze
+    monkeypatch.undo()
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
+    monkeypatch.setattr(mw, "_numba_frozen", False)
+    lazyjit.real_numba()
+    from numba.core.compiler_lock import global_compiler_lock
+
+    held, done = threading.Event(), threading.Event()
+
+    def compiling() -> None:
+        with global_compiler_lock:
+            held.set()
+            done.wait(10)
+
+    t = threading.Thread(target=compiling)
+    t.start()
+    assert held.wait(10)
+    mw._freeze_numba_once()
+    assert freezes == [] and not mw._numba_frozen
+    done.set()
+    t.join()
+    mw._freeze_numba_once()
+    mw._freeze_numba_once()
+    assert freezes == [1] and mw._numba_frozen
