@@ -1027,7 +1027,6 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
 
     Returns ``(without, with_dummies, mean |L'|)``: two ``{scheme: RunStats}`` and the mean size of L'.
     """
-    from .heap import release_free_heap
     from .metrics import adaptive_first, denoised_mae, mae, run_stats
     from .noise import UnitNoise
     from .release import compute_release
@@ -1064,7 +1063,6 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
                 withd_d[s].append(denoised_mae(series, rw, st)[1])
             del rp, rw
         del noise
-        release_free_heap()
 
     return ({s: run_stats(plain[s], plain_d[s]) for s in schemes},
             {s: run_stats(withd[s], withd_d[s]) for s in schemes},

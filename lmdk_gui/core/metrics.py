@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .denoise import Denoised
-from .heap import release_free_heap
 from .noise import UnitNoise
 from .pipeline import KINDS, PATCH_SHARE, denoised_values, diff_span
 from .release import Release, category_space, compute_release
@@ -178,7 +177,6 @@ def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs:
         if len(one) < len(schemes) or (denoise and len(one_d) < len(schemes)):
             break  # cancelled inside the run: only complete runs count
         del noise
-        release_free_heap()
         for s in schemes:
             acc[s].append(one[s])
             if denoise:
