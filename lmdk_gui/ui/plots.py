@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem
 
 from ..core import mechanisms
@@ -331,7 +331,31 @@ class TimeAxis(pg.AxisItem):
                 continue
             vals = [v for v in values if abs(v - round(v)) < 1e-9]
             out.append((spacing, vals))
-        return out or [(1.0, [float(v) for v in range(int(math.ceil(minVal)), int(maxVal) + 1)][:10])]
+        out = out or [(1.0, [float(v) for v in range(int(math.ceil(minVal)), int(maxVal) + 1)][:10])]
+        return self._fitting(out, size)
+
+    def _fitting(self, levels: list, size: float) -> list:
+        """The levels whose labels fit side by side in ``size`` pixels: a timestamp label is ≈ 100 px wide
+        ("2013-01-15 14:00"), and pyqtgraph spaces ticks by numbers alone, so labels ran into each other in a
+        narrow or zoomed plot. When not even the first level fits, every k-th of its ticks."""
+        t = self._times
+        if t is None or t.size == 0 or not levels:
+            return levels
+        span = (t[-1] - t[0]) / np.timedelta64(1, "s") if t.size > 1 else 0.0
+        width = QFontMetrics(self.style.get("tickFont") or self.font()).horizontalAdvance(
+            format_time(t[0], float(span))) + 16
+        room = max(1, int(size // width))
+        kept, used = [], 0
+        for spacing, vals in levels:
+            if used + len(vals) > room:
+                break
+            kept.append((spacing, vals))
+            used += len(vals)
+        if not kept:
+            spacing, vals = levels[0]
+            step = -(-len(vals) // room)
+            kept = [(spacing * step, vals[::step])]
+        return kept
 
 
 class CategoryAxis(pg.AxisItem):

@@ -246,3 +246,23 @@ def test_a_stale_helper_job_is_dropped_before_it_starts(qtbot, tmp_path, monkeyp
     bp._pool.submit(lambda: None).result()
     assert len(calls) == 1
     w.close()
+
+
+def test_time_labels_never_run_into_each_other(qtbot, window):
+    """A timestamp label is ≈ 100 px wide and pyqtgraph spaces ticks by numbers alone: in a narrow or zoomed
+    plot the labels ran together ("2013-01-11 10:002013-01-13 12:00"). The time axis keeps only as many
+    ticks as their labels fit side by side, at every zoom."""
+    from PySide6.QtGui import QFontMetrics
+
+    axis = window.series_plot.time_axis
+    for lo, hi in ((0, 743), (150, 300), (200, 215), (0, 100)):
+        for size in (300.0, 510.0, 1000.0):
+            levels = axis.tickValues(lo, hi, size)
+            values = sorted(v for _s, vals in levels for v in vals)
+            labels = axis.tickStrings(values, 1.0, 1.0)
+            fm = QFontMetrics(axis.style.get("tickFont") or axis.font())
+            px = [(v - lo) * size / (hi - lo) for v in values]
+            widths = [fm.horizontalAdvance(t) for t in labels]
+            assert values, (lo, hi, size)
+            for a, b, wa, wb in zip(px, px[1:], widths, widths[1:]):
+                assert b - a >= (wa + wb) / 2, (lo, hi, size, labels)
