@@ -264,5 +264,5 @@ def test_time_labels_never_run_into_each_other(qtbot, window):
             px = [(v - lo) * size / (hi - lo) for v in values]
             widths = [fm.horizontalAdvance(t) for t in labels]
             assert values, (lo, hi, size)
-            for a, b, wa, wb in zip(px, px[1:], widths, widths[1:]):
+            for a, b, wa, wb in zip(px, px[1:], widths, widths[1:], strict=False):
                 assert b - a >= (wa + wb) / 2, (lo, hi, size, labels)
