@@ -458,8 +458,9 @@ class _Rows(pg.GraphicsLayoutWidget):
         raise NotImplementedError
 
     def _reduce_later(self, ready, gen: int, fn, args: tuple) -> None:
-        """``ready.emit(gen, fn(*args))`` on the helper thread, unless a newer redraw came before it started: a stale job's result is never drawn, and it would keep
-        its preview's arrays alive while it waits (at 10^7 events, ≈ 80 MB each)."""
+        """``ready.emit(gen, fn(*args))`` on the helper thread, unless a newer redraw came before it started:
+        a stale job's result is never drawn, and it would keep its preview's arrays alive while it waits (at
+        10^7 events, ≈ 80 MB each)."""
         def job() -> None:
             if gen == self._generation:
                 ready.emit(gen, fn(*args))
