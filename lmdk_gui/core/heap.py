@@ -35,6 +35,9 @@ _trim = _malloc_trim()
 TRIM_ABOVE_BYTES = 1 << 30
 
 
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def resident_bytes() -> int:
     """This process' resident set size (0 where /proc is not there)."""
     try:
@@ -42,9 +45,6 @@ def resident_bytes() -> int:
             return int(f.read().split()[1]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def release_free_heap(force: bool = False) -> bool:
