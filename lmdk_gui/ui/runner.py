@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from ..core.heap import release_free_heap
+from ..core.priority import BACKGROUND, FOREGROUND, lower_this_thread
 
 
 class LatestOnlyRunner(QObject):
@@ -26,8 +27,11 @@ class LatestOnlyRunner(QObject):
     # have crashed PySide6 with refcount errors).
     _ready = Signal(int)
 
-    def __init__(self, name: str, parent: QObject | None = None) -> None:
+    def __init__(self, name: str, parent: QObject | None = None, *, nice: int = FOREGROUND) -> None:
+        """``nice``: how much the worker lowers its CPU priority (:mod:`~lmdk_gui.core.priority`): the later
+        stages nobody waits for pass ``BACKGROUND``."""
         super().__init__(parent)
+        self._nice = nice
         self._cond = threading.Condition()
         self._pending: tuple[int, Callable[..., Any], tuple, dict] | None = None
         self._generation = 0
@@ -77,6 +81,7 @@ class LatestOnlyRunner(QObject):
 
     # ------------------------------------------------------------------------------------ thread
     def _loop(self) -> None:
+        lower_this_thread(self._nice)
         while True:
             with self._cond:
                 while self._pending is None and not self._stop:
@@ -142,6 +147,9 @@ class WorkerJob(QObject):
     cancel_exceptions: tuple[type[BaseException], ...] = ()
     #: appended to the message of an unexpected failure (e.g. "; nothing was written")
     failure_note = ""
+    #: how much the job's thread lowers its CPU priority (:mod:`~lmdk_gui.core.priority`): the GUI thread and
+    #: the preview go first when they compete for the cores; alone, the job has them all
+    nice = BACKGROUND
 
     def __init__(self, name: str, total: int = 0, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -203,6 +211,7 @@ class WorkerJob(QObject):
         self._emit(_PROGRESS)
 
     def _run(self) -> None:
+        lower_this_thread(self.nice)
         try:
             result = self.work(self._progress, self._cancel.is_set)
         except self.cancel_exceptions:

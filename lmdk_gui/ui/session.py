@@ -58,6 +58,7 @@ from ..core.preview import (
     denoise_preview,
     scheme_previews,
 )
+from ..core.priority import BACKGROUND
 from ..core.release import normalize_landmarks
 from ..core.series import Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
@@ -174,7 +175,7 @@ class Session(QObject):
         self._preview_runner = LatestOnlyRunner("preview", self)
         self._preview_runner.finished.connect(self._on_preview)
         self._preview_runner.failed.connect(self._on_preview_failed)
-        self._average_runner = LatestOnlyRunner("average", self)
+        self._average_runner = LatestOnlyRunner("average", self, nice=BACKGROUND)
         self._average_runner.finished.connect(self._on_average)
         # The R-run average starts once the window has drawn the preview (with Denoise on, its denoised
         # stage too) and the edits pause: run at once it competed with the repaint for the GIL (a 10^5 click
@@ -190,12 +191,12 @@ class Session(QObject):
         # None = no later stage.
         self.post_stage: Callable[..., object] | None = None
         self.post: object | None = None
-        self._post_runner = LatestOnlyRunner("post", self)
+        self._post_runner = LatestOnlyRunner("post", self, nice=BACKGROUND)
         self._post_runner.finished.connect(self._on_post)
         # Denoising (issue 12) is a later stage with its own signal, not a ``post_stage``: it replaces the
         # preview itself (what every view and the automation contract read), and the generic hook stays free.
         # The memo is used only on this runner's thread (one job at a time).
-        self._denoise_runner = LatestOnlyRunner("denoise", self)
+        self._denoise_runner = LatestOnlyRunner("denoise", self, nice=BACKGROUND)
         self._denoise_runner.finished.connect(self._on_denoised)
         self._denoise_runner.failed.connect(self._on_denoise_failed)
         self._denoise_memo = DenoiseMemo()

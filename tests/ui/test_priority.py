@@ -1,0 +1,106 @@
+"""Worker threads' CPU priority (issue 15): the later stages yield the cores to the GUI thread and the preview."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from lmdk_gui.core import priority
+from lmdk_gui.core.series import Series
+from lmdk_gui.ui.runner import LatestOnlyRunner, WorkerJob
+from lmdk_gui.ui.session import Session
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+
+
+def _nice_of(run_on) -> int | None:
+    """The nice value seen by a job run through ``run_on(job)``."""
+    seen: list[int | None] = []
+    run_on(lambda: seen.append(priority.this_thread_nice()))
+    return seen[0]
+
+
+def test_lowering_by_nothing_changes_nothing():
+    before = priority.this_thread_nice()
+    assert priority.lower_this_thread(0) is False
+    assert priority.lower_this_thread(-5) is False  # never raises a priority (nor fails trying)
+    assert priority.this_thread_nice() == before
+
+
+@linux_only
+def test_lower_this_thread_affects_only_the_calling_thread():
+    main_before = priority.this_thread_nice()
+    assert main_before is not None
+    seen: list[tuple[bool, int | None]] = []
+
+    def work() -> None:
+        before = priority.this_thread_nice()
+        ok = priority.lower_this_thread(priority.BACKGROUND)
+        seen.append((ok, None if before is None else priority.this_thread_nice() - before))
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    ok, delta = seen[0]
+    assert ok and delta == min(priority.BACKGROUND, 19 - main_before)
+    assert priority.this_thread_nice() == main_before
+
+
+@linux_only
+def test_runners_run_background_jobs_behind_the_gui_thread(qtbot):
+    gui = priority.this_thread_nice()
+    assert gui is not None
+
+    def through(runner: LatestOnlyRunner):
+        def run(job):
+            with qtbot.waitSignal(runner.finished, timeout=10_000):
+                runner.submit(lambda should_cancel: job())
+        return run
+
+    fg, bg = LatestOnlyRunner("fg-test"), LatestOnlyRunner("bg-test", nice=priority.BACKGROUND)
+    try:
+        assert _nice_of(through(fg)) == gui
+        assert _nice_of(through(bg)) == min(19, gui + priority.BACKGROUND)
+    finally:
+        fg.shutdown()
+        bg.shutdown()
+
+
+@linux_only
+def test_long_jobs_run_in_the_background(qtbot):
+    gui = priority.this_thread_nice()
+    assert gui is not None
+
+    class Probe(WorkerJob):
+        def work(self, progress, should_cancel):
+            return priority.this_thread_nice()
+
+        def _emit_finished(self) -> None:
+            pass
+
+    job = Probe("probe").start()
+    assert job.wait(10)
+    assert job.result == min(19, gui + priority.BACKGROUND)
+
+
+@linux_only
+def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_background(qtbot):
+    """The preview of the newest state runs at the GUI's priority; denoising and the R-run average (which a
+    click interrupts anyway) behind it, so that a click's preview does not share the cores with them."""
+    s = Session()
+    try:
+        s.set_series(Series.from_arrays(np.random.default_rng(0).normal(10, 2, 50_000)))
+        gui = priority.this_thread_nice()
+        assert gui is not None
+        for runner, expected in ((s._preview_runner, gui), (s._denoise_runner, gui + priority.BACKGROUND),
+                                 (s._average_runner, gui + priority.BACKGROUND),
+                                 (s._post_runner, gui + priority.BACKGROUND)):
+            seen: list[int | None] = []
+            with qtbot.waitSignal(runner.finished, timeout=10_000):
+                runner.submit(lambda should_cancel, seen=seen: seen.append(priority.this_thread_nice()))
+            assert seen == [min(19, expected)], runner
+    finally:
+        s.shutdown()
