@@ -12,6 +12,7 @@ import argparse
 import gc
 import os
 import sys
+from typing import Any
 
 from .argtypes import (
     EXIT_USAGE,
@@ -56,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SAMPLE_FILES = {
+#: ``--sample`` name → (file in resources/samples, the loader options it needs: column keywords only)
+SAMPLE_FILES: dict[str, tuple[str, dict[str, Any]]] = {
     "energy": ("energy_hue_2013_jan.csv", {}),
     "gps": ("gps_bus_limerick.csv", {}),
     "contacts": ("contacts_person1672.csv", {"kind": "categorical", "duplicates": "first"}),
