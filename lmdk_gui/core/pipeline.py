@@ -129,6 +129,20 @@ def _laplace_release(x, lap, budgets, sens, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _laplace_release_scaled(x, lap, scale, out):  # pragma: no cover - compiled
+    # _laplace_release for equal budgets: Δ/ε computed once, the same value its every event divides out
+    for t in range(x.shape[0]):
+        out[t] = x[t] + lap[t] * scale
+
+
+@numba.njit(cache=True, nogil=True)
+def _abs_error(values, truth, out):  # pragma: no cover - compiled
+    # |value − truth| in one pass (numpy's subtract then abs: the same two operations, so the same bits)
+    for t in range(values.shape[0]):
+        out[t] = abs(values[t] - truth[t])
+
+
+@numba.njit(cache=True, nogil=True)
 def _haversines(a, b, out):  # pragma: no cover - compiled
     for t in range(a.shape[0]):
         out[t] = mechanisms.haversine_one(a[t, 0], a[t, 1], b[t, 0], b[t, 1])
@@ -257,8 +271,13 @@ class NumericKind(Kind):
         # One compiled pass, x + laplace·(Δ/ε_t) (the same operations, so the same bits, as numpy's three
         # passes). Non-fresh events (ε_t = 0 → ±inf) are replaced by fill_approximations, which never reads them.
         out = np.empty(x.shape[0])
-        # (asarray, not a contiguous copy: constant budgets stay one float, read through their zero stride)
-        _laplace_release(x, noise.laplace, np.asarray(budgets, dtype=np.float64), float(settings.sensitivity), out)
+        b = np.asarray(budgets, dtype=np.float64)
+        if is_constant(b):  # (Uniform, Event, User) one division instead of one per event
+            with np.errstate(divide="ignore"):  # ε_t = 0 everywhere: ±inf, as the kernel's own division gives
+                scale = np.float64(settings.sensitivity) / b[0]
+            _laplace_release_scaled(x, noise.laplace, float(scale), out)
+        else:  # (asarray, not a contiguous copy: a zero-stride view of one float stays one)
+            _laplace_release(x, noise.laplace, b, float(settings.sensitivity), out)
         return out
 
     def secure_noise(self, x, budgets, settings, k, backend, source):
@@ -272,8 +291,13 @@ class NumericKind(Kind):
         return (words, np.int64(grid_exponent(settings)))
 
     def error(self, truth, values, codes=None):
-        d = np.subtract(values, truth)
-        return np.abs(d, out=d)
+        v, x = np.asarray(values, dtype=np.float64), np.asarray(truth, dtype=np.float64)
+        if v.ndim != 1 or v.shape != x.shape:
+            d = np.subtract(values, truth)
+            return np.abs(d, out=d)
+        out = np.empty(v.shape[0])
+        _abs_error(v, x, out)
+        return out
 
 
 class LocationKind(Kind):

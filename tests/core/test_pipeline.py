@@ -226,3 +226,26 @@ def test_denoise_setting_travels_and_old_settings_load_with_it_on():
     assert d["denoise"] is False and PrivacySettings.from_dict(d).denoise is False
     del d["denoise"]  # a project saved before issue 12
     assert PrivacySettings.from_dict(d).denoise is True
+
+
+def test_one_pass_kernels_give_numpys_bits():
+    """The numeric error (|value − truth| in one compiled pass) and the equal-budget release (Δ/ε divided
+    once) are the same operations as the passes they replace (issue 15), so the same bits: NaN, ±inf and
+    ε_t = 0 included."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(0, 1e3, 10_000)
+    v = x + rng.laplace(0, 10, x.size)
+    v[[3, 7, 11]] = [np.nan, np.inf, -np.inf]
+    want = np.abs(np.subtract(v, x))
+    got = pipeline.KINDS["numeric"].error(x, v)
+    assert got.tobytes() == want.tobytes()  # NaN included, bit for bit
+    noise = UnitNoise(x.size, 3)
+    fresh = np.ones(x.size, dtype=bool)
+    st = PrivacySettings(epsilon=1.0)
+    for eps in (0.37, 1e-300, 0.0):
+        equal = np.broadcast_to(np.float64(eps), x.shape)  # zero stride: one float, as constant budgets are
+        spelled_out = np.full(x.size, eps)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = pipeline.KINDS["numeric"].preview_noise(x, equal, fresh, noise, st, 0)
+            b = pipeline.KINDS["numeric"].preview_noise(x, spelled_out, fresh, noise, st, 0)
+        assert a.tobytes() == b.tobytes(), eps
