@@ -678,6 +678,10 @@ class SeriesPlot(pg.PlotWidget):
     def set_dummies(self, rows: np.ndarray) -> None:
         if self.series is None:
             return
+        if rows.shape == self._dummies.shape and np.array_equal(rows, self._dummies):
+            # every preview announces its selection, mostly the same one (or none, dummies off): redrawn, the
+            # markers dirtied the scene and the series plot painted twice per click (issue 15)
+            return
         self._dummies = rows
         self.legend.removeItem(self.dummy_points)
         if rows.size:

@@ -163,3 +163,23 @@ def test_numba_is_frozen_out_of_collections_once_loaded_and_never_mid_compilatio
     mw._freeze_numba_once()
     mw._freeze_numba_once()
     assert freezes == [1] and mw._numba_frozen
+
+
+def test_a_click_paints_the_series_plot_once(qtbot, window):
+    """The click's marker is painted; the preview that follows announces its (unchanged, here empty) dummy
+    selection, which used to redraw the markers and paint the series plot a second time per click."""
+    from .helpers import fake_click
+
+    s = window.session
+    wait_denoised(qtbot, window)
+    log: list[str] = []
+    paints = _PaintLog(log, {window.series_plot.viewport(): "series", window.budget_plot.viewport(): "budget",
+                             window.preview_plot.viewport(): "preview"})
+    s.denoisedChanged.connect(lambda: log.append("denoised"))
+    for row in (100, 200):
+        log.clear()
+        fake_click(qtbot, window, row)
+        # the passes after the raw preview are over once the denoised lines (a later stage) have been painted
+        qtbot.waitUntil(lambda: "denoised" in log and "preview" in log[log.index("denoised"):], timeout=30_000)
+        assert log.count("series") == 1, log
+    del paints
