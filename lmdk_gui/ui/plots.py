@@ -71,6 +71,10 @@ def display_values(series: Series, values: np.ndarray) -> np.ndarray:
     return np.where(v < 0, np.nan, v)
 
 
+#: characters of the series plot's rotated y label that fit its height at 1280×800
+AXIS_LABEL_MAX = 16
+
+
 def y_label(series: Series) -> str:
     if series.kind == "numeric":
         unit = f" ({series.unit})" if series.unit else ""
@@ -625,7 +629,13 @@ class SeriesPlot(pg.PlotWidget):
         self.y = display_values(series, series.values)
         self.time_axis.set_times(series.times)
         self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
-        self.getPlotItem().setLabel("left", y_label(series))
+        full = y_label(series)
+        # the series plot is short (≈ 110 px at 1280×800): a longer rotated label was cut at both ends
+        # ("ance from start (m"); the full one is in the axis tooltip and the preview's header
+        short = "m from start" if series.kind == "location" else \
+            (full if len(full) <= AXIS_LABEL_MAX else full[:AXIS_LABEL_MAX - 1] + "…")
+        self.getPlotItem().setLabel("left", short)
+        self.getPlotItem().getAxis("left").setToolTip(full)
         self._blocks = series_pyramid(series, self.y)
         # the finite range from the pyramid (no series-sized copy of the finite values)
         with warnings.catch_warnings():

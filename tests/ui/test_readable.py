@@ -404,3 +404,25 @@ def test_rows_line_up_with_the_series_plot(qtbot, window, size):
         for scheme in wid.shown():
             got = _screen_x(wid.rows[scheme]["plot"].getViewBox(), wid, window)
             assert abs(got[0] - ref[0]) <= 2 and abs(got[1] - ref[1]) <= 2, (scheme, got, ref)
+
+
+@pytest.mark.parametrize("kind", ["location", "numeric"])
+def test_the_series_axis_label_fits_the_short_series_plot(qtbot, kind):
+    """At 1280×800 the series plot is ≈ 110 px high: "distance from start (m)" (or a long column name) was cut
+    at both ends. The label is short enough to fit; the whole name is the axis's tooltip."""
+    from lmdk_gui.core.series import Series
+    from lmdk_gui.ui.plots import AXIS_LABEL_MAX, SeriesPlot
+
+    plot = SeriesPlot()
+    qtbot.addWidget(plot)
+    rng = np.random.default_rng(0)
+    if kind == "location":
+        series = Series.from_arrays(np.c_[52.6 + rng.random(50) / 100, -8.6 + rng.random(50) / 100])
+        full = "distance from start (m)"
+    else:
+        series = Series.from_arrays(rng.random(50), name="s")
+        object.__setattr__(series, "unit", "kWh per household")
+        full = "value (kWh per household)"
+    plot.set_series(series)
+    axis = plot.getPlotItem().getAxis("left")
+    assert len(axis.labelText) <= AXIS_LABEL_MAX and axis.toolTip() == full
