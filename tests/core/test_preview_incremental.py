@@ -142,6 +142,30 @@ def test_clicks_are_patched_and_still_equal_a_full_recompute(kind, monkeypatch):
     assert sum(patched) >= 10 and sum(errors) >= 10, (sum(patched), sum(errors))
 
 
+def test_above_the_memo_limit_the_errors_are_not_kept_and_the_mae_is_the_same(monkeypatch):
+    """Large series (10^7 events: 80 MB) keep no per-event errors between clicks; their MAE is the full pass,
+    equal to the patched one and to a fresh recompute."""
+    from lmdk_gui.core import preview as preview_mod
+
+    steps = [("range", 495)] + [("toggle", r) for r in (500, 501, 700, 3, 1999)]
+    series = LONG["numeric"]
+    kept = {}
+    for limit in (1 << 40, 0):
+        monkeypatch.setattr(preview_mod, "ERRORS_MEMO_MAX_BYTES", limit)
+        cache = NoiseCache()
+        state = {"lm": np.zeros(0, dtype=np.int64), "ps": PrivacySettings(denoise=False), "seed": 1, "dummies": None}
+        maes = []
+        for op, arg in steps:
+            _apply("numeric", series.n, state, op, arg)
+            out = compute_preview(Snapshot(series, state["lm"], state["ps"], 1), cache)
+            assert out is not None
+            maes.append(out.preview["skip"].mae)
+        kept[limit] = (maes, cache.memo(series, 1).get(("errors", "skip")) is not None)
+    assert kept[0][0] == kept[1 << 40][0]  # the same MAE, bit for bit, click after click
+    assert kept[1 << 40][1] and not kept[0][1]
+    _run("numeric", series, steps)  # (and, with nothing kept, still what a fresh recompute gives)
+
+
 def _same_denoised(a: SchemePreview, b: SchemePreview) -> None:
     assert (a.denoised is None) == (b.denoised is None)
     if a.denoised is not None and b.denoised is not None:
