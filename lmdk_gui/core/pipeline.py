@@ -130,7 +130,7 @@ def _laplace_release(x, lap, budgets, sens, out):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _laplace_release_scaled(x, lap, scale, out):  # pragma: no cover - compiled
-    # _laplace_release for equal budgets: Δ/ε computed once, the same value its every event divides out
+    # _laplace_release for equal budgets: Δ/ε divided once, the value the per-event division gives everywhere
     for t in range(x.shape[0]):
         out[t] = x[t] + lap[t] * scale
 

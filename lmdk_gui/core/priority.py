@@ -1,12 +1,14 @@
-"""CPU priority of the worker threads (issue 15: the GUI thread must not wait for the CPU).
+"""CPU priority of the worker threads (issue 15: the GUI thread and the newest preview go first).
 
-On a 2-core machine a click at 10^7 events has the preview worker, the previous click's denoising and the
-R-run average runnable at once; scheduled as equals, the GUI thread got a third of a core while it painted
-(stalls of 60–110 ms with 20–40 ms of its own CPU time). Linux keeps a nice value per thread, so a worker
-lowers its own (:func:`lower_this_thread`) when it starts: the later stages (denoise, average) and the long
-jobs (exports) by :data:`BACKGROUND`, so that the GUI and the preview of the newest state run first when
-they compete, and take all the CPU when they do not. A thread can only lower its priority (raising it back needs a
-privilege), which is why each worker sets it once, on its own thread. Elsewhere (macOS, Windows) this does
+On two cores a click that interrupts the previous click's denoising or R-run average has the GUI thread,
+the preview worker and its second thread competing with those stages; scheduled as equals, each got a share
+of the cores the click needed. Linux keeps a nice value per thread, so a worker lowers its own
+(:func:`lower_this_thread`) when it starts: the later stages (denoise, average, post) and the long jobs
+(exports, batch runs, evaluations) by :data:`BACKGROUND`. When they compete, the GUI and the preview of the
+newest state run first; alone, a background thread still has all the CPU (measured:
+tests/benchmarks/bench_busy_clicks.py, docs/performance.md). A thread can only lower its priority (raising
+it back needs a privilege), so each worker sets it once, on its own thread; threads it starts inherit it
+(the preview's second thread is started by the preview worker). Elsewhere (macOS, Windows) this does
 nothing: their threads have no nice value of their own.
 """
 
