@@ -26,10 +26,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtTest import QTest  # noqa: E402
 
-from tests.benchmarks.bench_gui import APP, PaintWatch, laplace_floor, wait_repainted, wait_until  # noqa: E402
+from tests.benchmarks.bench_gui import APP, PaintWatch, laplace_floor, timed_click, wait_until  # noqa: E402
 
 
 def idle(seconds: float) -> None:
@@ -41,8 +39,6 @@ def idle(seconds: float) -> None:
 def main() -> None:
     from lmdk_gui.core.series import Series
     from lmdk_gui.ui.main_window import MainWindow
-    from tests.ui.helpers import event_point
-
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**6
     gap = float(sys.argv[2]) if len(sys.argv) > 2 else 0.3
     os.environ["LMDK_GUI_SETTINGS"] = str(Path(tempfile.mkdtemp()) / "bench.ini")
@@ -58,14 +54,7 @@ def main() -> None:
     watch = PaintWatch(w)
     times, floors = [], []
     for i in range(16):
-        row = int(n // 2 + 37 * i)
-        w.series_plot.getPlotItem().vb.setXRange(row - 50, row + 50, padding=0)
-        APP.processEvents()
-        pos = event_point(w, row)
-        t = time.perf_counter()
-        QTest.mouseClick(w.series_plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
-        wait_repainted(s, watch)
-        times.append(time.perf_counter() - t)
+        times.append(timed_click(w, watch, int(n // 2 + 37 * i))[1])
         floors.append(laplace_floor(n))
         idle(gap)
     print(json.dumps({"figure": f"busy_click_to_repaint_{n}", "gap_seconds": gap, "seconds_min": min(times),

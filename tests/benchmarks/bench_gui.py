@@ -96,6 +96,20 @@ def wait_repainted(session, watch: PaintWatch, timeout: float = 120.0) -> None:
     wait_until(lambda: session.is_preview_current() and watch.done(), timeout)
 
 
+def timed_click(window, watch: PaintWatch, row: int) -> tuple[float, float]:
+    """Zoom the series plot to ``row``, click it, wait until the plots have repainted the new preview:
+    (the click's start, seconds to repainted)."""
+    from tests.ui.helpers import event_point
+
+    window.series_plot.getPlotItem().vb.setXRange(row - 50, row + 50, padding=0)
+    APP.processEvents()
+    pos = event_point(window, row)
+    t = time.perf_counter()
+    QTest.mouseClick(window.series_plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    wait_repainted(window.session, watch)
+    return t, time.perf_counter() - t
+
+
 def laplace_floor(n: int) -> float:
     """numpy drawing n standard Laplace samples: the cost of one scheme's noise, the issue's floor."""
     t = time.perf_counter()
@@ -106,8 +120,6 @@ def laplace_floor(n: int) -> float:
 def click_to_repaint(window, n: int, clicks: int = 9) -> dict:
     """Clicks at an event of a zoomed series plot (a fifth of the events scattered landmarks), alternating
     with the two same-run baselines: the numpy Laplace floor and the core recompute of the same state."""
-    from tests.ui.helpers import event_point
-
     s = window.session
     rng = np.random.default_rng(3)
     s.set_landmarks(np.sort(rng.choice(n, n // 5, replace=False)))
@@ -118,15 +130,8 @@ def click_to_repaint(window, n: int, clicks: int = 9) -> dict:
     times, signal, denoised, cores, floors = [], [], [], [], []
     noise = UnitNoise(n, s.seed)
     for i in range(clicks):
-        row = int(n // 2 + 37 * i)
-        vb = window.series_plot.getPlotItem().vb
-        vb.setXRange(row - 50, row + 50, padding=0)
-        APP.processEvents()
-        pos = event_point(window, row)
-        t = time.perf_counter()
-        QTest.mouseClick(window.series_plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
-        wait_repainted(s, watch)
-        times.append(time.perf_counter() - t)
+        t, took = timed_click(window, watch, int(n // 2 + 37 * i))
+        times.append(took)
         signal.append(announced[0] - t)
         wait_until(s.is_denoised_current)
         window.preview_plot.viewport().repaint()
