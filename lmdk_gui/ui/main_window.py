@@ -369,12 +369,16 @@ class MainWindow(QMainWindow):
             d.hide()
 
     def _show_plots(self) -> None:
-        self.central_stack.setCurrentIndex(1)
+        # The docks first, laid out at once, then the plots: each plot is resized once, to its final size
+        # (the other way round, the plots took the whole width, then shrank when the docks came back: twice
+        # the view, axis and linked-range updates of some fifteen pyqtgraph views)
         for d in self._docks_hidden_while_empty:
             d.show()
         if self.settings_dock in self._docks_hidden_while_empty:
             self.settings_dock.raise_()  # showing tabbed docks raises the last one shown
         self._docks_hidden_while_empty = []
+        self.layout().activate()
+        self.central_stack.setCurrentIndex(1)
 
     def _reopen_last_file(self) -> None:
         """``lmdk-gui`` with no argument: the last file with its options if it still opens, else the empty

@@ -56,6 +56,21 @@ class _PaintLog(QObject):
         return False
 
 
+class _ResizeLog(QObject):
+    """Logs the views' resize events."""
+
+    def __init__(self, log: list[str], names: dict) -> None:
+        super().__init__()
+        self.log, self.names = log, names
+        for v in names:
+            v.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
+        if event.type() == QEvent.Type.Resize:
+            self.log.append(self.names[obj])
+        return False
+
+
 def test_an_edit_while_the_plots_paint_drops_the_old_preview_stages(qtbot, window):
     s = window.session
     wait_denoised(qtbot, window)
@@ -115,9 +130,15 @@ def test_the_first_series_is_drawn_after_the_plots_took_their_place(qtbot):
     assert w.central_stack.currentIndex() == 0  # the empty state
     seen: list[tuple[int, bool]] = []
     w.central_stack.currentChanged.connect(lambda i: seen.append((i, w.session.series is None)))
+    resized: list[str] = []
+    log = _ResizeLog(resized, {w.series_plot: "series", w.budget_plot: "budget", w.preview_plot: "preview"})
     with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):
         w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
     assert seen == [(1, True)]  # the plots were shown before the session had the series
+    # the docks came back first, so the plots were not laid out at the whole width and then again narrower
+    # (each was resized 4-5 times): once from the hidden page's old layout, once to its final size
+    assert all(resized.count(k) <= 2 for k in ("series", "budget", "preview")), resized
+    del log
     assert w.session.series is not None and w.session.series.n == 744
     with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):  # a second file: no empty state in between
         w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
