@@ -177,9 +177,13 @@ def series_pyramid(series: Series, y: np.ndarray | None = None) -> tuple[np.ndar
 
 def load_for_view(path: str, options: dict) -> Series:
     """``load_series`` plus what drawing the series needs that can be made off the GUI thread (its line's
-    pyramid): the body of every loader job of the window (File › Open, the import dialog, projects, persons)."""
+    pyramid, the preview rows' y range): the body of every loader job of the window (File › Open, the import
+    dialog, projects, persons)."""
+    from .multiples import series_range  # (multiples draws with this module's items)
+
     series = load_series(path, **options)
     series_pyramid(series)
+    series_range(series)
     return series
 
 

@@ -426,3 +426,13 @@ def test_the_series_axis_label_fits_the_short_series_plot(qtbot, kind):
     plot.set_series(series)
     axis = plot.getPlotItem().getAxis("left")
     assert len(axis.labelText) <= AXIS_LABEL_MAX and axis.toolTip() == full
+
+
+def test_the_loaders_make_the_preview_rows_y_range_off_the_gui_thread():
+    """``load_for_view`` (every loader job's body) leaves the rows' y range made, the same as the rows' own."""
+    from lmdk_gui.ui import multiples
+    from lmdk_gui.ui.plots import display_values, load_for_view
+
+    series = load_for_view(str(SAMPLES / "energy_hue_2013_jan.csv"), {})
+    assert series in multiples._RANGES
+    assert multiples.series_range(series) == robust_range(display_values(series, series.values))
