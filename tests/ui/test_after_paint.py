@@ -41,32 +41,17 @@ def test_denoising_starts_after_both_plots_painted_the_preview(qtbot, window):
 
 
 class _PaintLog(QObject):
-    """Logs the viewports' paint events as they arrive (an event filter sees them before the views'
-    ``painted`` signal, which the window's gate is connected to first)."""
+    """Logs the viewports' paint events (or another event type) as they arrive (an event filter sees them
+    before the views' ``painted`` signal, which the window's gate is connected to first)."""
 
-    def __init__(self, log: list[str], names: dict) -> None:
+    def __init__(self, log: list[str], names: dict, event_type=QEvent.Type.Paint) -> None:
         super().__init__()
-        self.log, self.names = log, names
+        self.log, self.names, self.event_type = log, names, event_type
         for v in names:
             v.installEventFilter(self)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
-        if event.type() == QEvent.Type.Paint:
-            self.log.append(self.names[obj])
-        return False
-
-
-class _ResizeLog(QObject):
-    """Logs the views' resize events."""
-
-    def __init__(self, log: list[str], names: dict) -> None:
-        super().__init__()
-        self.log, self.names = log, names
-        for v in names:
-            v.installEventFilter(self)
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
-        if event.type() == QEvent.Type.Resize:
+        if event.type() == self.event_type:
             self.log.append(self.names[obj])
         return False
 
@@ -131,7 +116,8 @@ def test_the_first_series_is_drawn_after_the_plots_took_their_place(qtbot):
     seen: list[tuple[int, bool]] = []
     w.central_stack.currentChanged.connect(lambda i: seen.append((i, w.session.series is None)))
     resized: list[str] = []
-    log = _ResizeLog(resized, {w.series_plot: "series", w.budget_plot: "budget", w.preview_plot: "preview"})
+    log = _PaintLog(resized, {w.series_plot: "series", w.budget_plot: "budget", w.preview_plot: "preview"},
+                    QEvent.Type.Resize)
     with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):
         w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
     assert seen == [(1, True)]  # the plots were shown before the session had the series
