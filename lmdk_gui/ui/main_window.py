@@ -369,9 +369,9 @@ class MainWindow(QMainWindow):
             d.hide()
 
     def _show_plots(self) -> None:
-        # The docks first, laid out at once, then the plots: each plot is resized once, to its final size
-        # (the other way round, the plots took the whole width, then shrank when the docks came back: twice
-        # the view, axis and linked-range updates of some fifteen pyqtgraph views)
+        # The docks first, laid out at once, then the plots: each plot is resized from the hidden page's old
+        # layout to its final size (the other way round, the plots took the whole width first and shrank when
+        # the docks came back: 4-5 resizes each, every one updating the pyqtgraph views' ranges and axes)
         for d in self._docks_hidden_while_empty:
             d.show()
         if self.settings_dock in self._docks_hidden_while_empty:
