@@ -292,7 +292,7 @@ class NumericKind(Kind):
 
     def error(self, truth, values, codes=None):
         v, x = np.asarray(values, dtype=np.float64), np.asarray(truth, dtype=np.float64)
-        if v.ndim != 1 or v.shape != x.shape:
+        if v.ndim != 1 or v.shape != x.shape:  # (the kernel does not check bounds: numpy broadcasts or refuses)
             d = np.subtract(values, truth)
             return np.abs(d, out=d)
         out = np.empty(v.shape[0])

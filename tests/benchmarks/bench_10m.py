@@ -39,7 +39,7 @@ from PySide6.QtCore import QElapsedTimer, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from tests.benchmarks.bench_gui import PaintWatch, laplace_floor, wait_repainted, wait_until  # noqa: E402
+from tests.benchmarks.bench_gui import PaintWatch, idle, laplace_floor, wait_repainted, wait_until  # noqa: E402
 
 APP = QApplication.instance() or QApplication([])
 
@@ -163,7 +163,7 @@ def main() -> None:
         # the zoom that puts the event under the mouse is a stall of its own (its repaint, two passes)
         hb.reset()
         w.series_plot.getPlotItem().vb.setXRange(row - 50, row + 50, padding=0)
-        _idle(0.3)
+        idle(0.3)
         zooms.append(hb.worst())
         pos = event_point(w, row)
         hb.reset()
@@ -174,7 +174,7 @@ def main() -> None:
         stalls.append(hb.worst())
         floors.append(laplace_floor(n))
         # let the average start and run a little, so the next click arrives while it computes
-        _idle(0.5)
+        idle(0.5)
     emit({"figure": f"click_to_repaint_{n}", "seconds_min": min(times), "seconds": statistics.median(times),
           "baseline": "numpy laplace(n) (same run)", "baseline_seconds": statistics.median(floors),
           "ratio": statistics.median(times) / statistics.median(floors), "stall_click_ms_max": max(stalls),
@@ -211,11 +211,6 @@ def main() -> None:
           "raw_value_mb": raw_mb, "ratio": hwm / raw_mb, "ratio_above_empty": (hwm - empty_mb) / raw_mb,
           "target_ratio": 20})
     w.close()
-
-
-def _idle(seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    wait_until(lambda: time.perf_counter() >= end, timeout=seconds + 5)
 
 
 if __name__ == "__main__":

@@ -96,6 +96,12 @@ def wait_repainted(session, watch: PaintWatch, timeout: float = 120.0) -> None:
     wait_until(lambda: session.is_preview_current() and watch.done(), timeout)
 
 
+def idle(seconds: float) -> None:
+    """Run the event loop for ``seconds`` (workers and later stages go on meanwhile)."""
+    end = time.perf_counter() + seconds
+    wait_until(lambda: time.perf_counter() >= end, timeout=seconds + 5)
+
+
 def timed_click(window, watch: PaintWatch, row: int) -> tuple[float, float]:
     """Zoom the series plot to ``row``, click it, wait until the plots have repainted the new preview:
     (the click's start, seconds to repainted)."""
