@@ -564,6 +564,12 @@ def _same_data(old: tuple, new: tuple) -> bool:
 
 
 # --------------------------------------------------------------------------------------- the plots
+#: the series plot's title from the whole gesture hint down to its name, the longest that fits is shown (the
+#: whole hint is its tooltip)
+SERIES_TITLES = ("Series — click: mark/unmark · Shift-drag: mark range · Ctrl/Alt-drag: unmark",
+                 "Series — click: mark/unmark · Shift-drag: mark range", "Series — click: mark/unmark", "Series")
+
+
 class SeriesPlot(pg.PlotWidget):
     """The events as a line with a marker per event; landmarks shaded and marked; click to toggle."""
 
@@ -578,7 +584,8 @@ class SeriesPlot(pg.PlotWidget):
         pi.showGrid(x=True, y=True, alpha=0.15)
         cache_axes(pi)
         _shrinkable(pi.titleLabel)  # a long title must not widen the plot past the rows below it
-        pi.setTitle("Series — click: mark/unmark · Shift-drag: mark range · Ctrl/Alt-drag: unmark", size="9pt")
+        pi.titleLabel.item.setToolTip(SERIES_TITLES[0])
+        self._fit_title()
         # The same column grid as the budget and preview rows below (so x lines up): a left axis as wide as
         # their name + axis columns and, on the right, a margin as wide as their notes holding the legend.
         self.cat_axis.setWidth(LABEL_W + AXIS_W)
@@ -626,6 +633,24 @@ class SeriesPlot(pg.PlotWidget):
         self._dummies = np.zeros(0, dtype=np.int64)
         self.vb.sigXRangeChanged.connect(self._on_range)
         self.vb.sigResized.connect(self._on_range)
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt naming
+        super().resizeEvent(ev)
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        """The longest of :data:`SERIES_TITLES` that fits the plot's width: the title is centred, so a cut
+        one lost its start ("– click: mark/unmark …" beside the track view at 1280×800)."""
+        pi = getattr(self, "plotItem", None)
+        if pi is None:  # (PlotWidget's own constructor resizes it)
+            return
+        font = QFont(self.font())
+        font.setPointSizeF(9.0)
+        room = self.width() - 12
+        fm = QFontMetrics(font)
+        title = next((t for t in SERIES_TITLES if fm.horizontalAdvance(t) <= room), SERIES_TITLES[-1])
+        if getattr(pi.titleLabel, "text", None) != title:
+            pi.setTitle(title, size="9pt")
 
     # --------------------------------------------------------------------------------- data
     def set_series(self, series: Series) -> None:

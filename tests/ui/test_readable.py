@@ -428,6 +428,31 @@ def test_the_series_axis_label_fits_the_short_series_plot(qtbot, kind):
     assert len(axis.labelText) <= AXIS_LABEL_MAX and axis.toolTip() == full
 
 
+@pytest.mark.parametrize("width", [1100, 460, 330, 200])
+def test_the_series_title_fits_and_keeps_its_start(qtbot, width):
+    """Beside the track view at 1280×800 the centred gesture hint was cut at both ends ("– click: mark/unmark
+    …"): the longest variant that fits is shown, starting with the plot's name; the whole hint is its tooltip."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from lmdk_gui.ui.plots import SERIES_TITLES, SeriesPlot
+
+    plot = SeriesPlot()
+    qtbot.addWidget(plot)
+    plot.resize(width, 150)
+    plot.show()
+    qtbot.waitExposed(plot)
+    title = plot.getPlotItem().titleLabel
+    font = QFont(plot.font())
+    font.setPointSizeF(9.0)
+    assert title.text in SERIES_TITLES and title.text.startswith("Series")
+    fits = [t for t in SERIES_TITLES if QFontMetrics(font).horizontalAdvance(t) <= width - 12]
+    assert title.text == (fits[0] if fits else SERIES_TITLES[-1])
+    assert QFontMetrics(font).horizontalAdvance(title.text) <= width or title.text == "Series"
+    if width in (1100, 200):
+        assert (title.text == SERIES_TITLES[0]) == (width == 1100)
+    assert title.item.toolTip() == SERIES_TITLES[0]
+
+
 def test_the_loaders_make_the_preview_rows_y_range_off_the_gui_thread():
     """``load_for_view`` (every loader job's body) leaves the rows' y range made, the same as the rows' own."""
     from lmdk_gui.ui import multiples
