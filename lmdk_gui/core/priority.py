@@ -20,6 +20,11 @@ import threading
 
 #: What the user is waiting for (the preview of the newest state, a file being opened): the GUI's priority.
 FOREGROUND = 0
+#: The helper threads that reduce a large view to what is drawn (the budget bars and preview rows zoomed out
+#: over millions of events): after the GUI thread, which paints meanwhile (at 10^7 events the first preview's
+#: rows were laid out and painted while both helpers ran, with the GUI thread waiting for a core), and before
+#: the later stages.
+HELPER = 5
 #: Later stages (denoising, the R-run average, post stages) and long jobs with a progress bar (exports, batch
 #: runs, evaluations): they yield to the GUI thread and to the foreground work.
 BACKGROUND = 10

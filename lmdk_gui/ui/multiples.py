@@ -30,6 +30,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QTransform
 
 from ..core.metrics import unit_label
+from ..core.priority import HELPER, lower_this_thread
 from ..core.series import Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
 from .plots import (
@@ -536,7 +537,8 @@ class BudgetPlot(_Rows):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._generation = 0
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="budget-bars")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="budget-bars", initializer=lower_this_thread,
+                                        initargs=(HELPER,))
         self._barsReady.connect(self._apply)
         self.setObjectName("budgetPlot")
         self._tick_font = QFont()  # kept alive here: the axes hold it only by reference
@@ -831,7 +833,8 @@ class PreviewPlot(_Rows):
         super().__init__(parent)
         self.setObjectName("previewPlot")
         self._generation = 0
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="preview-rows")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="preview-rows", initializer=lower_this_thread,
+                                        initargs=(HELPER,))
         self._rowsReady.connect(self._apply)
         self.series: Series | None = None
         self._y_original = np.zeros(0)

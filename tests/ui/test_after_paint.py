@@ -1,7 +1,7 @@
 """What the window does after its plots have painted (issue 15): the preview's later stages (denoising, the
 average) start once the plots show the raw preview (started before, they competed with the paint for the
 GIL) and never wait for a paint that cannot come; a zoom paints each scene once; the first series is drawn
-in the pass after the plots took the empty state's place."""
+in the pass after the plots took the empty state's place, and its preview after the series painted."""
 
 from __future__ import annotations
 
@@ -129,6 +129,41 @@ def test_the_first_series_is_drawn_after_the_plots_took_their_place(qtbot):
     with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):  # a second file: no empty state in between
         w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
     assert seen == [(1, True)]
+    w.close()
+
+
+def test_opening_the_first_series_leaves_the_event_loop_a_turn_between_its_steps(qtbot):
+    """Showing the plots, drawing the series and computing its preview are three steps with input and timers
+    in between: the plots paint, a timer's turn comes, the series is set and painted, then the preview is
+    submitted (at 10^7 events each step is tens of ms; back to back they were one stall, and a preview
+    worker started with the series' paint took a core and the GIL from it)."""
+    from PySide6.QtCore import QTimer
+
+    from lmdk_gui.ui import MainWindow
+    from tests.conftest import SAMPLES
+
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    order: list[str] = []
+    log = _PaintLog(order, {w.series_plot.viewport(): "painted"})
+    tick = QTimer(w)
+    tick.setInterval(0)
+    tick.timeout.connect(lambda: order[-1:] != ["tick"] and order.append("tick"))
+    tick.start()
+    w.session.seriesChanged.connect(lambda: order.append("series"))
+    submit = w.session._preview_runner.submit
+    w.session._preview_runner.submit = lambda *a, **k: (order.append("submit"), submit(*a, **k))[1]
+    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+        w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
+    tick.stop()
+    del log
+    first = order.index("painted")
+    series = order.index("series")
+    assert "tick" in order[first:series], order  # the plots' paint, a turn of the loop, then the series
+    assert "painted" in order[series:order.index("submit")], order  # the series painted, then its preview
+    assert order.count("submit") == 1
     w.close()
 
 

@@ -92,7 +92,8 @@ def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_back
     click interrupts anyway) behind it, so that a click's preview does not share the cores with them."""
     s = Session()
     try:
-        s.set_series(Series.from_arrays(np.random.default_rng(0).normal(10, 2, 50_000)))
+        with qtbot.waitSignal(s.previewChanged, timeout=30_000):  # (submitted after the series' first paint)
+            s.set_series(Series.from_arrays(np.random.default_rng(0).normal(10, 2, 50_000)))
         gui = priority.this_thread_nice()
         assert gui is not None
         for runner, expected in ((s._preview_runner, gui), (s._denoise_runner, gui + priority.BACKGROUND),
@@ -104,3 +105,18 @@ def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_back
             assert seen == [min(19, expected)], runner
     finally:
         s.shutdown()
+
+
+@linux_only
+def test_the_rows_reduce_large_views_after_the_gui_thread_and_before_the_later_stages(qtbot):
+    """Zoomed out over millions of events, the budget bars and preview rows are reduced on helper threads
+    while the GUI thread lays out and paints (the first preview at 10^7 events: it waited for a core)."""
+    from lmdk_gui.ui.multiples import BudgetPlot, PreviewPlot
+
+    gui = priority.this_thread_nice()
+    assert gui is not None
+    for view in (BudgetPlot(), PreviewPlot()):
+        qtbot.addWidget(view)
+        nice = view._pool.submit(priority.this_thread_nice).result(timeout=10)
+        assert nice == min(19, gui + priority.HELPER)
+    assert priority.FOREGROUND < priority.HELPER < priority.BACKGROUND
