@@ -351,7 +351,7 @@ class _Rows(pg.GraphicsLayoutWidget):
         self.header = _HeaderLabel("", size="8pt", justify="left")
         self.rows: dict[str, dict] = {}
         self._shown: list[str] | None = None
-        #: rows the height is kept for while none is shown (a series opened, its preview not yet arrived)
+        #: rows the height is kept for while none is shown yet (before the first series' rows are laid out)
         self._expected = 0
         self._master: pg.ViewBox | None = None
         #: whether the last row shows the time axis
@@ -397,21 +397,26 @@ class _Rows(pg.GraphicsLayoutWidget):
         self._expected = sum(1 for s in ALL_SCHEMES if s in schemes)
         self.setMinimumHeight(self._min_height(self._expected))
 
+    def expect(self, shown: list[str]) -> bool:
+        """Show the rows of ``shown`` before their data comes (a new series' first preview fills them); True
+        when that changed the layout."""
+        before = self._shown
+        self._layout(shown)
+        return self._shown != before
+
     def _min_height(self, rows: int) -> int:
         """Never clip a scheme's row: the rows' own minimum (and, in :meth:`_layout`, what the layout of the
         items needs)."""
         axis_h = 24 if self.time_labels and rows else 0
         return self.EXTRA_MIN + axis_h + self.ROW_MIN * max(rows, 1)
 
-    def _layout(self, shown: list[str], *, keep_height: bool = False) -> None:
-        """Show the rows of ``shown``. ``keep_height``: none is shown until the preview of a series just
-        opened arrives; the height of the rows it will bring back is kept meanwhile (the window is not laid
-        out twice, smaller and then larger again)."""
+    def _layout(self, shown: list[str]) -> None:
+        """Show the rows of ``shown``."""
         if shown == self._shown:
             return
         self._shown = shown
         self._grid(shown)
-        self._expected = len(shown) or (self._expected if keep_height else 0)
+        self._expected = len(shown)
         self.setMinimumHeight(max(self._min_height(self._expected), int(self.ci.minimumHeight()) + 2))
         for scheme, r in self.rows.items():
             vis = scheme in shown
@@ -897,8 +902,7 @@ class PreviewPlot(_Rows):
             r["note"].setText("")
             r["offchart"] = (0, 0)
         self._bounds = None
-        self._fit_y()
-        self._layout([], keep_height=True)
+        self._fit_y()  # (the rows stay as laid out, empty, until this series' first preview fills them)
 
     @staticmethod
     def _series_into(row: dict, series: Series) -> None:

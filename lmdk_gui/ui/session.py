@@ -208,6 +208,10 @@ class Session(QObject):
         # later). ``after_draw(start)`` is the views' hook: call ``start`` once the new preview is on screen
         # (the window waits for its plots' paint); without views, at once.
         self.after_draw: Callable[[Callable[[], None]], None] = lambda start: start()
+        #: The views' hook for a new series: ``before_first_preview(start)`` gets them ready for its first
+        #: preview while nothing competes with them (the window lays out its rows) and calls ``start`` once
+        #: they have painted; without views, at once.
+        self.before_first_preview: Callable[[Callable[[], None]], None] = lambda start: start()
         self._state_version = 0
         self._closed = False
 
@@ -482,9 +486,10 @@ class Session(QObject):
     # ------------------------------------------------------------------------------ computation
     def _schedule(self, *, after_paint: bool = False) -> None:
         """Invalidate the results and compute the new state's preview: at once, or with ``after_paint`` (a new
-        series) once the views have painted it. The first preview of a large series draws its unit noise and
-        loads the compiled kernels: started with the series' first paint, it took a core and the GIL from it
-        (at 10^7 events a 70 ms stall, half of it waiting); the preview is only as much later as that paint."""
+        series) once the views have painted it and made ready for its preview (``before_first_preview``).
+        The first preview of a large series draws its unit noise and loads the compiled kernels: started with
+        the series' first paint or the rows' layout, it took a core and the GIL from them (at 10^7 events
+        stalls of 70-140 ms, half of them waiting); the preview is only as much later as those paints."""
         if self.series is None:
             return
         self._state_version += 1
@@ -497,7 +502,12 @@ class Session(QObject):
         self._denoise_runner.cancel()
         if after_paint:  # a timer: it fires after the paint the views asked for (queued calls and 0 ms single
             version = self._state_version  # shots run before it)
-            QTimer.singleShot(1, self, lambda: version == self._state_version and not self._closed and self._submit())
+
+            def current() -> bool:
+                return version == self._state_version and not self._closed
+
+            QTimer.singleShot(1, self, lambda: current() and self.before_first_preview(
+                lambda: current() and self._submit()))
             return
         # Submit now rather than after the event loop's next pass (which paints first, ~20 ms at 10^5): the
         # worker computes while the GUI thread repaints. Bursts still coalesce: the runner keeps only the

@@ -107,22 +107,36 @@ def test_the_track_view_is_built_for_a_location_series_and_draws_its_preview(qtb
     w.close()
 
 
-def test_the_preview_rows_height_is_kept_for_them_until_their_preview_arrives(qtbot):
+def test_the_rows_are_laid_out_before_their_first_preview_and_kept_for_the_next_series(qtbot, monkeypatch):
     """The window is laid out for the rows it will show before their first preview arrives (it was laid out
-    again when it came, the plots resized twice); a series opened later keeps that height meanwhile."""
+    again when it came, the plots resized twice), and the rows themselves are laid out (empty) before that
+    preview is computed: laid out when it arrived, in three layout passes, it held the GUI thread 50-60 ms.
+    A series opened later keeps them as they are."""
+    from lmdk_gui.ui import multiples
+
     w = MainWindow(load_default=False)
     qtbot.addWidget(w)
     want = w.preview_plot.minimumHeight()
     w.resize(1280, 1000)
     w.show()
-    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+    s = w.session
+    at_submit: list[tuple[int, int]] = []
+    submit = s._preview_runner.submit
+    s._preview_runner.submit = lambda *a, **k: (
+        at_submit.append((len(w.preview_plot.shown()), len(w.budget_plot.shown()))), submit(*a, **k))[1]
+    with qtbot.waitSignal(s.previewChanged, timeout=30_000):
         assert w.open_series(SAMPLES / SAMPLE_FILES["energy"][0])
-        assert w.preview_plot.shown() == [] and w.preview_plot.minimumHeight() == want
+        assert w.preview_plot.minimumHeight() == want
+    assert at_submit == [(4, 4)]
     assert len(w.preview_plot.shown()) == 4 and w.preview_plot.minimumHeight() == want
-    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+    grids: list[object] = []
+    grid = multiples._Rows._grid
+    monkeypatch.setattr(multiples._Rows, "_grid", lambda self, shown: (grids.append(self), grid(self, shown)))
+    with qtbot.waitSignal(s.previewChanged, timeout=30_000):
         assert w.open_series(SAMPLES / SAMPLE_FILES["gps"][0])
-        assert w.preview_plot.shown() == [] and w.preview_plot.minimumHeight() == want
-    for scheme in list(w.session.visible_schemes):  # nothing to show: one row's minimum, as before
-        w.session.set_scheme_visible(scheme, False)
+        assert len(w.preview_plot.shown()) == 4 and w.preview_plot.minimumHeight() == want
+    assert grids == [] and len(w.preview_plot.shown()) == 4
+    for scheme in list(s.visible_schemes):  # nothing to show: one row's minimum, as before
+        s.set_scheme_visible(scheme, False)
     assert w.preview_plot.shown() == [] and w.preview_plot.minimumHeight() < want
     w.close()
