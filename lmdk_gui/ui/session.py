@@ -46,6 +46,7 @@ from ..core import lazyjit
 from ..core.dummies import DummyOptions, DummySelection, DummySettings
 from ..core.metrics import RunStats
 from ..core.preview import (
+    INTERPRET_MAX,
     AverageResult,
     DenoiseMemo,
     NoiseCache,
@@ -316,7 +317,9 @@ class Session(QObject):
         self.landmarksChanged.emit()
         self.settingsChanged.emit()
         self.dirtyChanged.emit(False)
-        self._schedule(after_paint=True)
+        # A small series' preview runs as Python in a few ms (core/lazyjit.py): it overlaps the window's
+        # first paint, which is what makes the cold start ≈ the bare imports.
+        self._schedule(after_paint=series.n > INTERPRET_MAX)
 
     # ------------------------------------------------------------------------------- landmarks
     def _apply_landmarks(self, rows: np.ndarray) -> None:

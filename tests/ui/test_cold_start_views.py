@@ -113,7 +113,11 @@ def test_the_rows_are_laid_out_before_their_first_preview_and_kept_for_the_next_
     preview is computed: laid out when it arrived, in three layout passes, it held the GUI thread 50-60 ms.
     A series opened later keeps them as they are."""
     from lmdk_gui.ui import multiples
+    from lmdk_gui.ui import session as session_mod
 
+    # (the samples stand for series whose preview loads the compiled kernels; a smaller one's preview runs as
+    # Python in a few ms, overlapping the series' first paint, and lays the rows out when it arrives)
+    monkeypatch.setattr(session_mod, "INTERPRET_MAX", 100)
     w = MainWindow(load_default=False)
     qtbot.addWidget(w)
     want = w.preview_plot.minimumHeight()
