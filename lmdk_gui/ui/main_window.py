@@ -49,6 +49,7 @@ from .extensions import Extensions
 from .help import HelpDialog, install_help_menu
 from .metrics_panel import MetricsTable
 from .multiples import AfterPaint, BudgetPlot, PreviewPlot
+from .passes import after_paint
 from .plots import SeriesPlot, TrackPlot, display_values, load_for_view
 from .runner import LatestOnlyRunner
 from .session import Session
@@ -372,12 +373,18 @@ class MainWindow(QMainWindow):
         # The docks first, laid out at once, then the plots: each plot is resized from the hidden page's old
         # layout to its final size (the other way round, the plots took the whole width first and shrank when
         # the docks came back: 4-5 resizes each, every one updating the pyqtgraph views' ranges and axes)
+        self._show_docks()
+        self._show_plot_page()
+
+    def _show_docks(self) -> None:
         for d in self._docks_hidden_while_empty:
             d.show()
         if self.settings_dock in self._docks_hidden_while_empty:
             self.settings_dock.raise_()  # showing tabbed docks raises the last one shown
         self._docks_hidden_while_empty = []
         self.layout().activate()
+
+    def _show_plot_page(self) -> None:
         self.central_stack.setCurrentIndex(1)
 
     def _reopen_last_file(self) -> None:
@@ -477,15 +484,12 @@ class MainWindow(QMainWindow):
         path, options = self._pending_load
         self._pending_load = None
         if self.session.series is None and self.central_stack.currentIndex() == 0:
-            # The first series: the plots take the empty state's place and paint in this pass, and draw the
-            # series in a later one, so input and timers get in between (at 10^7 events the two were one
-            # 140 ms stall). Timers, not queued calls (those run before the paint; so does a 0 ms single shot).
-            # Two: the first fires with the timers that fell due during the paint, before input and other
-            # timers had their turn (the paint and the series were one 70 ms stall); the one it starts fires
-            # in a later pass.
-            self._show_plots()
-            QTimer.singleShot(1, self, lambda: QTimer.singleShot(1, self, lambda: self._apply_loaded(
-                series, path, options)))
+            # The first series, in three steps that each paint before the next (ui/passes.py): the docks come
+            # back beside the empty state, the plots take its place, the series is drawn. At 10^7 events
+            # the plots' first paint with the series was one 140 ms stall, and with the docks one of 70-80.
+            self._show_docks()
+            after_paint(self, lambda: (self._show_plot_page(), after_paint(
+                self, lambda: self._apply_loaded(series, path, options))))
             return
         self._apply_loaded(series, path, options)
 

@@ -63,6 +63,7 @@ from ..core.priority import BACKGROUND
 from ..core.release import normalize_landmarks
 from ..core.series import Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
+from . import passes
 from .runner import LatestOnlyRunner
 
 # The preview and average computations live in the core (shared with ``lmdk compare``); these names stay
@@ -503,13 +504,13 @@ class Session(QObject):
         self._average_job = None
         self._post_runner.cancel()
         self._denoise_runner.cancel()
-        if after_paint:  # a timer: it fires after the paint the views asked for (queued calls and 0 ms single
-            version = self._state_version  # shots run before it)
+        if after_paint:
+            version = self._state_version
 
             def current() -> bool:
                 return version == self._state_version and not self._closed
 
-            QTimer.singleShot(1, self, lambda: current() and self.before_first_preview(
+            passes.after_paint(self, lambda: current() and self.before_first_preview(
                 lambda: current() and self._submit()))
             return
         # Submit now rather than after the event loop's next pass (which paints first, ~20 ms at 10^5): the

@@ -134,9 +134,9 @@ def test_the_first_series_is_drawn_after_the_plots_took_their_place(qtbot):
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_opening_the_first_series_leaves_the_event_loop_a_turn_between_its_steps(qtbot, monkeypatch, compiled):
-    """Showing the plots, drawing the series and computing its preview are three steps with input and timers
-    in between: the plots paint, a timer's turn comes, the series is set and painted, then the preview is
-    submitted (at 10^7 events each step is tens of ms; back to back they were one stall, and a preview
+    """Showing the docks and the plots, drawing the series and computing its preview are steps with input and
+    timers in between: the docks paint, a timer's turn comes, the plots paint, another turn, the series is set
+    and painted, then the preview is submitted (at 10^7 events each step is tens of ms; back to back they were one stall, and a preview
     worker started with the series' paint took a core and the GIL from it). A series small enough for its
     preview to run as Python (a few ms, no compiler to load) is computed while the series paints."""
     from PySide6.QtCore import QTimer
@@ -152,7 +152,8 @@ def test_opening_the_first_series_leaves_the_event_loop_a_turn_between_its_steps
     w.show()
     qtbot.waitExposed(w)
     order: list[str] = []
-    log = _PaintLog(order, {w.series_plot.viewport(): "painted"})
+    log = _PaintLog(order, {w.series_plot.viewport(): "painted", w.settings_dock: "docks painted"})
+    w.central_stack.currentChanged.connect(lambda i: order.append(f"page {i}"))
     tick = QTimer(w)
     tick.setInterval(0)
     tick.timeout.connect(lambda: order[-1:] != ["tick"] and order.append("tick"))
@@ -164,9 +165,11 @@ def test_opening_the_first_series_leaves_the_event_loop_a_turn_between_its_steps
         w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
     tick.stop()
     del log
+    docks, page = order.index("docks painted"), order.index("page 1")
+    assert docks < page and "tick" in order[docks:page], order  # the docks' paint, a turn, the plots
     first = order.index("painted")
     series = order.index("series")
-    assert "tick" in order[first:series], order  # the plots' paint, a turn of the loop, then the series
+    assert page < first and "tick" in order[first:series], order  # the plots' paint, a turn, the series
     submitted = order.index("submit")
     assert ("painted" in order[series:submitted]) == compiled, order  # the series painted, then its preview
     assert order.count("submit") == 1
