@@ -486,6 +486,28 @@ def test_undecodable_bytes_no_latin1_fallback(tmp_path: Path) -> None:
         inspect_table(path)
 
 
+def test_the_utf8_check_by_slices_finds_what_one_decode_finds() -> None:
+    """The check decodes a slice of whole lines at a time (one decode of a large file held the GIL, and the
+    window could not paint): the first bad byte is the same, wherever the slices end."""
+    from lmdk_gui.core.loader import _utf8_error_offset
+
+    rng = np.random.default_rng(5)
+    lines = [f"2013-01-{d:02d},{'Montréal' if d % 3 else 'Zoë'},{rng.random():.3f}" for d in range(1, 29)]
+    good = ("timestamp,city,v\n" + "\n".join(lines) + "\n").encode("utf-8")
+    for step in (1, 7, 40, 1 << 23):
+        assert _utf8_error_offset(good, step) == -1
+        for bad in (b"\xe9", b"\xc3", b"\xff\xfe"):
+            at = int(rng.integers(1, len(good) - 2))
+            data = good[:at] + bad + good[at:]
+            try:
+                data.decode("utf-8")
+                expected = -1
+            except UnicodeDecodeError as exc:
+                expected = exc.start
+            assert _utf8_error_offset(data, step) == expected, (step, bad, at)
+    assert _utf8_error_offset(good[:-3] + b"\xc3", 16) == len(good) - 3  # cut inside a character at the end
+
+
 def test_nul_bytes_rejected(tmp_path: Path) -> None:
     path = write(tmp_path, "u16.csv", "timestamp,v\n2013-01-01,1\n".encode("utf-16-le"))
     assert "NUL byte" in str(load_error(path))
