@@ -634,12 +634,9 @@ class MainWindow(QMainWindow):
         repaint, the first preview held the GUI thread 50-60 ms at any size (at 10^7 events, with the helper
         threads reducing the rows meanwhile, 70-90 ms)."""
         vis = self.session.visible_schemes
-        changed = self.budget_plot.expect([x for x in LANDMARK_SCHEMES if x in vis])
-        changed = self.preview_plot.expect([x for x in ALL_SCHEMES if x in vis]) or changed
-        if changed:
-            self._rows_painted(start)
-        else:
-            start()
+        laid_out = [view for view, schemes in ((self.budget_plot, LANDMARK_SCHEMES), (self.preview_plot, ALL_SCHEMES))
+                    if view.expect([x for x in schemes if x in vis])]
+        self._rows_painted(start, laid_out)  # (at once when none changed: a view that did not waits for no paint)
 
     def _show_track(self, on: bool) -> None:
         """Show or hide the GPS track view; it opens at its last width (saved splitter state), never at a

@@ -512,9 +512,10 @@ class AfterPaint(QObject):
         for v in views:
             v.painted.connect(lambda v=v: self._painted(v))
 
-    def __call__(self, fn: Callable[[], None]) -> None:
+    def __call__(self, fn: Callable[[], None], views: list[_Rows] | None = None) -> None:
+        """``fn`` once every visible one of ``views`` (default: all of this gate's) has painted."""
         self._fn = fn
-        self._waiting = {v for v in self._views if v.isVisible()}
+        self._waiting = {v for v in (self._views if views is None else views) if v.isVisible()}
         if self._waiting:
             self._timer.start()
         else:

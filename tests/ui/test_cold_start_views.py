@@ -118,6 +118,9 @@ def test_the_rows_are_laid_out_before_their_first_preview_and_kept_for_the_next_
     # (the samples stand for series whose preview loads the compiled kernels; a smaller one's preview runs as
     # Python in a few ms, overlapping the series' first paint, and lays the rows out when it arrives)
     monkeypatch.setattr(session_mod, "INTERPRET_MAX", 100)
+    # the rows' gate waits for the views it laid out only: one that did not change gets no paint to wait for
+    # (with the fallback at 60 s, waiting for it would time the previews below out)
+    monkeypatch.setattr(multiples.AfterPaint, "LATEST_MS", 60_000)
     w = MainWindow(load_default=False)
     qtbot.addWidget(w)
     want = w.preview_plot.minimumHeight()
