@@ -636,7 +636,9 @@ class MainWindow(QMainWindow):
         vis = self.session.visible_schemes
         laid_out = [view for view, schemes in ((self.budget_plot, LANDMARK_SCHEMES), (self.preview_plot, ALL_SCHEMES))
                     if view.expect([x for x in schemes if x in vis])]
-        self._rows_painted(start, laid_out)  # (at once when none changed: a view that did not waits for no paint)
+        # once they have painted, and the relayout their axes ask for while they paint theirs (the time axis
+        # takes the height of its labels) has painted too: after_paint's turn of the loop holds both
+        self._rows_painted(lambda: after_paint(self, start), laid_out)  # (at once when none was laid out)
 
     def _show_track(self, on: bool) -> None:
         """Show or hide the GPS track view; it opens at its last width (saved splitter state), never at a

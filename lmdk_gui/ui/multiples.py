@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QTransform
 
 from ..core.metrics import unit_label
@@ -402,7 +402,12 @@ class _Rows(pg.GraphicsLayoutWidget):
         when that changed the layout."""
         before = self._shown
         self._layout(shown)
-        return self._shown != before
+        if self._shown == before:
+            return False
+        # The rows' own layouts (their plots' axes, labels) settle now, not in three more passes of the event
+        # loop each with a repaint of the whole view.
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        return True
 
     def _min_height(self, rows: int) -> int:
         """Never clip a scheme's row: the rows' own minimum (and, in :meth:`_layout`, what the layout of the
