@@ -348,7 +348,7 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
     # The scans of the whole file run without the GIL (numpy's reductions) or a slice at a time: bytes.find
     # and isascii hold it, ≈ 30 and 55 ms at 10^7 rows, and the window could not paint meanwhile (issue 15).
     buf = np.frombuffer(data, dtype=np.uint8)
-    nul = data.find(b"\x00") if int(buf.min()) == 0 else -1
+    nul = data.find(b"\x00") if int(buf.min(initial=1)) == 0 else -1
     if nul >= 0:
         row = data.count(b"\n", 0, nul) + 1
         raise ctx.error(
@@ -361,7 +361,7 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
     delimiter = _sniff_delimiter(header_bytes.decode("utf-8", errors="replace"), suffix)
     _check_width(data, delimiter, ctx)
 
-    off = _utf8_error_offset(data) if int(buf.max()) >= 0x80 else -1
+    off = _utf8_error_offset(data) if int(buf.max(initial=0)) >= 0x80 else -1
     if off >= 0:
         row = data.count(b"\n", 0, off) + 1
         line_start = data.rfind(b"\n", 0, off) + 1

@@ -508,6 +508,11 @@ def test_the_utf8_check_by_slices_finds_what_one_decode_finds() -> None:
     assert _utf8_error_offset(good[:-3] + b"\xc3", 16) == len(good) - 3  # cut inside a character at the end
 
 
+def test_a_file_of_only_a_byte_order_mark_is_empty(tmp_path: Path) -> None:
+    path = write(tmp_path, "bom.csv", b"\xef\xbb\xbf")
+    assert "no header row and no data" in str(load_error(path))
+
+
 def test_nul_bytes_rejected(tmp_path: Path) -> None:
     path = write(tmp_path, "u16.csv", "timestamp,v\n2013-01-01,1\n".encode("utf-16-le"))
     assert "NUL byte" in str(load_error(path))
