@@ -29,6 +29,8 @@ COLUMNS = ("Scheme", "Landmark sum\n(max over t)", "Landmark privacy\n(independe
            "Approximated", "MAE (this seed)",
            "MAE (avg)", "MAE without dummies\n(this seed)", "MAE without dummies\n(avg)",
            "MAE denoised\n(this seed)", "MAE denoised\n(avg)")
+#: units up to this long follow a header's second line; longer ones get a line of their own
+UNIT_INLINE_MAX = 8
 #: the columns shown only with dummy landmarks on
 PLAIN_COLUMNS = (7, 8)
 #: the columns shown only with denoising on (the same releases as columns 5 and 6, post-processed)
@@ -102,6 +104,9 @@ class MetricsTable(QTableWidget):
         runs = self.session.runs
         dm = self.with_dummies()
         u = unit.strip()
+        # a long unit ("(mismatch rate)", a column's own unit) on a line of its own: after "this seed" it made
+        # the headers wider than their columns at 1280×800, cut at both ends
+        after = ("\n" if len(u) > UNIT_INLINE_MAX else " ") + u if u else ""
         verdict = QTableWidgetItem("Landmark privacy\n(independent events)")
         verdict.setToolTip("Whether (ε, L)-landmark privacy holds: the budgets over the landmarks plus any one "
                            "regular event sum to at most ε, assuming events are independent. For correlated "
@@ -112,19 +117,19 @@ class MetricsTable(QTableWidget):
         self.setHorizontalHeaderItem(3, mean)
         if dm:
             self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum with dummies\n(≤ ε left for release)"))
-            self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE with dummies\nthis seed {u}"))
-            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE with dummies\navg of {runs} runs {u}"))
+            self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE with dummies\nthis seed{after}"))
+            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE with dummies\navg of {runs} runs{after}"))
         else:
             self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum\n(max over t)"))
             self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE this seed\n{u}"))
             self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE avg of {runs} runs\n{u}"))
-        self.setHorizontalHeaderItem(7, QTableWidgetItem(f"MAE without dummies\nthis seed {u}"))
-        self.setHorizontalHeaderItem(8, QTableWidgetItem(f"MAE without dummies\navg of {runs} runs {u}"))
+        self.setHorizontalHeaderItem(7, QTableWidgetItem(f"MAE without dummies\nthis seed{after}"))
+        self.setHorizontalHeaderItem(8, QTableWidgetItem(f"MAE without dummies\navg of {runs} runs{after}"))
         for c in PLAIN_COLUMNS:
             self.setColumnHidden(c, not dm)
         dn = self.session.settings.denoise
-        self.setHorizontalHeaderItem(9, QTableWidgetItem(f"MAE denoised\nthis seed {u}"))
-        self.setHorizontalHeaderItem(10, QTableWidgetItem(f"MAE denoised\navg of {runs} runs {u}"))
+        self.setHorizontalHeaderItem(9, QTableWidgetItem(f"MAE denoised\nthis seed{after}"))
+        self.setHorizontalHeaderItem(10, QTableWidgetItem(f"MAE denoised\navg of {runs} runs{after}"))
         for c in DENOISED_COLUMNS:
             self.setColumnHidden(c, not dn)
             self.horizontalHeaderItem(c).setToolTip(

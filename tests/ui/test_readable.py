@@ -323,6 +323,21 @@ def test_verdicts_say_what_they_speak_of(qtbot, window):
     assert "Default: a 2-state chain" in tab.default_note.text()
 
 
+def test_a_long_unit_takes_a_header_line_of_its_own(qtbot, window):
+    """Categorical errors are a mismatch rate: after "this seed" the unit made the metrics headers wider than
+    their columns at 1280×800 (cut at both ends). A short unit stays on the second line."""
+    from lmdk_gui.app import SAMPLE_FILES
+
+    t = window.metrics_table
+    assert t.horizontalHeaderItem(9).text() == "MAE denoised\nthis seed (kwh)"  # the energy sample
+    name, opts = SAMPLE_FILES["contacts"]
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / name, **opts)
+    for c in (9, 10):
+        assert t.horizontalHeaderItem(c).text().split("\n")[-1] == "(mismatch rate)"
+    assert t.horizontalHeaderItem(5).text() == "MAE this seed\n(mismatch rate)"
+
+
 def test_no_jargon_in_what_the_window_shows(qtbot, window):
     s = window.session
     s.set_landmarks([5])
