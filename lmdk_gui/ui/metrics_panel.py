@@ -100,10 +100,9 @@ class MetricsTable(QTableWidget):
 
     def _update_headers(self) -> None:
         s = self.session.series
-        unit = f" ({unit_label(s)})" if s is not None else ""
+        u = f"({unit_label(s)})" if s is not None else ""
         runs = self.session.runs
         dm = self.with_dummies()
-        u = unit.strip()
         # a long unit ("(mismatch rate)", a column's own unit) on a line of its own: after "this seed" it made
         # the headers wider than their columns at 1280×800, cut at both ends
         after = ("\n" if len(u) > UNIT_INLINE_MAX else " ") + u if u else ""

@@ -497,6 +497,11 @@ class _Rows(pg.GraphicsLayoutWidget):
 ROW_TOP = 1.4
 
 
+def _helper_pool(name: str) -> ThreadPoolExecutor:
+    """The one thread a view reduces its large views on, at :data:`~..core.priority.HELPER` priority."""
+    return ThreadPoolExecutor(1, thread_name_prefix=name, initializer=lower_this_thread, initargs=(HELPER,))
+
+
 class AfterPaint(QObject):
     """Runs a callback once every visible one of some views has painted (the session's later stages wait
     for the plots to show a new preview, ``Session.after_draw``); at once when none is visible, and after
@@ -548,8 +553,7 @@ class BudgetPlot(_Rows):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._generation = 0
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="budget-bars", initializer=lower_this_thread,
-                                        initargs=(HELPER,))
+        self._pool = _helper_pool("budget-bars")
         self._barsReady.connect(self._apply)
         self.setObjectName("budgetPlot")
         self._tick_font = QFont()  # kept alive here: the axes hold it only by reference
@@ -844,8 +848,7 @@ class PreviewPlot(_Rows):
         super().__init__(parent)
         self.setObjectName("previewPlot")
         self._generation = 0
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="preview-rows", initializer=lower_this_thread,
-                                        initargs=(HELPER,))
+        self._pool = _helper_pool("preview-rows")
         self._rowsReady.connect(self._apply)
         self.series: Series | None = None
         self._y_original = np.zeros(0)
