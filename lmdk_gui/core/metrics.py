@@ -43,10 +43,19 @@ def mae(series: Series, release: Release, settings: PrivacySettings | None = Non
 
 
 def mae_and_errors(series: Series, release: Release, settings: PrivacySettings | None = None,
-                   previous: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, np.ndarray]:
+                   previous: tuple[np.ndarray, np.ndarray] | None = None,
+                   changed: tuple[int, int] | None = None) -> tuple[float, np.ndarray]:
     """The release's MAE and its per-event errors. ``previous`` = (values, errors) of an earlier release of
     the same series and settings (the preview's memo): the errors are recomputed only in the span where the
-    values differ (a Skip click) and reused elsewhere — the same per-event metric, so the same bits."""
+    values differ (a Skip click) and reused elsewhere — the same per-event metric, so the same bits.
+    ``changed`` = (a, b): the release's values are ``previous``'s outside rows a..b-1 (its maker knows; see
+    :func:`.pipeline.run_preview_patched`), so they are not compared again."""
+    if previous is not None and changed is not None and previous[1].shape[0] == series.n:
+        a, b = changed
+        err = previous[1].copy()
+        if b > a:
+            err[a:b] = error_per_event(series, release, settings, slice(a, b))
+        return mean_error(err), err
     if previous is not None:
         pv, pe = previous
         v = release.values

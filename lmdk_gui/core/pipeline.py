@@ -545,8 +545,17 @@ def run_preview(p: Plan, noise: UnitNoise, previous: Release | None = None) -> R
     release is that one patched there — the same noise function on the same draws, and the same
     ``fill_approximations`` over the run that republishes the span — so it equals the full recompute bit for
     bit; when no budget changed (Event, User), it is that one. The check is never taken from it."""
+    return run_preview_patched(p, noise, previous)[0]
+
+
+def run_preview_patched(p: Plan, noise: UnitNoise,
+                        previous: Release | None = None) -> tuple[Release, tuple[int, int] | None]:
+    """:func:`run_preview` and the events ``(a, b)`` outside of which its values are ``previous``'s (rows
+    a..b-1 were patched); None when the release was made whole. The preview's error is patched over that
+    span without comparing the two releases' values again (≈ 3 ms at 10^6 events)."""
     if noise.n != p.n:
         raise ValueError("the unit noise was drawn for another series length")
+    span = None
     if p.budgets is None:
         values, budgets, fresh = run_adaptive_preview(p, noise)
         guarantee = check_guarantee(budgets, p.landmarks, p.epsilon)
@@ -556,30 +565,31 @@ def run_preview(p: Plan, noise: UnitNoise, previous: Release | None = None) -> R
         guarantee = p.precheck
         patched = _patched(p, noise, previous) if previous is not None else None
         if patched is not None:
-            budgets, values, approximated = patched
+            budgets, values, approximated, span = patched
         else:
             budgets = p.budgets
             fresh, approximated = fresh_flags(budgets)
             values = p.kind.preview_noise(p.inp.x, budgets, fresh, noise, p.settings, p.inp.k)
             values = fill_approximations(values, fresh, p.inp.fallback)
     return Release(scheme=p.scheme, kind=p.kind.name, epsilon=p.epsilon, landmarks=p.landmarks, budgets=budgets,
-                   values=values, approximated=approximated, guarantee=guarantee, categories=p.inp.labels)
+                   values=values, approximated=approximated, guarantee=guarantee, categories=p.inp.labels), span
 
 
 #: The longest span of changed budgets (as a share of n) worth patching; beyond it the full pass is cheaper.
 PATCH_SHARE = 1 / 16
 
 
-def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(budgets, values, approximated) of ``p`` from ``prev`` (see :func:`run_preview`), or None when the
-    budgets changed in too long a span (Uniform, Balanced: every budget) or ``prev`` does not fit."""
+def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple] | None:
+    """(budgets, values, approximated, the patched rows (a, b)) of ``p`` from ``prev`` (see :func:`run_preview`),
+    or None when the budgets changed in too long a span (Uniform, Balanced: every budget) or ``prev`` does not
+    fit."""
     b, old, n = p.budgets, prev.budgets, p.n
     assert b is not None
     if prev.kind != p.kind.name or old.shape != b.shape or prev.values.shape[0] != n:
         return None
     lo, hi = budget_span(old, b)
     if lo < 0:
-        return old, prev.values, prev.approximated  # the same budgets: the same release
+        return old, prev.values, prev.approximated, (0, 0)  # the same budgets: the same release
     if hi - lo > n * PATCH_SHARE:
         return None
     fresh = b > 0
@@ -595,7 +605,7 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
         values[idx] = p.kind.preview_noise(p.inp.x[idx], b[idx], fresh[idx], noise.at(idx), p.settings, p.inp.k)
     carry = values[start - 1] if start > 0 else p.inp.fallback
     values[start:stop] = fill_approximations(values[start:stop], fresh[start:stop], carry)
-    return b, values, ~fresh
+    return b, values, ~fresh, (start, stop)  # (idx lies in lo..hi, within start..stop-1)
 
 
 def budget_span(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:

@@ -34,7 +34,7 @@ from .dummies import (
 from .lazyjit import interpreted
 from .metrics import RunStats, denoised_error, mae_and_errors, mae_over_runs
 from .noise import UnitNoise
-from .pipeline import denoised_values, kind_of, plan, run_preview
+from .pipeline import denoised_values, kind_of, plan, run_preview_patched
 from .release import Release, normalize_landmarks
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -224,14 +224,14 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
     key = settings.with_(denoise=False)  # the raw release does not depend on it: a toggle reuses them all
     hit = memo.get(p.scheme) if memo is not None and p.budgets is not None else None
     prev = hit[1] if hit is not None and hit[0] == key else None
-    rel = run_preview(p, noise, prev)  # patches prev where the budgets changed (Skip), reuses it if none did
+    rel, span = run_preview_patched(p, noise, prev)  # patches prev where budgets changed (Skip), reuses it if none did
     remember = None
     if prev is not None and rel.values is prev.values:
         err = hit[2]  # type: ignore[index]
     else:
         errs = memo.get(("errors", p.scheme)) if memo is not None and prev is not None else None
         before = None if errs is None or prev is None else (prev.values, errs)
-        err, per_event = mae_and_errors(series, rel, settings, before)
+        err, per_event = mae_and_errors(series, rel, settings, before, span if before is not None else None)
         # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0 events:
         # Skip); the others' would only hold 8 bytes per event. Adaptive is never reused (its budgets depend
         # on the noise): a memo entry would only keep its release and errors alive (≈ 0.2 GB at 10^7).

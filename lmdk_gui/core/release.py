@@ -22,7 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .guarantee import GuaranteeResult, allocatable, extremes, is_constant
+from .guarantee import GuaranteeResult, allocatable, is_constant
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .noise import UnitNoise
 from .series import Series
@@ -52,13 +52,19 @@ class Release:
 
     @cached_property
     def max_budget(self) -> float:
-        return extremes(self.budgets)[1] if self.n else 0.0
+        if not self.n:
+            return 0.0
+        return float(self.budgets[0]) if is_constant(self.budgets) else float(self.budgets.max())
 
     @cached_property
     def approximated_share(self) -> float:
         # the count over n is the mean of the 0/1 flags, bit for bit (the sum of 0/1 is exact), without
-        # converting 10^6 flags to floats first
-        return np.count_nonzero(self.approximated) / self.n if self.n else 0.0
+        # converting 10^6 flags to floats first; constant flags (a zero-stride view) are counted by their one
+        # value (numpy's count walks the view n times: ≈ 0.6 ms at 10^6)
+        a = self.approximated
+        if not self.n:
+            return 0.0
+        return (self.n if a[0] else 0) / self.n if is_constant(a) else np.count_nonzero(a) / self.n
 
     @property
     def is_landmark_private(self) -> bool:
@@ -192,7 +198,9 @@ def fill_approximations(values: np.ndarray, fresh: np.ndarray, fallback) -> np.n
         return values
     if not values.flags.c_contiguous:
         values = np.ascontiguousarray(values)
-    if fresh.all():  # before the copy below: constant flags (a zero-stride view) are not materialised
+    # before the copy below: constant flags (a zero-stride view) are not materialised, nor walked (numpy's
+    # all() reads the view n times: ≈ 1 ms at 10^6)
+    if (bool(fresh[0]) if is_constant(fresh) else fresh.all()):
         return values
     fresh = np.ascontiguousarray(fresh, dtype=np.bool_)
     first = _forward_fill(values.reshape(n, -1), fresh)
