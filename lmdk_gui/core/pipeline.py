@@ -592,20 +592,25 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
         return old, prev.values, prev.approximated, (0, 0)  # the same budgets: the same release
     if hi - lo > n * PATCH_SHARE:
         return None
-    fresh = b > 0
+    # Only the span's flags are new: elsewhere the budgets, so the flags (ε_t > 0), are prev's. Series-wide
+    # flags made anew were two passes over n events per click (≈ 1 ms at 10^6).
+    fresh_span = b[lo:hi + 1] > 0
     # Events after the span republish it until the next fresh event, whose value (and all after) is unchanged.
-    stop = min(_next_true(fresh, hi + 1) + 1, n)
+    stop = min(_next_fresh(b, hi + 1) + 1, n)
     if stop - lo > n * PATCH_SHARE:
         return None
     # Before the first fresh event the values depend on it: with none before the span, redo that prefix too.
-    start = lo if fresh[:lo].any() else 0
+    start = lo if _next_fresh(b, 0) < lo else 0
     values = prev.values.copy()
-    idx = lo + np.flatnonzero(fresh[lo:hi + 1] & (old[lo:hi + 1] != b[lo:hi + 1]))
+    idx = lo + np.flatnonzero(fresh_span & (old[lo:hi + 1] != b[lo:hi + 1]))
     if idx.size:
-        values[idx] = p.kind.preview_noise(p.inp.x[idx], b[idx], fresh[idx], noise.at(idx), p.settings, p.inp.k)
+        values[idx] = p.kind.preview_noise(p.inp.x[idx], b[idx], np.ones(idx.size, np.bool_), noise.at(idx),
+                                           p.settings, p.inp.k)
     carry = values[start - 1] if start > 0 else p.inp.fallback
-    values[start:stop] = fill_approximations(values[start:stop], fresh[start:stop], carry)
-    return b, values, ~fresh, (start, stop)  # (idx lies in lo..hi, within start..stop-1)
+    values[start:stop] = fill_approximations(values[start:stop], b[start:stop] > 0, carry)
+    approximated = np.array(prev.approximated, dtype=np.bool_)  # (a copy; constant flags materialised)
+    approximated[lo:hi + 1] = ~fresh_span
+    return b, values, approximated, (start, stop)  # (idx lies in lo..hi, within start..stop-1)
 
 
 def budget_span(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
@@ -646,12 +651,12 @@ def _first_diff(a, b, step):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _next_true(a, start):  # pragma: no cover - compiled
-    """The first index ≥ start where a is True, or len(a)."""
-    for t in range(start, a.shape[0]):
-        if a[t]:
+def _next_fresh(b, start):  # pragma: no cover - compiled
+    """The first index ≥ start whose budget is positive (a fresh release), or len(b)."""
+    for t in range(start, b.shape[0]):
+        if b[t] > 0.0:
             return t
-    return a.shape[0]
+    return b.shape[0]
 
 
 def denoised_values(release: Release, settings: PrivacySettings) -> Denoised | None:

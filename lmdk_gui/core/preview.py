@@ -236,7 +236,7 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
         # Skip); the others' would only hold 8 bytes per event. Adaptive is never reused (its budgets depend
         # on the noise): a memo entry would only keep its release and errors alive (≈ 0.2 GB at 10^7).
         if p.budgets is not None:
-            keep = rel.approximated.any() and per_event.nbytes <= ERRORS_MEMO_MAX_BYTES
+            keep = rel.approximated_share > 0 and per_event.nbytes <= ERRORS_MEMO_MAX_BYTES
             remember = ((key, rel, err), per_event if keep else None)
     _summarise(rel, prev)
     return rel, err, remember

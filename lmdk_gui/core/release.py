@@ -130,11 +130,15 @@ def constant_budgets(n: int, value: float) -> np.ndarray:
 
 
 def fresh_flags(budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(fresh, approximated): ``ε_t > 0`` and its negation per event; for constant budgets zero-stride
-    views as well (one flag seen n times)."""
+    """(fresh, approximated): ``ε_t > 0`` and its negation per event; zero-stride views (one flag seen n
+    times) for constant budgets and for budgets that are all positive."""
     if is_constant(budgets):
         one = bool(budgets[0] > 0)
         return np.broadcast_to(one, budgets.shape), np.broadcast_to(not one, budgets.shape)
+    if budgets.ndim == 1 and budgets.shape[0] > 1 and budgets.min() > 0:
+        # every event fresh (Balanced): constant flags as well, one reduction instead of two series-sized
+        # arrays made (≈ 1 ms per click at 10^6, 20 MB held at 10^7); NaN budgets take the general path
+        return np.broadcast_to(True, budgets.shape), np.broadcast_to(False, budgets.shape)
     fresh = budgets > 0
     return fresh, ~fresh
 

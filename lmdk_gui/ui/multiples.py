@@ -318,13 +318,15 @@ class _HeaderLabel(_Label):
 
 
 class _NoteLabel(_Label):
-    """The notes column: exactly NOTE_W wide whatever its text, so every row's plot ends at the same x."""
-
+    """The notes column: exactly NOTE_W wide whatever its text, so every row's plot ends at the same x. Its
+    size hint says NOTE_W too: with the text's own width, every new error figure (other digits, other width)
+    changed the hint and laid the whole grid out again after the click's paint."""
 
     def updateMin(self):  # noqa: N802 - pyqtgraph naming
         super().updateMin()
         self.setMinimumWidth(NOTE_W)
         self.setMaximumWidth(NOTE_W)
+        self._sizeHint = {k: (NOTE_W if w >= 0 else w, h) for k, (w, h) in self._sizeHint.items()}
 
 
 class _Rows(pg.GraphicsLayoutWidget):
