@@ -18,7 +18,7 @@ import numpy as np
 
 from .denoise import Denoised
 from .noise import UnitNoise
-from .pipeline import KINDS, PATCH_SHARE, denoised_values, diff_span
+from .pipeline import KINDS, denoised_values
 from .release import Release, category_space, compute_release
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -43,32 +43,17 @@ def mae(series: Series, release: Release, settings: PrivacySettings | None = Non
 
 
 def mae_and_errors(series: Series, release: Release, settings: PrivacySettings | None = None,
-                   previous: tuple[np.ndarray, np.ndarray] | None = None,
-                   changed: tuple[int, int] | None = None) -> tuple[float, np.ndarray]:
-    """The release's MAE and its per-event errors. ``previous`` = (values, errors) of an earlier release of
-    the same series and settings (the preview's memo): the errors are recomputed only in the span where the
-    values differ (a Skip click) and reused elsewhere — the same per-event metric, so the same bits.
-    ``changed`` = (a, b): the release's values are ``previous``'s outside rows a..b-1 (its maker knows; see
-    :func:`.pipeline.run_preview_patched`), so they are not compared again."""
-    if previous is not None and changed is not None and previous[1].shape[0] == series.n:
-        a, b = changed
-        err = previous[1].copy()
+                   patch: tuple[np.ndarray, tuple[int, int]] | None = None) -> tuple[float, np.ndarray]:
+    """The release's MAE and its per-event errors. ``patch`` = (errors, (a, b)): the per-event errors of an
+    earlier release of the same series and settings whose values this release keeps outside rows a..b-1
+    (the preview's memo and :func:`.pipeline.run_preview_patched`, which knows the rows it rewrote): the
+    errors are recomputed there only (a Skip click) — the same per-event metric, so the same bits."""
+    if patch is not None and patch[0].shape[0] == series.n:
+        (errors, (a, b)) = patch
+        err = errors.copy()
         if b > a:
             err[a:b] = error_per_event(series, release, settings, slice(a, b))
         return mean_error(err), err
-    if previous is not None:
-        pv, pe = previous
-        v = release.values
-        if pv.shape == v.shape and pv.dtype == v.dtype and pv.flags.c_contiguous and v.flags.c_contiguous:
-            lo, hi = diff_span(pv.reshape(-1), v.reshape(-1))
-            w = v.size // max(v.shape[0], 1)  # values per event: 2 for locations
-            if lo < 0:
-                return mean_error(pe), pe
-            if hi - lo <= v.size * PATCH_SHARE:
-                a, b = lo // w, hi // w + 1
-                err = pe.copy()
-                err[a:b] = error_per_event(series, release, settings, slice(a, b))
-                return mean_error(err), err
     err = error_per_event(series, release, settings)
     return mean_error(err), err
 

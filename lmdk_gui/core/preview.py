@@ -234,9 +234,10 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
     if prev is not None and rel.values is prev.values:
         err = hit[2]  # type: ignore[index]
     else:
-        errs = memo.get(("errors", p.scheme)) if memo is not None and prev is not None else None
-        before = None if errs is None or prev is None else (prev.values, errs)
-        err, per_event = mae_and_errors(series, rel, settings, before, span if before is not None else None)
+        # prev's errors, patched where the release was (a release made whole is scored whole)
+        errs = memo.get(("errors", p.scheme)) if memo is not None else None
+        patch = None if errs is None or span is None else (errs, span)
+        err, per_event = mae_and_errors(series, rel, settings, patch)
         # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0 events:
         # Skip); the others' would only hold 8 bytes per event. Adaptive is never reused (its budgets depend
         # on the noise): a memo entry would only keep its release and errors alive (≈ 0.2 GB at 10^7).
