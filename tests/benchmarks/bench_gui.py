@@ -103,13 +103,16 @@ def idle(seconds: float) -> None:
 
 
 def timed_click(window, watch: PaintWatch, row: int) -> tuple[float, float]:
-    """Zoom the series plot to ``row``, click it, wait until the plots have repainted the new preview:
-    (the click's start, seconds to repainted)."""
+    """Zoom the series plot to ``row``, move the pointer there, click it, wait until the plots have repainted
+    the new preview: (the click's start, seconds to repainted). The move comes first, as a real pointer's does:
+    pyqtgraph's hover pass at the new place is the move's work, not the click's."""
     from tests.ui.helpers import event_point
 
     window.series_plot.getPlotItem().vb.setXRange(row - 50, row + 50, padding=0)
     APP.processEvents()
     pos = event_point(window, row)
+    QTest.mouseMove(window.series_plot.viewport(), pos)
+    APP.processEvents()
     t = time.perf_counter()
     QTest.mouseClick(window.series_plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     wait_repainted(window.session, watch)

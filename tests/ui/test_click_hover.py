@@ -1,0 +1,48 @@
+"""A click where the pointer already is does no second hover pass (issue 15): pyqtgraph looked up the items
+near the pointer again after every release, ≈ 3.7 ms of a click at 10^5 events."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from .conftest import wait_preview
+from .helpers import event_point
+
+
+def _hover_lookups(monkeypatch, scene) -> list[bool]:
+    calls: list[bool] = []
+    near = scene.itemsNearEvent
+
+    def spy(event, *args, **kwargs):
+        calls.append(bool(kwargs.get("hoverable")))
+        return near(event, *args, **kwargs)
+
+    monkeypatch.setattr(scene, "itemsNearEvent", spy)
+    return calls
+
+
+def test_click_where_the_pointer_rests_skips_the_hover_pass_and_still_toggles(qtbot, window, monkeypatch):
+    s, plot = window.session, window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    qtbot.wait(10)
+    pos = event_point(window, 200)
+    calls = _hover_lookups(monkeypatch, plot.scene())
+    qtbot.mouseMove(plot.viewport(), pos)
+    qtbot.waitUntil(lambda: True in calls)  # the move's hover pass, at the new place
+    calls.clear()
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert s.landmarks.tolist() == [200]
+    assert calls == [False]  # the click's own search for its item, no hover pass
+    wait_preview(qtbot, window)
+
+
+def test_a_release_elsewhere_still_sends_hover_events(qtbot, window, monkeypatch):
+    plot = window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    qtbot.wait(10)
+    a, b = event_point(window, 180), event_point(window, 220)
+    qtbot.mouseMove(plot.viewport(), a)
+    calls = _hover_lookups(monkeypatch, plot.scene())
+    qtbot.mouseRelease(plot.viewport(), Qt.MouseButton.LeftButton, pos=b)  # (no press: a release that moved)
+    assert True in calls
