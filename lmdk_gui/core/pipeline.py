@@ -76,16 +76,11 @@ def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
 # The Adaptive loops of :mod:`.adaptive` take the noise function as an argument, which numba's disk cache
 # cannot key (every process compiled them: 1.0–1.3 s of every cold start). Each wrapper below passes one
 # fixed function and has no function-typed argument, so it is cached on disk; the loop is still the one in
-# adaptive.py, compiled into the wrapper, so the draws are the same bit for bit. The export's wrappers are
+# adaptive.py, compiled into the wrapper, so the draws are the same bit for bit. (The numeric preview's is
+# adaptive.adaptive_numeric_unit itself, its branch-free copy: called through a wrapper it lost its selects
+# and ran at twice its time.) The export's wrappers are
 # not cached: the exact samplers use globals numba cannot cache ("dynamic globals"); an export compiles
 # them once, as before, and the cold start needs only the preview's.
-@numba.njit(cache=True, nogil=True)
-def _preview_numeric(x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos, start, stop, pos_limit, state,
-        out_v, out_eps, out_fresh):  # pragma: no cover - compiled
-    return adaptive.adaptive_numeric(mechanisms.laplace_unit_one, x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos,
-        start, stop, pos_limit, state, out_v, out_eps, out_fresh)
-
-
 @numba.njit(cache=False, nogil=True)  # see below
 def _export_numeric(x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos, start, stop, pos_limit, state,
         out_v, out_eps, out_fresh):  # pragma: no cover - compiled
@@ -252,7 +247,7 @@ class Kind:
 
 class NumericKind(Kind):
     name = "numeric"
-    preview_kernel = staticmethod(_preview_numeric)
+    preview_kernel = staticmethod(adaptive.adaptive_numeric_unit)  # no function argument: cached
     export_kernel = staticmethod(_export_numeric)
     unit_one = staticmethod(mechanisms.laplace_unit_one)
     secure_one = staticmethod(_sec_laplace)
