@@ -60,7 +60,7 @@ import numpy as np
 from . import mechanisms
 from .correlation import DISTRIBUTIONS, synthetic_landmarks
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
-from .metrics import unit_label
+from .metrics import mean_error, unit_label
 from .noise import UnitNoise
 from .pipeline import Plan, denoised_values, kind_of, plan, run_adaptive_preview, run_preview
 from .release import normalize_landmarks
@@ -620,14 +620,9 @@ class _Context:
 
 
 def _mean_error(series: Series, mech, values: np.ndarray, codes: np.ndarray | None) -> float:
-    """metrics.mae on bare values (no Release object): the kind's error metric, missing values excluded."""
-    err = mech.error(series.values, values, codes)
-    if err.size == 0:
-        return float("nan")
-    m = float(err.mean())
-    if math.isnan(m):
-        return float(np.nanmean(err)) if not np.all(np.isnan(err)) else float("nan")
-    return m
+    """metrics.mae on bare values (no Release object): the kind's error metric, missing values excluded, summed
+    as the preview sums it."""
+    return mean_error(mech.error(series.values, values, codes))
 
 
 def _chunk_size(n: int, runs: int) -> int:

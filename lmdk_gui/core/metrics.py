@@ -18,7 +18,7 @@ import numpy as np
 
 from .denoise import Denoised
 from .noise import UnitNoise
-from .pipeline import KINDS, denoised_values
+from .pipeline import KINDS, abs_error_sums, block_sums, denoised_values
 from .release import Release, category_space, compute_release
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -39,34 +39,74 @@ def error_per_event(series: Series, release: Release, settings: PrivacySettings 
 
 
 def mae(series: Series, release: Release, settings: PrivacySettings | None = None) -> float:
-    return mae_and_errors(series, release, settings)[0]
+    return mae_and_sums(series, release, settings)[0]
 
 
-def mae_and_errors(series: Series, release: Release, settings: PrivacySettings | None = None,
-                   patch: tuple[np.ndarray, tuple[int, int]] | None = None) -> tuple[float, np.ndarray]:
-    """The release's MAE and its per-event errors. ``patch`` = (errors, (a, b)): the per-event errors of an
-    earlier release of the same series and settings whose values this release keeps outside rows a..b-1
-    (the preview's memo and :func:`.pipeline.run_preview_patched`, which knows the rows it rewrote): the
-    errors are recomputed there only (a Skip click) — the same per-event metric, so the same bits."""
-    if patch is not None and patch[0].shape[0] == series.n:
-        (errors, (a, b)) = patch
-        err = errors.copy()
-        if b > a:
-            err[a:b] = error_per_event(series, release, settings, slice(a, b))
-        return mean_error(err), err
-    err = error_per_event(series, release, settings)
-    return mean_error(err), err
+#: Errors are summed in blocks of this many events, each block in one fixed order, then the blocks' sums
+#: (numpy's pairwise sum would do for a whole pass, but not for a patched one): a release patched in a few
+#: rows (Skip's click) has only those blocks summed again, and its MAE is the same bits as the whole sum's.
+ERROR_BLOCK = 4096
+
+
+def blocks_of(rows: tuple[int, int]) -> tuple[int, int]:
+    """The blocks (k0, k1) holding rows a..b-1 (none for an empty span)."""
+    a, b = rows
+    return (a // ERROR_BLOCK, (b - 1) // ERROR_BLOCK + 1) if b > a else (0, 0)
+
+
+def error_sums(series: Series, release: Release, settings: PrivacySettings | None = None,
+               blocks: tuple[int, int] | None = None) -> np.ndarray:
+    """The per-event errors' sum over each block k0..k1-1 (default: every block). Numeric errors are summed
+    as they are computed (:func:`.pipeline.abs_error_sums`: no per-event array, one pass over the values and
+    the series instead of three); other kinds sum :func:`error_per_event` of the blocks' rows."""
+    n = series.n
+    k0, k1 = blocks if blocks is not None else (0, -(-n // ERROR_BLOCK))
+    out = np.empty(max(k1 - k0, 0))
+    if out.size == 0:
+        return out
+    rows = slice(k0 * ERROR_BLOCK, min(k1 * ERROR_BLOCK, n))
+    if series.kind == "numeric" and release.values.ndim == 1 and release.values.shape == series.values.shape:
+        abs_error_sums(np.asarray(release.values, dtype=np.float64), np.asarray(series.values, dtype=np.float64),
+                       k0, ERROR_BLOCK, out)
+    else:
+        block_sums(error_per_event(series, release, settings, rows), ERROR_BLOCK, out)
+    return out
+
+
+def mae_and_sums(series: Series, release: Release, settings: PrivacySettings | None = None,
+                 patch: tuple[np.ndarray, tuple[int, int]] | None = None) -> tuple[float, np.ndarray]:
+    """The release's MAE and its :func:`error_sums`. ``patch`` = (sums, (a, b)): the error sums of an earlier
+    release of the same series and settings whose values this release keeps outside rows a..b-1 (the
+    preview's memo and :func:`.pipeline.run_preview_patched`, which knows the rows it rewrote): only the
+    blocks holding those rows are summed again (a Skip click) — the same sums, so the same bits."""
+    if patch is not None and patch[0].shape[0] == -(-series.n // ERROR_BLOCK):
+        sums, rows = patch
+        k0, k1 = blocks_of(rows)
+        if k1 > k0:
+            sums = sums.copy()
+            sums[k0:k1] = error_sums(series, release, settings, (k0, k1))
+    else:
+        sums = error_sums(series, release, settings)
+    return _mean_of(sums, series.n, lambda: error_per_event(series, release, settings)), sums
 
 
 def mean_error(err: np.ndarray) -> float:
-    """``nanmean`` of per-event errors (NaN when there is none). Without a NaN it is ``np.mean``: the same
-    pairwise sum divided by the same count, bit for bit, without nanmean's copy of the array. The sum is
-    NaN exactly when some error is NaN (errors are ≥ 0, so no inf − inf), so one pass decides that too."""
-    if err.size == 0:
+    """``nanmean`` of per-event errors (NaN when there is none), summed as :func:`error_sums` sums them, so
+    the same bits as :func:`mae` of the release they came from."""
+    sums = np.empty(-(-err.size // ERROR_BLOCK))
+    block_sums(np.ascontiguousarray(err, dtype=np.float64), ERROR_BLOCK, sums)
+    return _mean_of(sums, err.size, lambda: err)
+
+
+def _mean_of(sums: np.ndarray, n: int, errors) -> float:
+    """The mean of n errors from their block sums. The total is NaN exactly when some error is NaN (errors
+    are ≥ 0, so no inf − inf): only then are the errors (``errors()``) looked at, for ``nanmean``."""
+    if n == 0:
         return float("nan")
-    total = np.sum(err)
+    total = float(np.sum(sums))
     if not np.isnan(total):
-        return float(total / err.size)  # what np.mean computes
+        return total / n
+    err = errors()
     if np.isnan(err).all():
         return float("nan")
     return float(np.nanmean(err))

@@ -137,6 +137,54 @@ def _abs_error(values, truth, out):  # pragma: no cover - compiled
         out[t] = abs(values[t] - truth[t])
 
 
+# The two summing kernels below share one order, so a numeric MAE is the same bits from either (the
+# metrics' block sums; tests/core/test_error_sums.py): each block in four interleaved partial sums (so the
+# additions overlap: a single running sum waits for each one), then those four pairwise, then its tail.
+@numba.njit(cache=True, nogil=True)
+def abs_error_sums(values, truth, k0, block, out):  # pragma: no cover - compiled
+    """Sums of |value − truth| over blocks k0, k0+1, … of ``block`` events, one per slot of ``out``."""
+    n = values.shape[0]
+    for j in range(out.shape[0]):
+        lo = (k0 + j) * block
+        hi = min(lo + block, n)
+        s0 = s1 = s2 = s3 = 0.0
+        t = lo
+        while t + 4 <= hi:
+            s0 += abs(values[t] - truth[t])
+            s1 += abs(values[t + 1] - truth[t + 1])
+            s2 += abs(values[t + 2] - truth[t + 2])
+            s3 += abs(values[t + 3] - truth[t + 3])
+            t += 4
+        s = (s0 + s1) + (s2 + s3)
+        while t < hi:
+            s += abs(values[t] - truth[t])
+            t += 1
+        out[j] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def block_sums(err, block, out):  # pragma: no cover - compiled
+    """Sums of ``err`` (starting at a block's first event) over its blocks of ``block`` events, in
+    :func:`abs_error_sums`' order."""
+    n = err.shape[0]
+    for j in range(out.shape[0]):
+        lo = j * block
+        hi = min(lo + block, n)
+        s0 = s1 = s2 = s3 = 0.0
+        t = lo
+        while t + 4 <= hi:
+            s0 += err[t]
+            s1 += err[t + 1]
+            s2 += err[t + 2]
+            s3 += err[t + 3]
+            t += 4
+        s = (s0 + s1) + (s2 + s3)
+        while t < hi:
+            s += err[t]
+            t += 1
+        out[j] = s
+
+
 @numba.njit(cache=True, nogil=True)
 def _haversines(a, b, out):  # pragma: no cover - compiled
     for t in range(a.shape[0]):

@@ -32,7 +32,7 @@ from .dummies import (
     selection_rng,
 )
 from .lazyjit import interpreted
-from .metrics import RunStats, denoised_error, mae_and_errors, mae_over_runs
+from .metrics import RunStats, denoised_error, mae_and_sums, mae_over_runs
 from .noise import UnitNoise
 from .pipeline import denoised_values, kind_of, plan, run_preview_patched
 from .release import Release, normalize_landmarks
@@ -165,11 +165,6 @@ PARALLEL_MIN = 50_000
 #: its iterative kernels (the categorical HMM's EM) would take seconds as Python.
 INTERPRET_MAX = 3_000
 
-#: Per-event errors larger than this are not kept for patching the next click's MAE: at 10^7 events they
-#: are 80 MB held between clicks (1× the values) to save one pass of ≈ 10 ms in a click of ≈ 0.6 s. The
-#: MAE is then the full pass, the same bits (tests/core/test_preview_incremental.py).
-ERRORS_MEMO_MAX_BYTES = 32 << 20
-
 _side = ThreadPoolExecutor(1, thread_name_prefix="lmdk-preview-side")
 
 
@@ -234,16 +229,14 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
     if prev is not None and rel.values is prev.values:
         err = hit[2]  # type: ignore[index]
     else:
-        # prev's errors, patched where the release was (a release made whole is scored whole)
-        errs = memo.get(("errors", p.scheme)) if memo is not None else None
-        patch = None if errs is None or span is None else (errs, span)
-        err, per_event = mae_and_errors(series, rel, settings, patch)
-        # the per-event errors, for patching the MAE of a release that gets patched (one with ε_t = 0 events:
-        # Skip); the others' would only hold 8 bytes per event. Adaptive is never reused (its budgets depend
-        # on the noise): a memo entry would only keep its release and errors alive (≈ 0.2 GB at 10^7).
+        # prev's error sums, patched where the release was (a release made whole is scored whole)
+        sums = memo.get(("errors", p.scheme)) if memo is not None else None
+        patch = None if sums is None or span is None else (sums, span)
+        err, sums = mae_and_sums(series, rel, settings, patch)
+        # (the block sums: 2 KB at 10^6 events.) Adaptive is never reused (its budgets depend on the noise):
+        # a memo entry would only keep its release alive (≈ 0.2 GB at 10^7).
         if p.budgets is not None:
-            keep = rel.approximated_share > 0 and per_event.nbytes <= ERRORS_MEMO_MAX_BYTES
-            remember = ((key, rel, err), per_event if keep else None)
+            remember = ((key, rel, err), sums)
     _summarise(rel, prev)
     return rel, err, remember
 
