@@ -18,7 +18,9 @@ value). A denoised line per scheme can be drawn over faint raw points with :meth
 
 from __future__ import annotations
 
+import html
 import math
+import re
 import warnings
 import weakref
 from collections.abc import Callable
@@ -26,8 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QTransform
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QSizeF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTransform
 
 from ..core.metrics import unit_label
 from ..core.priority import HELPER, lower_this_thread
@@ -317,16 +319,89 @@ class _HeaderLabel(_Label):
         self.setMinimumWidth(0)
 
 
-class _NoteLabel(_Label):
-    """The notes column: exactly NOTE_W wide whatever its text, so every row's plot ends at the same x. Its
-    size hint says NOTE_W too: with the text's own width, every new error figure (other digits, other width)
-    changed the hint and laid the whole grid out again after the click's paint."""
+#: the notes' markup: line breaks, bold, and colour (of a bold run or a span); anything else is text
+_NOTE_TAG = re.compile(r"<br>|<b(?: style='color:([^']*)')?>|</b>|<span style='color:([^']*)'>|</span>")
 
-    def updateMin(self):  # noqa: N802 - pyqtgraph naming
-        super().updateMin()
+
+def note_runs(markup: str) -> list[list[tuple[str, str | None, bool]]]:
+    """The lines of a note as runs of (text, colour or None, bold)."""
+    lines: list[list[tuple[str, str | None, bool]]] = [[]]
+    style: list[tuple[str | None, bool]] = [(None, False)]
+    pos = 0
+    for m in _NOTE_TAG.finditer(markup):
+        if m.start() > pos:
+            lines[-1].append((html.unescape(markup[pos:m.start()]), *style[-1]))
+        tag, color = m.group(0), m.group(1) or m.group(2)
+        if tag == "<br>":
+            lines.append([])
+        elif tag in ("</b>", "</span>"):
+            if len(style) > 1:
+                style.pop()
+        else:
+            style.append((color or style[-1][0], tag.startswith("<b") or style[-1][1]))
+        pos = m.end()
+    if pos < len(markup):
+        lines[-1].append((html.unescape(markup[pos:]), *style[-1]))
+    return lines if markup else []
+
+
+class NoteItem(pg.GraphicsWidget):
+    """The notes column: a few short lines painted with the painter, exactly NOTE_W wide. pyqtgraph's
+    LabelItem is a QGraphicsTextItem that parses and lays out its HTML on every text (≈ 0.35 ms each, eight a
+    click: issue 15); these notes are one line per figure in two weights and a few colours. ``text`` is the
+    markup shown (:func:`note_runs`). Its height follows the number of lines: only a new number of lines
+    asks for a new layout, not new digits."""
+
+    MARGIN = 4.0
+
+    def __init__(self) -> None:
+        self._height = 0.0  # (before the base class asks for its size hint)
+        super().__init__()
+        self.text = ""
+        self._lines: list[list[tuple[str, str | None, bool]]] = []
+        self._font = QFont()
+        self._font.setPointSizeF(8.0)
+        self._bold = QFont(self._font)
+        self._bold.setBold(True)
+        self._metrics = {False: QFontMetricsF(self._font), True: QFontMetricsF(self._bold)}
+        self._step = self._metrics[False].lineSpacing()
         self.setMinimumWidth(NOTE_W)
         self.setMaximumWidth(NOTE_W)
-        self._sizeHint = {k: (NOTE_W if w >= 0 else w, h) for k, (w, h) in self._sizeHint.items()}
+        self._fit()
+
+    def setText(self, text: str) -> None:  # noqa: N802 - pyqtgraph naming
+        if text == self.text:
+            return
+        rows = len(self._lines)
+        self.text, self._lines = text, note_runs(text)
+        if len(self._lines) != rows:
+            self._fit()
+        self.update()
+
+    def _fit(self) -> None:
+        self._height = 2 * self.MARGIN + self._step * len(self._lines) if self._lines else 0.0
+        self.updateGeometry()
+
+    def sizeHint(self, which, constraint=QSizeF()):  # noqa: N802, B008 - Qt naming; an immutable default
+        if which in (Qt.SizeHint.MinimumSize, Qt.SizeHint.PreferredSize):
+            return QSizeF(NOTE_W, self._height)
+        return super().sizeHint(which, constraint)
+
+    def paint(self, p, *args) -> None:
+        if not self._lines:
+            return
+        p.save()
+        p.setClipRect(self.rect())
+        ascent = self._metrics[False].ascent()
+        black = QColor(0, 0, 0)
+        for i, runs in enumerate(self._lines):
+            x, y = self.MARGIN, self.MARGIN + ascent + i * self._step
+            for text, color, bold in runs:
+                p.setFont(self._bold if bold else self._font)
+                p.setPen(QColor(color) if color else black)
+                p.drawText(QPointF(x, y), text)
+                x += self._metrics[bold].horizontalAdvance(text)
+        p.restore()
 
 
 class _Rows(pg.GraphicsLayoutWidget):
@@ -363,8 +438,7 @@ class _Rows(pg.GraphicsLayoutWidget):
         color = SCHEME_COLORS[scheme]
         label = _NameLabel(f"<b>{SCHEME_LABELS[scheme]}</b>" if named else "", angle=-90, color=color, size="8pt")
         label.setFixedWidth(LABEL_W)
-        note = _NoteLabel("", size="8pt", justify="left")
-        note.setFixedWidth(NOTE_W)
+        note = NoteItem()
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.setMouseEnabled(x=True, y=False)
