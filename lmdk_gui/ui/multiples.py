@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QSizeF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTransform
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QStaticText, QTransform
 
 from ..core.metrics import unit_label
 from ..core.priority import HELPER, lower_this_thread
@@ -358,13 +358,15 @@ class NoteItem(pg.GraphicsWidget):
         self._height = 0.0  # (before the base class asks for its size hint)
         super().__init__()
         self.text = ""
-        self._lines: list[list[tuple[str, str | None, bool]]] = []
-        self._font = QFont()
-        self._font.setPointSizeF(8.0)
-        self._bold = QFont(self._font)
-        self._bold.setBold(True)
-        self._metrics = {False: QFontMetricsF(self._font), True: QFontMetricsF(self._bold)}
-        self._step = self._metrics[False].lineSpacing()
+        #: per line, its runs as laid-out text (QStaticText: shaped once per text, not at every paint), font,
+        #: pen and x
+        self._lines: list[list[tuple[QStaticText, QFont, QColor, float]]] = []
+        font = QFont()
+        font.setPointSizeF(8.0)
+        bold = QFont(font)
+        bold.setBold(True)
+        self._fonts = {False: font, True: bold}
+        self._step = QFontMetricsF(font).lineSpacing()
         self.setMinimumWidth(NOTE_W)
         self.setMaximumWidth(NOTE_W)
         self._fit()
@@ -373,10 +375,21 @@ class NoteItem(pg.GraphicsWidget):
         if text == self.text:
             return
         rows = len(self._lines)
-        self.text, self._lines = text, note_runs(text)
+        self.text, self._lines = text, [self._layout(runs) for runs in note_runs(text)]
         if len(self._lines) != rows:
             self._fit()
         self.update()
+
+    def _layout(self, runs: list[tuple[str, str | None, bool]]) -> list[tuple[QStaticText, QFont, QColor, float]]:
+        out, x = [], self.MARGIN
+        for text, color, bold in runs:
+            st = QStaticText(text)
+            st.setTextFormat(Qt.TextFormat.PlainText)
+            font = self._fonts[bold]
+            st.prepare(QTransform(), font)
+            out.append((st, font, QColor(color) if color else QColor(0, 0, 0), x))
+            x += QFontMetricsF(font).horizontalAdvance(text)
+        return out
 
     def _fit(self) -> None:
         self._height = 2 * self.MARGIN + self._step * len(self._lines) if self._lines else 0.0
@@ -392,15 +405,12 @@ class NoteItem(pg.GraphicsWidget):
             return
         p.save()
         p.setClipRect(self.rect())
-        ascent = self._metrics[False].ascent()
-        black = QColor(0, 0, 0)
         for i, runs in enumerate(self._lines):
-            x, y = self.MARGIN, self.MARGIN + ascent + i * self._step
-            for text, color, bold in runs:
-                p.setFont(self._bold if bold else self._font)
-                p.setPen(QColor(color) if color else black)
-                p.drawText(QPointF(x, y), text)
-                x += self._metrics[bold].horizontalAdvance(text)
+            y = self.MARGIN + i * self._step
+            for st, font, color, x in runs:
+                p.setFont(font)  # (the painter's font is the one drawn: the text was laid out for it)
+                p.setPen(color)
+                p.drawStaticText(QPointF(x, y), st)
         p.restore()
 
 

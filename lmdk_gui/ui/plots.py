@@ -19,7 +19,7 @@ import weakref
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem
 
@@ -469,8 +469,28 @@ class EventViewBox(EagerViewBox):
 class PassiveScatter(pg.ScatterPlotItem):
     """Markers that let clicks through to the view (which picks the nearest event itself)."""
 
+    _rect: QRectF | None = None
+
     def mouseClickEvent(self, ev):  # noqa: N802 - Qt naming
         ev.ignore()
+
+    # The bounding rectangle, kept until the data bounds or the view's transform change, as PlotCurveItem
+    # keeps its own: pyqtgraph's scatter works it out again from its pixel size on every call, and the scene
+    # asks some 80 times a click (its index, the paint, the items under the pointer): ≈ 5 ms at 10^5. Every
+    # change of data, size or transform resets ``bounds`` (pyqtgraph's data-bounds cache), and so this.
+    @property
+    def bounds(self):
+        return self._bounds
+
+    @bounds.setter
+    def bounds(self, value) -> None:
+        self._bounds = value
+        self._rect = None
+
+    def boundingRect(self):  # noqa: N802 - Qt naming
+        if self._rect is None:
+            self._rect = super().boundingRect()
+        return QRectF(self._rect)  # (a copy: a caller may adjust what it gets)
 
     # PlotItem.setDownsampling / setClipToView call these on every item it holds; markers are drawn only for
     # the events in view (at most MARKER_LIMIT), so there is nothing to reduce.
