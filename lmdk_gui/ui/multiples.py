@@ -18,9 +18,7 @@ value). A denoised line per scheme can be drawn over faint raw points with :meth
 
 from __future__ import annotations
 
-import html
 import math
-import re
 import warnings
 import weakref
 from collections.abc import Callable
@@ -28,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QSizeF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QStaticText, QTransform
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QTransform
 
 from ..core.metrics import unit_label
 from ..core.priority import HELPER, lower_this_thread
@@ -41,6 +39,7 @@ from .plots import (
     NOTE_W,
     CategoryAxis,
     PassiveScatter,
+    TextLines,
     TimeAxis,
     cache_axes,
     display_values,
@@ -319,81 +318,31 @@ class _HeaderLabel(_Label):
         self.setMinimumWidth(0)
 
 
-#: the notes' markup: line breaks, bold, and colour (of a bold run or a span); anything else is text
-_NOTE_TAG = re.compile(r"<br>|<b(?: style='color:([^']*)')?>|</b>|<span style='color:([^']*)'>|</span>")
-
-
-def note_runs(markup: str) -> list[list[tuple[str, str | None, bool]]]:
-    """The lines of a note as runs of (text, colour or None, bold)."""
-    lines: list[list[tuple[str, str | None, bool]]] = [[]]
-    style: list[tuple[str | None, bool]] = [(None, False)]
-    pos = 0
-    for m in _NOTE_TAG.finditer(markup):
-        if m.start() > pos:
-            lines[-1].append((html.unescape(markup[pos:m.start()]), *style[-1]))
-        tag, color = m.group(0), m.group(1) or m.group(2)
-        if tag == "<br>":
-            lines.append([])
-        elif tag in ("</b>", "</span>"):
-            if len(style) > 1:
-                style.pop()
-        else:
-            style.append((color or style[-1][0], tag.startswith("<b") or style[-1][1]))
-        pos = m.end()
-    if pos < len(markup):
-        lines[-1].append((html.unescape(markup[pos:]), *style[-1]))
-    return lines if markup else []
-
-
 class NoteItem(pg.GraphicsWidget):
-    """The notes column: a few short lines painted with the painter, exactly NOTE_W wide. pyqtgraph's
+    """The notes column: a few short lines (:class:`.plots.TextLines`), exactly NOTE_W wide. pyqtgraph's
     LabelItem is a QGraphicsTextItem that parses and lays out its HTML on every text (≈ 0.35 ms each, eight a
-    click: issue 15); these notes are one line per figure in two weights and a few colours. ``text`` is the
-    markup shown (:func:`note_runs`). Its height follows the number of lines: only a new number of lines
-    asks for a new layout, not new digits."""
-
-    MARGIN = 4.0
+    click: issue 15). ``text`` is the markup shown. Its height follows the number of lines: only a new
+    number of lines asks for a new layout, not new digits."""
 
     def __init__(self) -> None:
         self._height = 0.0  # (before the base class asks for its size hint)
         super().__init__()
-        self.text = ""
-        #: per line, its runs as laid-out text (QStaticText: shaped once per text, not at every paint), font,
-        #: pen and x
-        self._lines: list[list[tuple[QStaticText, QFont, QColor, float]]] = []
-        font = QFont()
-        font.setPointSizeF(8.0)
-        bold = QFont(font)
-        bold.setBold(True)
-        self._fonts = {False: font, True: bold}
-        self._step = QFontMetricsF(font).lineSpacing()
+        self._text = TextLines()
         self.setMinimumWidth(NOTE_W)
         self.setMaximumWidth(NOTE_W)
-        self._fit()
+
+    @property
+    def text(self) -> str:
+        return self._text.markup
 
     def setText(self, text: str) -> None:  # noqa: N802 - pyqtgraph naming
-        if text == self.text:
+        rows = len(self._text.lines)
+        if not self._text.set(text):
             return
-        rows = len(self._lines)
-        self.text, self._lines = text, [self._layout(runs) for runs in note_runs(text)]
-        if len(self._lines) != rows:
-            self._fit()
+        if len(self._text.lines) != rows:
+            self._height = self._text.height()
+            self.updateGeometry()
         self.update()
-
-    def _layout(self, runs: list[tuple[str, str | None, bool]]) -> list[tuple[QStaticText, QFont, QColor, float]]:
-        out, x = [], self.MARGIN
-        for text, color, bold in runs:
-            st = QStaticText(text)
-            st.setTextFormat(Qt.TextFormat.PlainText)
-            font = self._fonts[bold]
-            st.prepare(QTransform(), font)
-            out.append((st, font, QColor(color) if color else QColor(0, 0, 0), x))
-            x += QFontMetricsF(font).horizontalAdvance(text)
-        return out
-
-    def _fit(self) -> None:
-        self._height = 2 * self.MARGIN + self._step * len(self._lines) if self._lines else 0.0
-        self.updateGeometry()
 
     def sizeHint(self, which, constraint=QSizeF()):  # noqa: N802, B008 - Qt naming; an immutable default
         if which in (Qt.SizeHint.MinimumSize, Qt.SizeHint.PreferredSize):
@@ -401,16 +350,9 @@ class NoteItem(pg.GraphicsWidget):
         return super().sizeHint(which, constraint)
 
     def paint(self, p, *args) -> None:
-        if not self._lines:
-            return
         p.save()
         p.setClipRect(self.rect())
-        for i, runs in enumerate(self._lines):
-            y = self.MARGIN + i * self._step
-            for st, font, color, x in runs:
-                p.setFont(font)  # (the painter's font is the one drawn: the text was laid out for it)
-                p.setPen(color)
-                p.drawStaticText(QPointF(x, y), st)
+        self._text.paint(p)
         p.restore()
 
 
