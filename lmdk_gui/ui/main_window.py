@@ -719,8 +719,8 @@ class MainWindow(QMainWindow):
         s = self.session
         n = s.n
         k = int(s.landmarks.size)
-        self.status_events.setText(count_noun(n, "event"))
-        self.status_landmarks.setText(f"{count_noun(k, 'landmark')} ({100 * k / n:.1f}%)" if n else "no landmarks")
+        _set_status(self.status_events, count_noun(n, "event"))
+        _set_status(self.status_landmarks, f"{count_noun(k, 'landmark')} ({100 * k / n:.1f}%)" if n else "no landmarks")
         if s.preview and s.is_preview_current():
             bad = [SCHEME_LABELS[x] for x in LANDMARK_SCHEMES if not s.preview[x].guarantee.holds]
             if bad:
@@ -728,14 +728,14 @@ class MainWindow(QMainWindow):
             else:
                 text, color = f"✔ landmark privacy (independent events): holds at ε = {s.epsilon:g}", "#008000"
             # coloured by rich text: a style sheet re-polishes the label, 6-10 ms on every click and preview
-            self.status_guarantee.setText(f"<b style='color:{color}'>{text}</b>")
+            _set_status(self.status_guarantee, f"<b style='color:{color}'>{text}</b>")
             self.status_guarantee.setToolTip(
                 f"(ε, L)-landmark privacy with ε = {s.epsilon:g}: every landmark scheme's budgets sum to at most ε "
                 "over the landmarks plus any one regular event (checked independently of the schemes). It "
                 "assumes the events are independent; the Temporal correlation tab shows the loss under a "
                 "correlation model you choose.")
         else:
-            self.status_guarantee.setText("computing…")
+            _set_status(self.status_guarantee, "computing…")
 
     # ------------------------------------------------------------------------------- interaction
     def _on_click(self, scene_pos) -> None:
@@ -954,3 +954,16 @@ def display_rows_for_test(window: MainWindow, row: int) -> tuple[float, float]:
     s = window.session.series
     assert s is not None
     return float(row), float(display_values(s, s.values[row:row + 1])[0])
+
+
+def _set_status(label: QLabel, text: str) -> None:
+    """A status-bar label's new text, in a width that only grows: a label whose size may change asks the whole
+    window for a new layout at every text (the landmark count and the guarantee's "computing…" and verdict, at
+    every click: two layout passes of the main window and a repaint of the series plot, issue 15). A fixed
+    size does not; the widest text so far keeps its room."""
+    if text == label.text():
+        return
+    label.setText(text)
+    hint = label.sizeHint()
+    if hint.width() > label.minimumWidth() or label.minimumHeight() != label.maximumHeight():
+        label.setFixedSize(max(hint.width(), label.minimumWidth()), hint.height())

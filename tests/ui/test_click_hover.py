@@ -46,3 +46,39 @@ def test_a_release_elsewhere_still_sends_hover_events(qtbot, window, monkeypatch
     calls = _hover_lookups(monkeypatch, plot.scene())
     qtbot.mouseRelease(plot.viewport(), Qt.MouseButton.LeftButton, pos=b)  # (no press: a release that moved)
     assert True in calls
+
+
+def test_a_click_lays_no_part_of_the_main_window_out(qtbot, window):
+    """The status bar's texts change at every click (the landmark count, "computing…", the verdict); labels
+    that could change size asked the whole window for a layout each time. Fixed in size, they do not, and
+    they still say the new count and verdict."""
+    from PySide6.QtCore import QEvent, QObject
+
+    s, plot = window.session, window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    for row in (150, 160):  # (the first texts of each kind size the labels)
+        with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+            s.toggle_landmark(row)
+        wait_preview(qtbot, window)
+    qtbot.wait(50)
+
+    class Count(QObject):
+        n = 0
+
+        def eventFilter(self, obj, ev):  # noqa: N802 - Qt naming
+            if obj is window and ev.type() == QEvent.Type.LayoutRequest:
+                Count.n += 1
+            return False
+
+    counter = Count()
+    window.installEventFilter(counter)
+    try:
+        with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+            qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=event_point(window, 200))
+        wait_preview(qtbot, window)
+        qtbot.wait(50)
+    finally:
+        window.removeEventFilter(counter)
+    assert Count.n == 0
+    assert window.status_landmarks.text().startswith("3 landmarks")
+    assert "holds" in window.status_guarantee.text()
