@@ -764,11 +764,14 @@ class MainWindow(QMainWindow):
         else:
             val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
         lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
+        budgets = []
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
                 mark = " (approx.)" if p.approximated[row] else ""
-                lines.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[row]:.4g}{mark}")
+                budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[row]:.4g}{mark}")
+        # two schemes a line: the box fits the series plot even at 1280×800 with all six shown
+        lines += [" · ".join(budgets[i:i + 2]) for i in range(0, len(budgets), 2)]
         return "<br>".join(lines)
 
     def _on_hover(self, evt) -> None:

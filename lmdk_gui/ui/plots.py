@@ -782,10 +782,12 @@ class SeriesPlot(pg.PlotWidget):
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine))
         self.cursor.hide()
         pi.addItem(self.cursor, ignoreBounds=True)
+        # The hover box lies on the scene, not in the view box, which clipped it to the plot's height: at
+        # 1280×800 a box of five schemes' budgets lost its last lines under the time axis.
         self.info = InfoBox()
         self.info.setZValue(200)
         self.info.hide()
-        pi.addItem(self.info, ignoreBounds=True)
+        self.scene().addItem(self.info)
         self.series: Series | None = None
         self.y: np.ndarray = np.zeros(0)
         self._blocks: tuple[np.ndarray, np.ndarray] | None = None
@@ -972,8 +974,10 @@ class SeriesPlot(pg.PlotWidget):
         self.cursor.setPos(row)
         self.cursor.show()
         self.info.setHtml(html)
-        (x0, x1), (y0, y1) = self.vb.viewRange()
-        self.info.setPos(x0, y1)
+        # at the view's top-left corner, raised as far as needed (over the title) to be read whole
+        view = self.vb.sceneBoundingRect()
+        room = float(self.viewport().height()) - self.info.boundingRect().height()
+        self.info.setPos(view.left(), max(0.0, min(view.top(), room)))
         self.info.show()
 
 

@@ -209,6 +209,25 @@ def test_hover_box_refreshes_after_a_click_and_clears_on_a_new_file(qtbot, windo
     assert not info.isVisible() and window._hover_row is None
 
 
+def test_hover_box_is_read_whole_in_a_short_series_plot(qtbot, window):
+    """At 1280×800 the series plot is short: the box (an event, its value and every shown scheme's budget)
+    stays inside the plot's widget, raised over the title if need be, not clipped by the view."""
+    window.resize(1280, 800)
+    window.session.set_scheme_visible("event", True)
+    window.session.set_scheme_visible("user", True)
+    wait_preview(qtbot, window)
+    qtbot.wait(20)
+    window.series_plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    scene = window.series_plot.mapToScene(event_point(window, 200))
+    window._on_hover((QPointF(scene),))
+    plot, info = window.series_plot, window.series_plot.info
+    assert info.isVisible() and info.toPlainText().count("ε") >= 6
+    box = info.sceneBoundingRect()
+    assert box.height() > plot.vb.sceneBoundingRect().height()  # taller than the view it describes
+    assert box.top() >= 0 and box.bottom() <= plot.viewport().height()
+    assert info.parentItem() is None  # (on the scene: the view box clips its children)
+
+
 def _wheel(widget, pos: QPoint, mods=Qt.KeyboardModifier.NoModifier) -> None:
     ev = QWheelEvent(QPointF(pos), QPointF(widget.mapToGlobal(pos)), QPoint(0, 0), QPoint(0, 120),
                      Qt.MouseButton.NoButton, mods, Qt.ScrollPhase.NoScrollPhase, False)
