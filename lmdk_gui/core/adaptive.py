@@ -42,6 +42,21 @@ def _adapt(rate, moved, inc, dec, rmin):  # pragma: no cover - compiled
     return rmin if rate < rmin else rate
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _load_numeric(state):  # pragma: no cover - compiled
+    """The numeric loops' state: rate, whether a value was released, the last one, landmarks sampled, left."""
+    return state[0], state[1] > 0.0, state[2], int(state[4]), int(state[5])
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _save_numeric(state, rate, has_last, last, n_s, left):  # pragma: no cover - compiled
+    state[0] = rate
+    state[1] = 1.0 if has_last else 0.0
+    state[2] = last
+    state[4] = n_s
+    state[5] = left
+
+
 # The kernels take the noise function ``f`` as an argument, and numba's on-disk cache cannot serve such
 # signatures: the key holds the type of *this process's* dispatcher object, so the cache never hits (every
 # process appended one more entry to the index), and re-pickling an index with entries whose dispatchers
@@ -49,11 +64,7 @@ def _adapt(rate, moved, inc, dec, rmin):  # pragma: no cover - compiled
 @numba.njit(cache=False, nogil=True)
 def adaptive_numeric(f, x, is_lm, u, eps_a, base, inc, dec, rmin, sens, aux, pos, start, stop, pos_limit,
                      state, out_v, out_eps, out_fresh):  # pragma: no cover - compiled
-    rate = state[0]
-    has_last = state[1] > 0.0
-    last = state[2]
-    n_s = int(state[4])
-    left = int(state[5])
+    rate, has_last, last, n_s, left = _load_numeric(state)
     t = start
     while t < stop:
         if pos > pos_limit:
@@ -87,11 +98,7 @@ def adaptive_numeric(f, x, is_lm, u, eps_a, base, inc, dec, rmin, sens, aux, pos
             out_fresh[t] = False
             out_eps[t] = 0.0
         t += 1
-    state[0] = rate
-    state[1] = 1.0 if has_last else 0.0
-    state[2] = last
-    state[4] = n_s
-    state[5] = left
+    _save_numeric(state, rate, has_last, last, n_s, left)
     return t, pos
 
 
@@ -208,11 +215,7 @@ def adaptive_numeric_unit(x, is_lm, u, eps_a, base, inc, dec, rmin, sens, lap, p
     unit noise has no side effect; ε_t = 0 gives an unused ±inf or NaN, numpy's error model)."""
     if pos > pos_limit:  # (the unit draws never move ``pos``)
         return start, pos
-    rate = state[0]
-    has_last = state[1] > 0.0
-    last = state[2]
-    n_s = int(state[4])
-    left = int(state[5])
+    rate, has_last, last, n_s, left = _load_numeric(state)
     # (The statements' form matters: LLVM turns these into selects only as written here; a nested
     # conditional expression for the rate, for one, compiled to branches again and ran twice as long.)
     t = start
@@ -238,11 +241,7 @@ def adaptive_numeric_unit(x, is_lm, u, eps_a, base, inc, dec, rmin, sens, lap, p
         out_fresh[t] = fresh
         out_eps[t] = e if fresh else 0.0
         t += 1
-    state[0] = rate
-    state[1] = 1.0 if has_last else 0.0
-    state[2] = last
-    state[4] = n_s
-    state[5] = left
+    _save_numeric(state, rate, has_last, last, n_s, left)
     return stop, pos
 
 

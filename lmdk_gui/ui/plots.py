@@ -589,9 +589,9 @@ def markup_runs(markup: str) -> list[list[Run]]:
 
 class TextLines:
     """A few lines of short text runs (:func:`markup_runs`), each laid out once per text (QStaticText, at its
-    first paint) and painted with the painter: what the rows' notes and the hover box show. pyqtgraph's LabelItem and TextItem
-    are QGraphicsTextItems that parse and lay out their HTML on every new text, ≈ 0.35 ms each and several a
-    click (issue 15)."""
+    first paint) and painted with the painter: what the rows' notes and the hover box show. pyqtgraph's
+    LabelItem and TextItem are QGraphicsTextItems that parse and lay out their HTML on every new text,
+    ≈ 0.35 ms each and several a click (issue 15)."""
 
     def __init__(self, point_size: float = 8.0, margin: float = 4.0) -> None:
         font = QFont()
@@ -645,9 +645,9 @@ class TextLines:
 
 
 class InfoBox(pg.GraphicsObject):
-    """The series plot's hover box: :class:`TextLines` on a pale box, its top-left corner at a point of the
-    view and its size in pixels (it ignores the view's scale). It is redrawn at every click, where pyqtgraph's
-    TextItem parsed and laid out its HTML each time (≈ 4 ms of GUI thread per click at 10^5)."""
+    """The series plot's hover box: :class:`TextLines` on a pale box, sized in pixels whatever it lies on (it
+    ignores transformations). It is redrawn at every click, where pyqtgraph's TextItem parsed and laid out its
+    HTML each time (≈ 4 ms of GUI thread per click at 10^5)."""
 
     def __init__(self) -> None:
         super().__init__()
