@@ -1062,7 +1062,8 @@ class PreviewPlot(_Rows):
             den = getattr(p, "mae_denoised", None) if scheme in self._denoised else None
             shown = den is not None and math.isfinite(den)
             if self.series.kind == "categorical":
-                lines.append(f"wrong category {100 * mae:.0f} %" + (f" → {100 * den:.0f} %" if shown else ""))
+                # ("wrong category 95 % → 53 %" was wider than the notes column; labels: the start screen's word)
+                lines.append(f"wrong label {100 * mae:.0f}%" + (f" → {100 * den:.0f}%" if shown else ""))
             else:
                 unit = unit_label(self.series)
                 # raw → denoised (the tooltip says so): short enough for the note column at 1280 px

@@ -52,3 +52,19 @@ def test_a_note_is_as_tall_as_its_lines_and_as_wide_as_the_column():
     assert item.minimumHeight() > 2.5 * one - 3 * 4.0
     assert item.minimumWidth() == item.maximumWidth()
     assert item.text == "one<br>two<br>three"
+
+
+def test_every_note_fits_its_column_for_each_kind(qtbot, window):
+    """A note is cut at the column's edge: each sample's notes (numbers, locations, categories, with their
+    denoised figures and the off-chart counts) are narrower than the column."""
+    from lmdk_gui.ui.plots import NOTE_W
+    from tests.conftest import SAMPLES
+
+    for name in ("energy_hue_2013_jan.csv", "gps_bus_limerick.csv", "contacts_person1672_first.csv"):
+        with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+            assert window.open_series(SAMPLES / name)
+        window.session.set_landmarks([1, 5, 9])
+        wait_denoised(qtbot, window)
+        for plot in (window.budget_plot, window.preview_plot):
+            for scheme, r in plot.rows.items():
+                assert r["note"]._text.width <= NOTE_W, (name, scheme, r["note"].text)
