@@ -48,6 +48,11 @@ def mae(series: Series, release: Release, settings: PrivacySettings | None = Non
 ERROR_BLOCK = 4096
 
 
+def n_blocks(n: int) -> int:
+    """How many error blocks n events make (the last one may be short)."""
+    return -(-n // ERROR_BLOCK)
+
+
 def blocks_of(rows: tuple[int, int]) -> tuple[int, int]:
     """The blocks (k0, k1) holding rows a..b-1 (none for an empty span)."""
     a, b = rows
@@ -60,7 +65,7 @@ def error_sums(series: Series, release: Release, settings: PrivacySettings | Non
     as they are computed (:func:`.pipeline.abs_error_sums`: no per-event array, one pass over the values and
     the series instead of three); other kinds sum :func:`error_per_event` of the blocks' rows."""
     n = series.n
-    k0, k1 = blocks if blocks is not None else (0, -(-n // ERROR_BLOCK))
+    k0, k1 = blocks if blocks is not None else (0, n_blocks(n))
     out = np.empty(max(k1 - k0, 0))
     if out.size == 0:
         return out
@@ -79,7 +84,7 @@ def mae_and_sums(series: Series, release: Release, settings: PrivacySettings | N
     release of the same series and settings whose values this release keeps outside rows a..b-1 (the
     preview's memo and :func:`.pipeline.run_preview_patched`, which knows the rows it rewrote): only the
     blocks holding those rows are summed again (a Skip click) — the same sums, so the same bits."""
-    if patch is not None and patch[0].shape[0] == -(-series.n // ERROR_BLOCK):
+    if patch is not None and patch[0].shape[0] == n_blocks(series.n):
         sums, rows = patch
         k0, k1 = blocks_of(rows)
         if k1 > k0:
@@ -93,7 +98,7 @@ def mae_and_sums(series: Series, release: Release, settings: PrivacySettings | N
 def mean_error(err: np.ndarray) -> float:
     """``nanmean`` of per-event errors (NaN when there is none), summed as :func:`error_sums` sums them, so
     the same bits as :func:`mae` of the release they came from."""
-    sums = np.empty(-(-err.size // ERROR_BLOCK))
+    sums = np.empty(n_blocks(err.size))
     block_sums(np.ascontiguousarray(err, dtype=np.float64), ERROR_BLOCK, sums)
     return _mean_of(sums, err.size, lambda: err)
 
