@@ -7,6 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
+from lmdk_gui.ui.curve import CurveItem
 from lmdk_gui.ui.plots import set_data
 
 from .conftest import wait_denoised
@@ -15,7 +16,7 @@ from .conftest import wait_denoised
 @pytest.fixture
 def counted(monkeypatch):
     calls: list[object] = []
-    for cls in (pg.PlotDataItem, pg.ScatterPlotItem):
+    for cls in (pg.PlotDataItem, pg.ScatterPlotItem, CurveItem):
         original = cls.setData
 
         def spy(self, *args, _original=original, **kwargs):

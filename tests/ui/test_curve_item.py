@@ -1,0 +1,99 @@
+"""The rows' light curve item (issue 15) draws what pyqtgraph's PlotDataItem draws for the same data, pen,
+fill and joining, reads back like one, and its bounding rectangle holds every pixel it paints (a smaller one
+leaves stale pixels behind when the item changes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtGui import QColor, QImage
+
+from lmdk_gui.ui.curve import CurveItem
+
+W, H = 320, 200
+
+
+def _render(qtbot, item, xr=(-1.0, 11.0), yr=(-3.0, 12.0)) -> tuple[pg.PlotWidget, QImage]:
+    w = pg.PlotWidget(background="w")
+    qtbot.addWidget(w)
+    w.resize(W, H)
+    pi = w.getPlotItem()
+    pi.hideAxis("left")
+    pi.hideAxis("bottom")
+    pi.addItem(item)
+    pi.vb.setRange(xRange=xr, yRange=yr, padding=0)
+    w.show()
+    qtbot.waitExposed(w)
+    return w, w.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _ink(img: QImage) -> np.ndarray:
+    """Where anything but the white background was painted."""
+    ptr = img.constBits()
+    a = np.frombuffer(ptr, dtype=np.uint8, count=img.sizeInBytes()).reshape(img.height(), img.bytesPerLine())
+    px = a[:, : img.width() * 4].reshape(img.height(), img.width(), 4)[..., :3]
+    return (px != 255).any(axis=2)
+
+
+X = np.arange(11.0)
+Y = np.array([0.0, 3.0, 3.0, 7.5, 2.0, 2.0, 9.0, 4.0, 1.0, 6.0, 0.5])
+CASES = {
+    "line": ({"pen": pg.mkPen("b")}, {}, Y),
+    "wide line": ({"pen": pg.mkPen("r", width=2)}, {}, Y),
+    "filled bars": ({"pen": pg.mkPen("k"), "fillLevel": 0.0, "brush": pg.mkBrush(QColor(0, 120, 0, 150))}, {}, Y),
+    "fill only": ({"pen": None, "brush": pg.mkBrush("m")}, {"fillLevel": 1.0}, Y),
+    "pairs": ({"pen": pg.mkPen("g", width=2), "connect": "pairs"}, {}, Y),
+    "finite": ({"pen": pg.mkPen("b")}, {"connect": "finite"}, np.where(np.arange(11) == 5, np.nan, Y)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_draws_what_a_plot_data_item_draws(qtbot, case):
+    opts, kw, y = CASES[case]
+    ours = CurveItem(**opts)
+    ours.setData(X, y, **kw)
+    theirs = pg.PlotDataItem(**{**opts, **kw})
+    theirs.setData(X, y)
+    _w1, a = _render(qtbot, ours)
+    _w2, b = _render(qtbot, theirs)
+    ink_a, ink_b = _ink(a), _ink(b)
+    assert 50 < ink_a.sum() < 0.5 * W * H and ink_b.sum() > 50  # something was drawn, on white
+    differ = np.count_nonzero(np.asarray(a.bits()).reshape(-1) != np.asarray(b.bits()).reshape(-1))
+    # the same pixels, give or take where a line's end meets the fill (Qt's path and line rasterisers)
+    assert differ <= 0.01 * W * H * 4, (case, differ)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bounds_hold_every_painted_pixel(qtbot, case):
+    opts, kw, y = CASES[case]
+    item = CurveItem(**opts)
+    item.setData(X, y, **kw)
+    w, img = _render(qtbot, item, xr=(-5.0, 15.0), yr=(-5.0, 15.0))
+    view = w.viewport()
+    rect = w.mapFromScene(item.sceneBoundingRect()).boundingRect()
+    assert view.width() == img.width()
+    rows, cols = np.nonzero(_ink(img))
+    assert rows.size
+    assert rect.left() <= cols.min() and cols.max() <= rect.right() + 1
+    assert rect.top() <= rows.min() and rows.max() <= rect.bottom() + 1
+
+
+def test_reads_back_like_a_plot_data_item_and_follows_its_scale(qtbot):
+    item = CurveItem(pen=pg.mkPen("k"), fillLevel=0.0, brush=pg.mkBrush("y"))
+    assert item.getData() == (None, None)
+    item.setData([1, 2, 3], [4.0, np.nan, 6.0])
+    x, y = item.getData()
+    assert x.dtype == np.float64 and x.tolist() == [1.0, 2.0, 3.0] and np.isnan(y[1])
+    assert item.xData is x and item.getOriginalDataset()[1] is y
+    assert item.dataBounds(0) == (1.0, 3.0)
+    assert item.dataBounds(1) == (0.0, 6.0)  # down to the fill level
+    with pytest.raises(ValueError, match="differ in length"):
+        item.setData([1, 2], [1.0])
+    w, _img = _render(qtbot, item)
+    before = item.boundingRect()
+    item.setTransform(pg.QtGui.QTransform.fromScale(1.0, 0.5))  # a budget row's new scale
+    after = item.boundingRect()
+    assert after.height() > before.height()  # the pen's pixel is taller in the item's halved units
+    item.setData(np.zeros(0), np.zeros(0))
+    assert item.getData()[0].size == 0 and item.dataBounds(0) == (None, None)
