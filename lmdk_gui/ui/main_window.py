@@ -221,6 +221,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
 
         self._hover_row: int | None = None
+        self._hover_target: int | None = None  # the event a click there would mark (None: out of reach)
         self._hover = pg.SignalProxy(self.series_plot.scene().sigMouseMoved, rateLimit=30, slot=self._on_hover)
 
     @property
@@ -617,7 +618,7 @@ class MainWindow(QMainWindow):
         s = self.session.series
         if s is None:
             return
-        self._hover_row = None
+        self._hover_row = self._hover_target = None
         self.series_plot.set_series(s)
         self.budget_plot.set_series(s)
         self.preview_plot.set_series(s)
@@ -778,15 +779,18 @@ class MainWindow(QMainWindow):
         pos = evt[0]
         if self.session.series is None or not self.series_plot.sceneBoundingRect().contains(pos) or \
                 not self.series_plot.vb.sceneBoundingRect().contains(pos):
-            self._hover_row = None
+            self._hover_row = self._hover_target = None
             self.series_plot.show_info(None)
             return
-        row = self.series_plot.row_at(pos)
-        self._hover_row = row
+        # The box describes the event a click would mark, when one is within reach (ringed), else the one under
+        # the pointer's time (read only: a click there marks nothing).
+        target = self.series_plot.nearest_event(pos)
+        row = target if target is not None else self.series_plot.row_at(pos)
+        self._hover_row, self._hover_target = row, target
         if row is None:
             self.series_plot.show_info(None)
             return
-        self.series_plot.show_info(row, self.hover_html(row))
+        self.series_plot.show_info(row, self.hover_html(row), target)
 
     def _refresh_hover(self) -> None:
         """Clicks and drags change what the hover box describes (landmark or not, the budgets): redraw it for
@@ -796,10 +800,10 @@ class MainWindow(QMainWindow):
         if row is None or s is None or not self.series_plot.info.isVisible():
             return
         if row >= s.n:
-            self._hover_row = None
+            self._hover_row = self._hover_target = None
             self.series_plot.show_info(None)
             return
-        self.series_plot.show_info(row, self.hover_html(row))
+        self.series_plot.show_info(row, self.hover_html(row), self._hover_target)
 
     def reset_zoom(self) -> None:
         self.series_plot.getPlotItem().enableAutoRange()

@@ -782,6 +782,12 @@ class SeriesPlot(pg.PlotWidget):
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine))
         self.cursor.hide()
         pi.addItem(self.cursor, ignoreBounds=True)
+        # The event a click would mark or unmark (nearest_event), ringed while the pointer is within reach: a
+        # click on empty space does nothing (issue 2), and the hover box alone named an event there too.
+        self.target = PassiveScatter(size=15, pen=pg.mkPen(darker(LANDMARK_COLOR), width=2), brush=None)
+        self.target.setZValue(11)
+        self.target.hide()
+        pi.addItem(self.target, ignoreBounds=True)
         # The hover box lies on the scene, not in the view box, which clipped it to the plot's height: at
         # 1280×800 a box of five schemes' budgets lost its last lines under the time axis.
         self.info = InfoBox()
@@ -966,7 +972,14 @@ class SeriesPlot(pg.PlotWidget):
         i = int(round(x))
         return i if 0 <= i < self.series.n else None
 
-    def show_info(self, row: int | None, html: str = "") -> None:
+    def show_info(self, row: int | None, html: str = "", target: int | None = None) -> None:
+        """The hover read-out of ``row`` (None: hide it), and the ring on ``target``, the event a click marks
+        (None: no event within reach)."""
+        if target is None or self.series is None:
+            self.target.hide()
+        else:
+            set_data(self.target, [float(target)], [float(self.y[target])])
+            self.target.show()
         if row is None or self.series is None:
             self.info.hide()
             self.cursor.hide()

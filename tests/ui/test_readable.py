@@ -209,6 +209,32 @@ def test_hover_box_refreshes_after_a_click_and_clears_on_a_new_file(qtbot, windo
     assert not info.isVisible() and window._hover_row is None
 
 
+def test_the_event_a_click_would_mark_is_ringed_and_named(qtbot, window):
+    """A click marks the event within a few pixels of the pointer and does nothing on empty space (issue 2);
+    the hover shows which: a ring on that event, which the box names. Over empty space there is no ring (a
+    click there marks nothing), and the box reads the event under the pointer's time."""
+    s, plot = window.session, window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    qtbot.wait(20)
+    window._on_hover((QPointF(plot.mapToScene(event_point(window, 200))),))
+    x, y = plot.target.getData()
+    assert plot.target.isVisible() and x.tolist() == [200.0] and y.tolist() == [plot.y[200]]
+    assert "row 200 " in plot.info.toPlainText()
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        fake_click(qtbot, window, 200)
+    assert s.landmarks.tolist() == [200]
+    assert plot.target.isVisible() and "landmark" in plot.info.toPlainText()  # (refreshed after the click)
+    above = event_point(window, 200) + QPoint(0, -60)
+    window._on_hover((QPointF(plot.mapToScene(above)),))
+    assert not plot.target.isVisible()
+    assert plot.info.isVisible() and "row 200 " in plot.info.toPlainText()
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=above)
+    qtbot.wait(50)
+    assert s.landmarks.tolist() == [200] and s.undo_stack.count() == 1
+    window._on_hover((QPointF(-5.0, -5.0),))  # off the plot: neither
+    assert not plot.target.isVisible() and not plot.info.isVisible()
+
+
 def test_hover_box_is_read_whole_in_a_short_series_plot(qtbot, window):
     """At 1280×800 the series plot is short: the box (an event, its value and every shown scheme's budget)
     stays inside the plot's widget, raised over the title if need be, not clipped by the view."""
