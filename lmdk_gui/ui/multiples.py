@@ -33,13 +33,12 @@ from ..core.metrics import unit_label
 from ..core.priority import HELPER, lower_this_thread
 from ..core.series import Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
-from .curve import CurveItem
+from .curve import CurveItem, DotsItem
 from .plots import (
     AXIS_W,
     LABEL_W,
     NOTE_W,
     CategoryAxis,
-    PassiveScatter,
     TextLines,
     TimeAxis,
     cache_axes,
@@ -898,8 +897,8 @@ class PreviewPlot(_Rows):
         plot.showGrid(x=True, y=True, alpha=0.12)
         original = _item(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1))
         original_band = _item(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1), connect="pairs")
-        dots = PassiveScatter(size=4, pen=None, brush=pg.mkBrush(color))
-        rings = PassiveScatter(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
+        dots = DotsItem(size=4, pen=None, brush=pg.mkBrush(color))
+        rings = DotsItem(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
         dense = _item(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
         denoised = _item(pen=pg.mkPen(darker(color, 0.85), width=2))
         above = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
