@@ -29,6 +29,7 @@ from ..core import mechanisms
 from ..core.loader import load_series
 from ..core.series import Series
 from ..core.settings import SCHEME_LABELS
+from .curve import DotsItem
 from .theme import (
     DUMMY_COLOR,
     LANDMARK_COLOR,
@@ -765,7 +766,7 @@ class SeriesPlot(pg.PlotWidget):
         self.band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45)))
         self.dummy_band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(DUMMY_COLOR, 60)))
         self.line = EnvelopeCurve(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events")
-        self.markers = PassiveScatter(size=5, pen=None, brush=pg.mkBrush(ORIGINAL_COLOR))
+        self.markers = DotsItem(size=5, pen=None, brush=pg.mkBrush(ORIGINAL_COLOR))  # (repainted every click)
         self.lm_points = PassiveScatter(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
                                             brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
         self.dummy_points = PassiveScatter(size=8, pen=pg.mkPen(darker(DUMMY_COLOR)),
@@ -773,7 +774,6 @@ class SeriesPlot(pg.PlotWidget):
         for item in (self.band, self.dummy_band, self.line, self.markers, self.lm_points, self.dummy_points):
             pi.addItem(item)
         _fast_plot(pi)
-        self.legend.removeItem(self.markers)
         self.legend.removeItem(self.dummy_points)
         self.band.setZValue(-10)
         self.dummy_band.setZValue(-9)
@@ -910,15 +910,16 @@ class SeriesPlot(pg.PlotWidget):
     def _update_points(self) -> None:
         a, b = self.visible_rows()
         for rows, item in ((self._landmarks, self.lm_points), (self._dummies, self.dummy_points)):
+            # (set_data: without dummies, their empty markers were handed again and repainted at every click)
             if rows.size == 0:
-                item.setData([], [])
+                set_data(item, [], [])
                 continue
             i0, i1 = np.searchsorted(rows, [a, b + 1])
             vis = rows[i0:i1]
             if vis.size > 4 * MARKER_LIMIT:  # too many to draw individually; the band shows them
-                item.setData([], [])
+                set_data(item, [], [])
             else:
-                item.setData(vis.astype(np.float64), self.y[vis])
+                set_data(item, vis.astype(np.float64), self.y[vis])
 
     def _draw_line(self) -> None:
         """The series line for the current x range: one envelope pair per pixel column (or the events); not
@@ -938,9 +939,9 @@ class SeriesPlot(pg.PlotWidget):
         a, b = self.visible_rows()
         if b - a <= MARKER_LIMIT and b >= a:
             rows = np.arange(a, b + 1)
-            self.markers.setData(rows.astype(np.float64), self.y[rows])
+            set_data(self.markers, rows.astype(np.float64), self.y[rows])
         else:
-            self.markers.setData([], [])
+            set_data(self.markers, [], [])
         self._update_points()
 
     # ------------------------------------------------------------------------------ picking
