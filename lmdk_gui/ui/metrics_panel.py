@@ -53,6 +53,7 @@ class MetricsTable(QTableWidget):
     def __init__(self, session: Session, parent=None) -> None:
         super().__init__(len(ALL_SCHEMES), len(COLUMNS), parent)
         self.session = session
+        self._headers_for: tuple | None = None  # what the headers say now (_update_headers)
         self.setObjectName("metricsTable")
         self.setHorizontalHeaderLabels(COLUMNS)
         self.verticalHeader().hide()
@@ -103,6 +104,10 @@ class MetricsTable(QTableWidget):
         u = f"({unit_label(s)})" if s is not None else ""
         runs = self.session.runs
         dm = self.with_dummies()
+        key = (u, runs, dm, self.session.settings.denoise)
+        if key == self._headers_for:  # (made again at every preview, they relaid and repainted the header)
+            return
+        self._headers_for = key
         # a long unit ("(mismatch rate)", a column's own unit) on a line of its own: after "this seed" it made
         # the headers wider than their columns at 1280×800, cut at both ends
         after = ("\n" if len(u) > UNIT_INLINE_MAX else " ") + u if u else ""
