@@ -198,8 +198,8 @@ class HideLandmarksPanel(QScrollArea):
         s = self.session
         eps = s.epsilon
         if not s.dummies_enabled:
-            self.readout.setText(f"<b>Off.</b> The releases use the {count_noun(int(s.landmarks.size), 'landmark')} "
-                                 f"only, with all of ε = {eps:g}.")
+            # (no count here, the status bar has it: a new text at every click laid the hidden dock out again)
+            self.readout.setText(f"<b>Off.</b> The releases use the marked landmarks only, with all of ε = {eps:g}.")
             self.error.hide()
             return
         if s.dummy_error:
