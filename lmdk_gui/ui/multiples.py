@@ -906,6 +906,9 @@ class PreviewPlot(_Rows):
         for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
             plot.addItem(item)
             item.setZValue(z)
+        row["note"].setToolTip("error: the mean absolute error of this preview (one seed), of the raw release "
+                               "and, with Denoise on, of the denoised line; beyond the chart: "
+                               "released values outside the y range, marked by triangles at the edge")
         row.update({"axis": axis, "left": left, "original": original, "original_band": original_band,
                     "dots": dots, "rings": rings, "dense": dense, "denoised": denoised, "above": above,
                     "below": below, "offchart": (0, 0), "offchart_x": (np.zeros(0), np.zeros(0))})
@@ -1075,9 +1078,6 @@ class PreviewPlot(_Rows):
         else:
             lines.append("all values on the chart")
         r["note"].setText("<br>".join(lines))
-        r["note"].setToolTip("error: the mean absolute error of this preview (one seed), of the raw release "
-                             "and, with Denoise on, of the denoised line; beyond the chart: "
-                             "released values outside the y range, marked by triangles at the edge")
 
     def offchart(self, scheme: str) -> tuple[int, int]:
         """(above, below): released values in view beyond the chart's top and bottom."""

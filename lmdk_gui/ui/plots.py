@@ -602,6 +602,7 @@ class TextLines:
         self._fonts = {(b, sub): QFont(f) for b, f in ((False, font), (True, bold)) for sub in (False, True)}
         for b in (False, True):
             self._fonts[(b, True)].setPointSizeF(point_size * 0.75)
+        self._widths = {key: QFontMetricsF(f).horizontalAdvance for key, f in self._fonts.items()}
         metrics = QFontMetricsF(font)
         self._step, self._drop = metrics.lineSpacing(), metrics.ascent() * 0.45
         self.margin = margin
@@ -627,7 +628,7 @@ class TextLines:
             st = QStaticText(text)  # (laid out at its first paint, then kept)
             st.setTextFormat(Qt.TextFormat.PlainText)
             out.append((st, font, QColor(color) if color else QColor(0, 0, 0), x, self._drop if sub else 0.0))
-            x += QFontMetricsF(font).horizontalAdvance(text)
+            x += self._widths[(bold, sub)](text)
         return out, x
 
     def height(self) -> float:
