@@ -7,7 +7,9 @@ fill path lists, spot records, view masks): about half of a click's slot time at
 of the rows' paint. These keep only what the rows draw, drawn as pyqtgraph draws it:
 
 * :class:`CurveItem` — one path (joined, joined where finite, or in pairs), optionally filled down to a
-  level, with a cosmetic pen (``PlotCurveItem.paint``: fill, then stroke);
+  level, with a cosmetic pen (``PlotCurveItem.paint``: fill, then stroke; a wide opaque pen strokes line
+  segments, as pyqtgraph does: Qt strokes a wide path by filling its outline, seconds for a zoomed-out
+  denoised line of a few thousand points);
 * :class:`DotsItem` — one symbol per point, of a fixed size in pixels, stamped from one pre-rendered image
   (``ScatterPlotItem.paint``: ``drawPixmapFragments`` at the points' device positions).
 
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.graphicsItems.PlotCurveItem import arrayToLineSegments
 from pyqtgraph.graphicsItems.ScatterPlotItem import renderSymbol
 from pyqtgraph.Qt import internals
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPen, QPixmap
 
 
@@ -94,6 +97,10 @@ class CurveItem(_RowItem):
         self._defaults = {"connect": connect, "fillLevel": fillLevel}
         self._path = QPainterPath()
         self._fill: QPainterPath | None = None
+        # PlotCurveItem._shouldUseDrawLineSegments: wide, solid and opaque (rows are not antialiased)
+        self._segments = internals.PrimitiveArray(QLineF, 4) if (
+            pen.widthF() > 1.0 and pen.style() == Qt.PenStyle.SolidLine and pen.isSolid()
+            and pen.color().alphaF() == 1.0) else None
 
     def setData(self, x, y, connect: str | None = None, fillLevel: float | None = None) -> None:  # noqa: N802, N803
         connect = connect or self._defaults["connect"]
@@ -101,6 +108,8 @@ class CurveItem(_RowItem):
         filled = self._brush is not None and level is not None and connect != "pairs"
         x, y = self._set_xy(x, y, level if filled else None)
         self._path = pg.arrayToQPath(x, y, connect=connect) if x.size else QPainterPath()
+        if self._segments is not None:
+            arrayToLineSegments(x, y, connect=connect, finiteCheck=True, out=self._segments)
         self._fill = None
         if filled and x.size:
             self._fill = QPainterPath(self._path)
@@ -113,7 +122,10 @@ class CurveItem(_RowItem):
             p.fillPath(self._fill, self._brush)
         if self._pen.style() != Qt.PenStyle.NoPen and not self._path.isEmpty():
             p.setPen(self._pen)
-            p.drawPath(self._path)
+            if self._segments is not None:
+                p.drawLines(*self._segments.drawargs())
+            else:
+                p.drawPath(self._path)
 
 
 class DotsItem(_RowItem):
