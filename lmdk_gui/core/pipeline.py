@@ -137,9 +137,10 @@ def _abs_error(values, truth, out):  # pragma: no cover - compiled
         out[t] = abs(values[t] - truth[t])
 
 
-# The two summing kernels below share one order, so a numeric MAE is the same bits from either (the
-# metrics' block sums; tests/core/test_error_sums.py): each block in four interleaved partial sums (so the
-# additions overlap: a single running sum waits for each one), then those four pairwise, then its tail.
+# The one summing order of the metrics' block sums (a numeric MAE is the same bits whether its errors were
+# summed here or kept per event first: tests/core/test_error_sums.py): each block in four interleaved partial
+# sums (so the additions overlap: a single running sum waits for each one), then those four pairwise, then
+# its tail.
 @numba.njit(cache=True, nogil=True)
 def abs_error_sums(values, truth, k0, block, out):  # pragma: no cover - compiled
     """Sums of |value − truth| over blocks k0, k0+1, … of ``block`` events, one per slot of ``out``."""
@@ -162,27 +163,11 @@ def abs_error_sums(values, truth, k0, block, out):  # pragma: no cover - compile
         out[j] = s
 
 
-@numba.njit(cache=True, nogil=True)
-def block_sums(err, block, out):  # pragma: no cover - compiled
+def block_sums(err: np.ndarray, block: int, out: np.ndarray) -> None:
     """Sums of ``err`` (starting at a block's first event) over its blocks of ``block`` events, in
-    :func:`abs_error_sums`' order."""
-    n = err.shape[0]
-    for j in range(out.shape[0]):
-        lo = j * block
-        hi = min(lo + block, n)
-        s0 = s1 = s2 = s3 = 0.0
-        t = lo
-        while t + 4 <= hi:
-            s0 += err[t]
-            s1 += err[t + 1]
-            s2 += err[t + 2]
-            s3 += err[t + 3]
-            t += 4
-        s = (s0 + s1) + (s2 + s3)
-        while t < hi:
-            s += err[t]
-            t += 1
-        out[j] = s
+    :func:`abs_error_sums`' order: that kernel against a zero truth (errors are ≥ 0 or NaN, so |e − 0| is e,
+    the same bits), one summing loop for both."""
+    abs_error_sums(err, np.broadcast_to(0.0, err.shape), 0, block, out)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -210,7 +210,7 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
     for scheme in ALL_SCHEMES:
         rel, err, remember = done[scheme]
         if memo is not None and remember is not None:
-            memo[scheme], memo[("errors", scheme)] = remember
+            memo[scheme], memo[("error_sums", scheme)] = remember
         # relative_error is MAE / mean |x|: the mean is the same for every scheme, and the MAE is the one just
         # computed (numeric MAE does not depend on settings), so each release's error is computed once.
         out[scheme] = SchemePreview(rel, err, err / denom if denom != 0.0 else None)
@@ -230,7 +230,7 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
         err = hit[2]  # type: ignore[index]
     else:
         # prev's error sums, patched where the release was (a release made whole is scored whole)
-        sums = memo.get(("errors", p.scheme)) if memo is not None else None
+        sums = memo.get(("error_sums", p.scheme)) if memo is not None else None
         patch = None if sums is None or span is None else (sums, span)
         err, sums = mae_and_sums(series, rel, settings, patch)
         # (the block sums: 2 KB at 10^6 events.) Adaptive is never reused (its budgets depend on the noise):

@@ -165,7 +165,7 @@ def test_the_memo_keeps_error_sums_per_block_not_per_event():
         assert out is not None
         fresh = compute_preview(Snapshot(series, state["lm"], state["ps"], 1), NoiseCache())
         assert fresh is not None and out.preview["skip"].mae == fresh.preview["skip"].mae
-        sums = cache.memo(series, 1)[("errors", "skip")]
+        sums = cache.memo(series, 1)[("error_sums", "skip")]
         assert sums.shape == (-(-series.n // metrics.ERROR_BLOCK),)
 
 
