@@ -58,6 +58,12 @@ class SchemePreview:
     def denoised_values(self) -> np.ndarray | None:
         return None if self.denoised is None else self.denoised.values
 
+    @property
+    def denoised_scored(self) -> bool:
+        """Its denoised error is known: denoised, whether or not the values were kept (``denoise_preview``'s
+        ``keep``); False with Denoise off or for a kind without a denoiser."""
+        return self.denoised is not None or not np.isnan(self.mae_denoised)
+
     # The automation contract: preview[scheme].budgets / .values
     @property
     def budgets(self) -> np.ndarray:
@@ -267,11 +273,13 @@ class DenoiseMemo:
         self._items: dict[tuple[str, str], tuple] = {}
         self._mean_abs: tuple[Series, float] | None = None
 
-    def get(self, role: str, series: Series, settings: PrivacySettings,
-            rel: Release) -> tuple[Denoised | None, float] | None:
+    def get(self, role: str, series: Series, settings: PrivacySettings, rel: Release,
+            values: bool = True) -> tuple[Denoised | None, float] | None:
+        """The entry of this very release, if any; with ``values``, not one that kept only the error."""
         e = self._items.get((role, rel.scheme))
         if e is not None and e[0] is series and e[2] is rel.values and e[3] is rel.budgets \
-                and e[4] is rel.approximated and e[1] == settings:
+                and e[4] is rel.approximated and e[1] == settings \
+                and not (values and e[5] is None and not np.isnan(e[6])):
             return e[5], e[6]
         return None
 
@@ -289,30 +297,32 @@ class DenoiseMemo:
 
 
 def denoise_preview(snap: Snapshot, result: PreviewResult, *, should_cancel=None,
-                    memo: DenoiseMemo | None = None) -> PreviewResult | None:
+                    memo: DenoiseMemo | None = None, keep: frozenset[str] | None = None) -> PreviewResult | None:
     """The preview's later stage: ``result`` (raw, from :func:`compute_preview` of ``snap``) with every
     release's post-processing and its error filled in (``denoised``, ``mae_denoised``,
     ``relative_denoised``); ``result`` itself when ``snap.settings.denoise`` is off; None when cancelled.
-    ``preview`` and ``plain`` stay one object when they were one."""
+    ``preview`` and ``plain`` stay one object when they were one. ``keep``: the schemes whose denoised values
+    are kept (None: all); the others get their error only (``denoised`` None, ``denoised_scored`` True)."""
     if not snap.settings.denoise:
         return result
     memo = memo if memo is not None else DenoiseMemo()
-    plain = _denoise_all(snap, result.plain, snap.settings, should_cancel, memo, "plain")
+    plain = _denoise_all(snap, result.plain, snap.settings, should_cancel, memo, "plain", keep)
     if plain is None:
         return None
     if result.preview is result.plain:
         return replace(result, preview=plain, plain=plain)
     assert result.selection is not None  # releases on L' were made with the ε left after the selection
     st = snap.settings.with_(epsilon=result.selection.epsilon_remaining)
-    withd = _denoise_all(snap, result.preview, st, should_cancel, memo, "dummies")
+    withd = _denoise_all(snap, result.preview, st, should_cancel, memo, "dummies", keep)
     return None if withd is None else replace(result, preview=withd, plain=plain)
 
 
 def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: PrivacySettings, should_cancel,
-                 memo: DenoiseMemo, role: str) -> dict[str, SchemePreview] | None:
+                 memo: DenoiseMemo, role: str, keep: frozenset[str] | None) -> dict[str, SchemePreview] | None:
     series = snap.series
     denom = memo.mean_abs(series)
-    hits = {scheme: memo.get(role, series, settings, p.release) for scheme, p in previews.items()}
+    wanted = {scheme: keep is None or scheme in keep for scheme in previews}
+    hits = {scheme: memo.get(role, series, settings, p.release, wanted[scheme]) for scheme, p in previews.items()}
     for scheme, hit in hits.items():
         if hit is None:  # every stale entry at once: their arrays are not kept alive while the new ones are made
             memo.forget(role, scheme)
@@ -323,8 +333,11 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
         if hit is None and not _stopped(should_cancel):
             hit = _denoised_mae(series, p.release, settings, should_cancel)
             if hit is not None:
-                memo.put(role, series, settings, p.release, *hit)
                 made.append(scheme)
+        if hit is not None and hit[0] is not None and not wanted[scheme]:
+            hit = (None, hit[1])  # a hidden row's denoised values are let go (80 MB at 10^7 events), memo too
+        if hit is not None and hit is not hits[scheme]:
+            memo.put(role, series, settings, p.release, *hit)
         if hit is None or _stopped(should_cancel):
             # A new state is coming. What this job made belongs to releases a click changes: kept until the
             # next job starts, it overlapped that state's preview (80 MB per scheme at 10^7 events).
@@ -332,8 +345,9 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
                 memo.forget(role, m)
             return None
         den, err_d = hit
+        scored = den is not None or not np.isnan(err_d)
         out[scheme] = replace(p, denoised=den, mae_denoised=err_d,
-                              relative_denoised=err_d / denom if denom != 0.0 and den is not None else None)
+                              relative_denoised=err_d / denom if denom != 0.0 and scored else None)
     return out
 
 

@@ -200,7 +200,7 @@ class MetricsTable(QTableWidget):
             p = self.session.preview.get(s)
             if p is not None:
                 self.item(r, 9).setText("computing…" if pending else
-                                        fmt(p.mae_denoised) if p.denoised is not None else "—")
+                                        fmt(p.mae_denoised) if p.denoised_scored else "—")
 
     def refresh_average(self) -> None:
         avg = self.session.average

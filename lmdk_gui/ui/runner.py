@@ -69,6 +69,13 @@ class LatestOnlyRunner(QObject):
         with self._cond:
             return self._pending is None and not self._busy
 
+    def wait_stopped(self, should_give_up: Callable[[], bool] = lambda: False) -> None:
+        """Block (another thread) until no job of this runner runs: a cancelled one has returned and let go of
+        its arrays. Gives up when ``should_give_up()`` turns True (polled every 20 ms) or at shutdown."""
+        with self._cond:
+            while self._busy and not self._stop and not should_give_up():
+                self._cond.wait(0.02)
+
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Stop the thread (after its current job notices the cancel). True if it ended in time."""
         with self._cond:
@@ -100,11 +107,13 @@ class LatestOnlyRunner(QObject):
                 traceback.print_exc()
                 outcome = (False, f"{type(e).__name__}: {e}")
             with self._cond:
-                self._busy = False
                 current = gen == self._generation and not self._stop
                 if current:
                     self._results[gen] = outcome
             del outcome  # not kept alive by this thread while it waits for the next job
+            with self._cond:  # (after the del: ``wait_stopped`` means the job's arrays are gone)
+                self._busy = False
+                self._cond.notify_all()
             if current:
                 try:
                     self._ready.emit(gen)

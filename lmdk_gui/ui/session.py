@@ -77,8 +77,22 @@ _scheme_previews = scheme_previews
 #: denoising is a later stage on its own thread, so that the raw points are drawn first
 DENOISE_INLINE_MAX = 20_000
 
+#: From this many events on (80 MB per array at 10^7) the session keeps lean (issue 15, peak memory): a preview
+#: job starts only once the later stages it cancelled (denoising, ``post_stage``, the average: up to 0.4 s
+#: per step at 10^7) have returned and let go of their arrays, and the denoise stage keeps the denoised values
+#: of the visible schemes only (the hidden ones' errors are kept; showing one denoises it again). Below it
+#: both would cost clicks time (the 10^6 click waited for a denoising step) and save little memory.
+LEAN_MIN = 2_000_000
+
 #: how long the R-run average waits after a preview arrived (edits in between restart the wait)
 AVERAGE_DELAY_MS = 150
+
+
+def _after_stopped(stages: tuple[LatestOnlyRunner, ...], fn: Callable, *args, should_cancel, **kwargs):
+    """``fn(*args, **kwargs)`` once the cancelled jobs of ``stages`` have returned; None if cancelled first."""
+    for runner in stages:
+        runner.wait_stopped(should_cancel)
+    return None if should_cancel() else fn(*args, should_cancel=should_cancel, **kwargs)
 
 
 class _LandmarkEdit(QUndoCommand):
@@ -486,6 +500,8 @@ class Session(QObject):
             self.visible_schemes.discard(scheme)
         if changed:
             self.settingsChanged.emit()
+        if visible and changed:
+            self._denoise_shown()
 
     # ------------------------------------------------------------------------------ computation
     def _schedule(self, *, after_paint: bool = False) -> None:
@@ -527,9 +543,32 @@ class Session(QObject):
         # ≈ 30 ms of the raw redraw on every click. Not before numba is imported (the first preview of a small
         # series needs no compiler, core/lazyjit.py; the denoise stage does).
         inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and lazyjit.imported()
-        gen = self._preview_runner.submit(compute_preview, snap, self._noise_cache, self._options_cache,
-                                          denoise=inline)
+        stages = (self._average_runner, self._denoise_runner, self._post_runner) if self._lean(snap) else ()
+        gen = self._preview_runner.submit(_after_stopped, stages, compute_preview, snap, self._noise_cache,
+                                          self._options_cache, denoise=inline)
         self._inline_denoise_generation = gen if inline else -1
+
+    def _denoise_shown(self) -> None:
+        """Denoise again, once the current preview's stage is in, when a shown scheme has its denoised error but
+        not its values (a lean stage let them go while it was hidden): the others come from the memo, and
+        denoisedChanged draws it."""
+        if self._denoised_generation != self._preview_generation or not self.is_preview_current():
+            return
+        missing = [s for s in self.visible_schemes
+                   if (p := self.preview.get(s)) is not None and p.denoised is None and p.denoised_scored]
+        if missing:
+            snap = self.snapshot()
+            result = PreviewResult(self.preview, self.preview_plain, self.dummy_selection, self._dummy_options,
+                                   self.dummy_error)
+            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo,
+                                        keep=self._keep(snap))
+
+    def _lean(self, snap: Snapshot) -> bool:
+        return snap.series.n >= LEAN_MIN
+
+    def _keep(self, snap: Snapshot) -> frozenset[str] | None:
+        """The schemes whose denoised values the denoise stage keeps (None: all)."""
+        return frozenset(self.visible_schemes) if self._lean(snap) else None
 
     def _clear_results(self) -> None:
         self.preview = {}
@@ -575,7 +614,7 @@ class Session(QObject):
         if self._closed or generation != self._preview_generation or not self.is_preview_current():
             return
         if self._settings.denoise and not inline:
-            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo)
+            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo, keep=self._keep(snap))
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one
@@ -609,6 +648,7 @@ class Session(QObject):
         self._denoised_generation = self._preview_generation
         self.denoisedChanged.emit()
         self._average_timer.start()
+        self._denoise_shown()  # a scheme shown while this stage ran (with the visible schemes of its start)
 
     def _on_denoise_failed(self, generation: int, message: str) -> None:
         if self._denoise_runner.is_current(generation):

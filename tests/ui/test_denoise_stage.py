@@ -123,3 +123,81 @@ def test_a_small_series_gets_its_denoised_lines_with_the_raw_points(qtbot, windo
     one_shot = compute_preview(s.snapshot(), NoiseCache())
     assert one_shot is not None
     _same_denoised(s.preview, one_shot.preview)
+
+
+def test_a_lean_session_keeps_the_shown_rows_denoised_values_and_every_error(qtbot, window, monkeypatch):
+    """From LEAN_MIN events on (lowered here) the stage keeps the denoised values of the shown schemes only;
+    the hidden ones keep their error (the metrics table shows it), and ticking one denoises it again: the
+    same bits as the one-shot path, drawn in its row."""
+    monkeypatch.setattr(session_mod, "LEAN_MIN", 0)
+    s = window.session
+    with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
+        s.add_range(40, 90)
+    ref = compute_preview(s.snapshot(), NoiseCache())
+    assert ref is not None
+    hidden = [x for x in ALL_SCHEMES if x not in s.visible_schemes]
+    assert hidden and "event" in hidden
+    for scheme in ALL_SCHEMES:
+        p, q = s.preview[scheme], ref.preview[scheme]
+        assert p.mae_denoised == q.mae_denoised and p.relative_denoised == q.relative_denoised, scheme
+        assert p.denoised_scored
+        if scheme in hidden:
+            assert p.denoised is None, scheme
+        else:
+            assert np.array_equal(p.denoised_values, q.denoised_values, equal_nan=True), scheme
+    row = ALL_SCHEMES.index("event")
+    assert window.metrics_table.item(row, 9).text() not in ("—", "computing…", "")
+    with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
+        window.settings_panel.scheme_checks["event"].setChecked(True)
+    assert np.array_equal(s.preview["event"].denoised_values, ref.preview["event"].denoised_values)
+    np.testing.assert_allclose(_lines(window)["event"], ref.preview["event"].denoised_values)
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_lean_preview_starts_once_the_cancelled_stage_let_go(qtbot, window, monkeypatch, lean):
+    """Lean (peak memory at 10^7 events), a click's preview waits until the denoising it cancelled has returned
+    (its arrays gone) instead of computing beside it; below LEAN_MIN it does not wait."""
+    monkeypatch.setattr(session_mod, "LEAN_MIN", 0 if lean else 10**9)
+    s = window.session
+    wait_denoised(qtbot, window)
+    gate, started = threading.Event(), threading.Event()
+    order: list[str] = []
+    real_denoise, real_preview = preview_mod.denoised_values, session_mod.compute_preview
+
+    def slow(*args):
+        started.set()
+        gate.wait(10)
+        order.append("stage out")
+        return real_denoise(*args)
+
+    def preview(*args, **kwargs):
+        order.append("preview in")
+        return real_preview(*args, **kwargs)
+
+    monkeypatch.setattr(preview_mod, "denoised_values", slow)
+    monkeypatch.setattr(session_mod, "compute_preview", preview)
+    waiting = threading.Event()
+    real_wait = s._denoise_runner.wait_stopped
+
+    def wait_stopped(give_up):
+        waiting.set()
+        real_wait(give_up)
+
+    monkeypatch.setattr(s._denoise_runner, "wait_stopped", wait_stopped)
+    s.toggle_landmark(200)
+    qtbot.waitUntil(started.is_set, timeout=30_000)  # its stage is running (blocked)
+    started.clear()
+    order.clear()
+    if lean:
+        s.toggle_landmark(201)
+        qtbot.waitUntil(waiting.is_set, timeout=10_000)
+        assert order == []  # the preview waits ...
+        gate.set()
+        qtbot.waitUntil(s.is_preview_current, timeout=30_000)
+        assert order[:2] == ["stage out", "preview in"]  # ... for the cancelled stage to return
+    else:
+        with qtbot.waitSignal(s.previewChanged, timeout=30_000):
+            s.toggle_landmark(201)
+        assert order[:1] == ["preview in"] and not waiting.is_set()
+        gate.set()
+    wait_denoised(qtbot, window)
