@@ -803,11 +803,27 @@ class SeriesPlot(pg.PlotWidget):
         self._dummies = np.zeros(0, dtype=np.int64)
         self.vb.sigXRangeChanged.connect(self._on_range)
         self.vb.sigResized.connect(self._on_range)
+        self.vb.sigResized.connect(lambda _vb: self._fit_y_label())
         still_release_no_rehover(self.scene())  # the click surface (issue 15)
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(ev)
         self._fit_title()
+
+    def _fit_y_label(self) -> None:
+        """The longest y label (:func:`y_label`, shortened, the unit; else the shortest elided) that fits the
+        plot's height: the plot is short (≈ 60 px of axis at 1280×800), and a longer rotated label was cut at
+        both ends ("m from st"). The full one is in the axis tooltip and the preview's header."""
+        labels = getattr(self, "_y_labels", None)
+        if not labels:
+            return
+        axis = self.getPlotItem().getAxis("left")
+        room = self.getPlotItem().vb.height() + 8  # (the label may reach a little past the view's ends)
+        fm = QFontMetrics(axis.label.font())
+        label = next((t for t in labels if fm.horizontalAdvance(t) <= room), None) \
+            or fm.elidedText(labels[-1], Qt.TextElideMode.ElideRight, int(room))
+        if axis.labelText != label:
+            self.getPlotItem().setLabel("left", label)
 
     def _fit_title(self) -> None:
         """The longest of :data:`SERIES_TITLES` that fits the plot's width: the title is centred, so a cut
@@ -830,12 +846,12 @@ class SeriesPlot(pg.PlotWidget):
         self.time_axis.set_times(series.times)
         self.cat_axis.set_labels(series.categories if series.kind == "categorical" else None)
         full = y_label(series)
-        # the series plot is short (≈ 110 px at 1280×800): a longer rotated label was cut at both ends
-        # ("ance from start (m"); the full one is in the axis tooltip and the preview's header
         short = "m from start" if series.kind == "location" else \
             (full if len(full) <= AXIS_LABEL_MAX else full[:AXIS_LABEL_MAX - 1] + "…")
-        self.getPlotItem().setLabel("left", short)
+        unit = "m" if series.kind == "location" else series.unit if series.kind == "numeric" else ""
+        self._y_labels = tuple(sorted({t for t in (full, short, unit) if t}, key=len, reverse=True))
         self.getPlotItem().getAxis("left").setToolTip(full)
+        self._fit_y_label()
         self._blocks = series_pyramid(series, self.y)
         # the finite range from the pyramid (no series-sized copy of the finite values)
         with warnings.catch_warnings():

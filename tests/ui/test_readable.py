@@ -467,14 +467,21 @@ def test_rows_line_up_with_the_series_plot(qtbot, window, size):
 
 
 @pytest.mark.parametrize("kind", ["location", "numeric"])
-def test_the_series_axis_label_fits_the_short_series_plot(qtbot, kind):
+@pytest.mark.parametrize("height", [110, 400])
+def test_the_series_axis_label_fits_the_series_plot(qtbot, kind, height):
     """At 1280×800 the series plot is ≈ 110 px high: "distance from start (m)" (or a long column name) was cut
-    at both ends. The label is short enough to fit; the whole name is the axis's tooltip."""
+    at both ends, and so was "m from start". The longest label that fits the axis is shown (the whole name
+    when there is room); the whole name is the axis's tooltip."""
+    from PySide6.QtGui import QFontMetrics
+
     from lmdk_gui.core.series import Series
-    from lmdk_gui.ui.plots import AXIS_LABEL_MAX, SeriesPlot
+    from lmdk_gui.ui.plots import SeriesPlot
 
     plot = SeriesPlot()
     qtbot.addWidget(plot)
+    plot.resize(600, height)
+    plot.show()
+    qtbot.waitExposed(plot)
     rng = np.random.default_rng(0)
     if kind == "location":
         series = Series.from_arrays(np.c_[52.6 + rng.random(50) / 100, -8.6 + rng.random(50) / 100])
@@ -485,7 +492,11 @@ def test_the_series_axis_label_fits_the_short_series_plot(qtbot, kind):
         full = "value (kWh per household)"
     plot.set_series(series)
     axis = plot.getPlotItem().getAxis("left")
-    assert len(axis.labelText) <= AXIS_LABEL_MAX and axis.toolTip() == full
+    qtbot.waitUntil(lambda: plot.getPlotItem().vb.height() > 0)
+    room = plot.getPlotItem().vb.height() + 8
+    assert QFontMetrics(axis.label.font()).horizontalAdvance(axis.labelText) <= room, (axis.labelText, room)
+    assert axis.toolTip() == full
+    assert (axis.labelText == full) == (height == 400), axis.labelText
 
 
 @pytest.mark.parametrize("width", [1100, 460, 330, 200])
