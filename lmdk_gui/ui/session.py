@@ -29,7 +29,9 @@ with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It i
 ``preview``/``preview_plain`` replaced by the same releases with their denoised values
 (:meth:`Session.is_denoised_current`). Up to ``DENOISE_INLINE_MAX`` events, once numba is imported, the
 preview job runs that same function itself: ``previewChanged`` then already carries the denoised values and
-``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None.
+``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None. From
+``LEAN_MIN`` events on, a hidden scheme keeps its denoised error but not its values (``denoised`` None,
+``denoised_scored`` True) until it is shown again.
 """
 
 from __future__ import annotations
