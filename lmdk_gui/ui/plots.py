@@ -818,12 +818,13 @@ class SeriesPlot(pg.PlotWidget):
         if not labels:
             return
         axis = self.getPlotItem().getAxis("left")
-        room = self.getPlotItem().vb.height() + 8  # (the label may reach a little past the view's ends)
+        room = self.getPlotItem().vb.height()
         fm = QFontMetrics(axis.label.font())
         label = next((t for t in labels if fm.horizontalAdvance(t) <= room), None) \
             or fm.elidedText(labels[-1], Qt.TextElideMode.ElideRight, int(room))
         if axis.labelText != label:
             self.getPlotItem().setLabel("left", label)
+            axis.resizeEvent()  # pyqtgraph centres the label there only: kept at the old one's, "m" was off the axis
 
     def _fit_title(self) -> None:
         """The longest of :data:`SERIES_TITLES` that fits the plot's width: the title is centred, so a cut

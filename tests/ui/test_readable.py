@@ -479,7 +479,7 @@ def test_the_series_axis_label_fits_the_series_plot(qtbot, kind, height):
 
     plot = SeriesPlot()
     qtbot.addWidget(plot)
-    plot.resize(600, height)
+    plot.resize(600, 510 - height)  # set at the other height first: the label changes when the plot resizes
     plot.show()
     qtbot.waitExposed(plot)
     rng = np.random.default_rng(0)
@@ -492,9 +492,15 @@ def test_the_series_axis_label_fits_the_series_plot(qtbot, kind, height):
         full = "value (kWh per household)"
     plot.set_series(series)
     axis = plot.getPlotItem().getAxis("left")
-    qtbot.waitUntil(lambda: plot.getPlotItem().vb.height() > 0)
-    room = plot.getPlotItem().vb.height() + 8
+    before = plot.getPlotItem().vb.height()
+    plot.resize(600, height)
+    qtbot.waitUntil(lambda: plot.getPlotItem().vb.height() not in (0, before))
+    room = plot.getPlotItem().vb.height()
     assert QFontMetrics(axis.label.font()).horizontalAdvance(axis.labelText) <= room, (axis.labelText, room)
+    # where the axis paints it (rotated; the text item's margins are blank)
+    margin = axis.label.document().documentMargin()
+    drawn = axis.label.mapRectToParent(axis.label.boundingRect()).adjusted(0, margin, 0, -margin)
+    assert -1 <= drawn.top() and drawn.bottom() <= axis.height() + 1, (drawn, axis.height())
     assert axis.toolTip() == full
     assert (axis.labelText == full) == (height == 400), axis.labelText
 
