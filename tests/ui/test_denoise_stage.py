@@ -201,3 +201,28 @@ def test_a_lean_preview_starts_once_the_cancelled_stage_let_go(qtbot, window, mo
         assert order[:1] == ["preview in"] and not waiting.is_set()
         gate.set()
     wait_denoised(qtbot, window)
+
+
+def test_a_scheme_shown_while_a_lean_stage_runs_gets_its_denoised_values(qtbot, window, monkeypatch):
+    """The stage keeps the schemes visible at its start; one ticked while it runs is denoised once it is in."""
+    monkeypatch.setattr(session_mod, "LEAN_MIN", 0)
+    s = window.session
+    wait_denoised(qtbot, window)
+    gate, started = threading.Event(), threading.Event()
+    real = preview_mod.denoised_values
+
+    def slow(*args):
+        started.set()
+        gate.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(preview_mod, "denoised_values", slow)
+    s.toggle_landmark(200)
+    qtbot.waitUntil(started.is_set, timeout=30_000)
+    window.settings_panel.scheme_checks["user"].setChecked(True)
+    gate.set()
+    qtbot.waitUntil(lambda: s.is_denoised_current() and s.preview["user"].denoised is not None, timeout=30_000)
+    ref = compute_preview(s.snapshot(), NoiseCache())
+    assert ref is not None
+    assert np.array_equal(s.preview["user"].denoised_values, ref.preview["user"].denoised_values)
+    assert s.preview["event"].denoised is None and s.preview["event"].denoised_scored  # still hidden
