@@ -33,6 +33,21 @@ def _same_denoised(a, b) -> None:
         assert np.array_equal(p.values, q.values, equal_nan=True), s
 
 
+def _gated_stage(monkeypatch, after=lambda: None) -> tuple[threading.Event, threading.Event]:
+    """Make each denoising wait for ``gate`` (set ``started`` on entry, call ``after`` once let through)."""
+    gate, started = threading.Event(), threading.Event()
+    real = preview_mod.denoised_values
+
+    def slow(*args):
+        started.set()
+        gate.wait(10)
+        after()
+        return real(*args)
+
+    monkeypatch.setattr(preview_mod, "denoised_values", slow)
+    return gate, started
+
+
 def _lines(window) -> dict:
     pp = window.preview_plot
     return {s: pp.rows[s]["denoised"].getData()[1] for s in pp.shown()}
@@ -59,15 +74,7 @@ def test_raw_preview_first_then_the_denoised_values_of_the_one_shot_path(qtbot, 
 def test_an_edit_while_the_stage_runs_leaves_no_stale_denoised_result(qtbot, window, monkeypatch):
     s = window.session
     wait_denoised(qtbot, window)
-    gate, started = threading.Event(), threading.Event()
-    real = preview_mod.denoised_values
-
-    def slow(*args):
-        started.set()
-        gate.wait(10)
-        return real(*args)
-
-    monkeypatch.setattr(preview_mod, "denoised_values", slow)
+    gate, started = _gated_stage(monkeypatch)
     landed: list[np.ndarray] = []
     s.denoisedChanged.connect(lambda: landed.append(s.landmarks.copy()))
     s.toggle_landmark(200)
@@ -160,21 +167,14 @@ def test_a_lean_preview_starts_once_the_cancelled_stage_let_go(qtbot, window, mo
     monkeypatch.setattr(session_mod, "LEAN_MIN", 0 if lean else 10**9)
     s = window.session
     wait_denoised(qtbot, window)
-    gate, started = threading.Event(), threading.Event()
     order: list[str] = []
-    real_denoise, real_preview = preview_mod.denoised_values, session_mod.compute_preview
-
-    def slow(*args):
-        started.set()
-        gate.wait(10)
-        order.append("stage out")
-        return real_denoise(*args)
+    gate, started = _gated_stage(monkeypatch, lambda: order.append("stage out"))
+    real_preview = session_mod.compute_preview
 
     def preview(*args, **kwargs):
         order.append("preview in")
         return real_preview(*args, **kwargs)
 
-    monkeypatch.setattr(preview_mod, "denoised_values", slow)
     monkeypatch.setattr(session_mod, "compute_preview", preview)
     waiting = threading.Event()
     real_wait = s._denoise_runner.wait_stopped
@@ -208,15 +208,7 @@ def test_a_scheme_shown_while_a_lean_stage_runs_gets_its_denoised_values(qtbot, 
     monkeypatch.setattr(session_mod, "LEAN_MIN", 0)
     s = window.session
     wait_denoised(qtbot, window)
-    gate, started = threading.Event(), threading.Event()
-    real = preview_mod.denoised_values
-
-    def slow(*args):
-        started.set()
-        gate.wait(10)
-        return real(*args)
-
-    monkeypatch.setattr(preview_mod, "denoised_values", slow)
+    gate, started = _gated_stage(monkeypatch)
     s.toggle_landmark(200)
     qtbot.waitUntil(started.is_set, timeout=30_000)
     window.settings_panel.scheme_checks["user"].setChecked(True)
