@@ -63,12 +63,6 @@ from .theme import (
 PX_PER_BIN = 1.0
 
 
-def _item(**opts) -> CurveItem:
-    """A row's curve: what it is handed is already reduced to the pixel columns in view and lies within the
-    row's y range, so it needs none of pyqtgraph's display pipeline (:mod:`.curve` says what that cost)."""
-    return CurveItem(**opts)
-
-
 # ------------------------------------------------------------------------------------- reduction
 def column_bins(a: int, b: int, width_px: float) -> np.ndarray | None:
     """Start rows of equal bins covering rows ``a..b`` with about one bin per pixel column, or None when
@@ -607,13 +601,13 @@ class BudgetPlot(_Rows):
         # the row's scale on its axis even in a thin row (the top label may reach into the row above)
         plot.getAxis("left").setStyle(hideOverlappingLabels=False, textFillLimits=[(0, 1.5)],
                                       tickFont=self._tick_font)
-        regular = _item(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)))
-        landmark = _item(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
-                         brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)))
-        dummy = _item(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0, brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)))
+        regular = CurveItem(pen=pg.mkPen(color), fillLevel=0.0, brush=pg.mkBrush(rgba(color, 150)))
+        landmark = CurveItem(pen=pg.mkPen(darker(LANDMARK_COLOR)), fillLevel=0.0,
+                             brush=pg.mkBrush(rgba(LANDMARK_COLOR, 210)))
+        dummy = CurveItem(pen=pg.mkPen(darker(DUMMY_COLOR)), fillLevel=0.0, brush=pg.mkBrush(rgba(DUMMY_COLOR, 200)))
         # marks as vertical segments (one item, cheap with a mark in every pixel column)
-        lm_marks = _item(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs")
-        dm_marks = _item(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs")
+        lm_marks = CurveItem(pen=pg.mkPen(LANDMARK_COLOR, width=2), connect="pairs")
+        dm_marks = CurveItem(pen=pg.mkPen(DUMMY_COLOR, width=2), connect="pairs")
         eps_line = pg.InfiniteLine(angle=0, movable=False,
                                    pen=pg.mkPen(EPSILON_LINE_COLOR, width=1, style=Qt.PenStyle.DashLine))
         for item in (regular, landmark, dummy, lm_marks, dm_marks):
@@ -895,14 +889,14 @@ class PreviewPlot(_Rows):
         plot = pg.PlotItem(axisItems={"bottom": axis, "left": left}, enableMenu=False)
         row = self._make_row(scheme, plot)
         plot.showGrid(x=True, y=True, alpha=0.12)
-        original = _item(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1))
-        original_band = _item(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1), connect="pairs")
+        original = CurveItem(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=1))
+        original_band = CurveItem(pen=pg.mkPen(rgba(ORIGINAL_PREVIEW_COLOR, 60), width=1), connect="pairs")
         dots = DotsItem(size=4, pen=None, brush=pg.mkBrush(color))
         rings = DotsItem(size=5, pen=pg.mkPen(darker(color, 0.75), width=1), brush=None)
-        dense = _item(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
-        denoised = _item(pen=pg.mkPen(darker(color, 0.85), width=2))
-        above = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
-        below = _item(pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
+        dense = CurveItem(pen=pg.mkPen(rgba(color, 150), width=1), connect="pairs")
+        denoised = CurveItem(pen=pg.mkPen(darker(color, 0.85), width=2))
+        above = CurveItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
+        below = CurveItem(pen=None, brush=pg.mkBrush(OFFCHART_COLOR))
         for z, item in enumerate((original_band, dense, original, dots, rings, denoised, above, below)):
             plot.addItem(item)
             item.setZValue(z)

@@ -801,6 +801,7 @@ class SeriesPlot(pg.PlotWidget):
         self._line_view: tuple | None = None  # (y, a, b, x0, px_w) the line was last drawn for
         self._landmarks = np.zeros(0, dtype=np.int64)
         self._dummies = np.zeros(0, dtype=np.int64)
+        self._y_labels: tuple[str, ...] = ()  # the y label's candidates, longest first (set_series)
         self.vb.sigXRangeChanged.connect(self._on_range)
         self.vb.sigResized.connect(self._on_range)
         self.vb.sigResized.connect(lambda _vb: self._fit_y_label())
@@ -814,7 +815,7 @@ class SeriesPlot(pg.PlotWidget):
         """The longest y label (:func:`y_label`, shortened, the unit; else the shortest elided) that fits the
         plot's height: the plot is short (≈ 60 px of axis at 1280×800), and a longer rotated label was cut at
         both ends ("m from st"). The full one is in the axis tooltip and the preview's header."""
-        labels = getattr(self, "_y_labels", None)
+        labels = self._y_labels
         if not labels:
             return
         axis = self.getPlotItem().getAxis("left")
