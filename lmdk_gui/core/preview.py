@@ -290,6 +290,11 @@ class DenoiseMemo:
     def forget(self, role: str, scheme: str) -> None:
         self._items.pop((role, scheme), None)
 
+    def forget_schemes(self, schemes) -> None:
+        """Forget these schemes' entries in every role (their releases are about to be replaced)."""
+        for role, scheme in [k for k in self._items if k[1] in schemes]:
+            self.forget(role, scheme)
+
     def mean_abs(self, series: Series) -> float:
         if self._mean_abs is None or self._mean_abs[0] is not series:
             self._mean_abs = (series, _mean_abs(series, None))

@@ -666,6 +666,8 @@ class MainWindow(QMainWindow):
 
     def _on_landmarks(self) -> None:
         lm = self.session.landmarks
+        if self.session.lean:  # its denoised values were let go of: the plot must not keep them alive
+            self.preview_plot.let_go_of_denoised(self.session.preview)
         self.series_plot.set_landmarks(lm)
         if self._track_shown():
             self.track_plot.set_landmarks(lm)

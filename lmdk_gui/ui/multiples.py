@@ -983,6 +983,14 @@ class PreviewPlot(_Rows):
         if redraw:
             self.redraw_denoised()
 
+    def let_go_of_denoised(self, preview: dict) -> None:
+        """Drop the denoised values that ``preview`` no longer has (a lean session's landmark edit let go of
+        them) without redrawing: those lines stay as drawn (their items hold the reduced points only) until
+        the next redraw, which has none."""
+        self._denoised = {k: v for k, v in self._denoised.items()
+                          if (p := preview.get(k)) is not None and p.denoised is not None}
+        self._preview = preview
+
     # ------------------------------------------------------------------------------------ drawing
     def _in_view(self) -> tuple[int, int, float, np.ndarray | None] | None:
         """The rows in view, the width in pixels and the column bins; None when there is nothing to draw."""

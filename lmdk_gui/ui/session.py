@@ -31,7 +31,8 @@ with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It i
 preview job runs that same function itself: ``previewChanged`` then already carries the denoised values and
 ``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None. From
 ``LEAN_MIN`` events on, a hidden scheme keeps its denoised error but not its values (``denoised`` None,
-``denoised_scored`` True) until it is shown again.
+``denoised_scored`` True) until it is shown again, and a landmark edit lets go of the landmark schemes'
+denoised values at once (:meth:`Session._let_go_of_denoised`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -90,11 +92,17 @@ LEAN_MIN = 2_000_000
 AVERAGE_DELAY_MS = 150
 
 
-def _after_stopped(stages: tuple[LatestOnlyRunner, ...], fn: Callable, *args, should_cancel, **kwargs):
-    """``fn(*args, **kwargs)`` once the cancelled jobs of ``stages`` have returned; None if cancelled first."""
+def _after_stopped(stages: tuple[LatestOnlyRunner, ...], before: Callable[[], None] | None, fn: Callable, *args,
+                   should_cancel, **kwargs):
+    """``fn(*args, **kwargs)`` once the cancelled jobs of ``stages`` have returned (then ``before()``, which
+    may touch what they used); None if cancelled first."""
     for runner in stages:
         runner.wait_stopped(should_cancel)
-    return None if should_cancel() else fn(*args, should_cancel=should_cancel, **kwargs)
+    if should_cancel():
+        return None
+    if before is not None:
+        before()
+    return fn(*args, should_cancel=should_cancel, **kwargs)
 
 
 class _LandmarkEdit(QUndoCommand):
@@ -213,13 +221,15 @@ class Session(QObject):
         self._post_runner.finished.connect(self._on_post)
         # Denoising (issue 12) is a later stage with its own signal, not a ``post_stage``: it replaces the
         # preview itself (what every view and the automation contract read), and the generic hook stays free.
-        # The memo is used only on this runner's thread (one job at a time).
+        # The memo is used only on this runner's thread (one job at a time), and by a lean preview job once
+        # this runner has stopped (_after_stopped).
         self._denoise_runner = LatestOnlyRunner("denoise", self, nice=BACKGROUND)
         self._denoise_runner.finished.connect(self._on_denoised)
         self._denoise_runner.failed.connect(self._on_denoise_failed)
         self._denoise_memo = DenoiseMemo()
         self._denoised_generation = -2  # the preview generation whose denoised values are in ``preview``
         self._inline_denoise_generation = -1  # the preview job that denoises in the same job (small series)
+        self._stale_denoised: frozenset[str] = frozenset()  # let go of since the last preview (lean sessions)
         # The later stages (denoising, ``post_stage``, the average) start once the views have drawn the raw
         # preview: started before, they competed with the paint for the GIL (same-run A/B, issue 15: a 10^5
         # click repainted in 48 ms instead of 36, 10^6 in 121 instead of 101, and the denoised values came no
@@ -341,9 +351,26 @@ class Session(QObject):
     # ------------------------------------------------------------------------------- landmarks
     def _apply_landmarks(self, rows: np.ndarray) -> None:
         self._landmarks = _frozen(rows)
+        self._let_go_of_denoised()
         # Submit before the views redraw the landmarks (≈ 15 ms at 10^6): the worker computes meanwhile.
         self._schedule()
         self.landmarksChanged.emit()
+
+    def _let_go_of_denoised(self) -> None:
+        """A lean session's landmark edit lets go of the denoised values of the schemes whose release it
+        replaces (LANDMARK_SCHEMES) at once, not when the new preview arrives: at 10^7 events they were
+        ≈ 0.3 GB of the click's peak, held while the new releases were made. ``preview`` keeps their errors;
+        the views stop drawing them (:meth:`lean`); the preview job forgets them in the memo (the denoise
+        stage's, once that stage has stopped: ``_after_stopped``)."""
+        if self.series is None or not self.lean or not self._settings.denoise:
+            return
+        def strip(pv: dict[str, SchemePreview]) -> dict[str, SchemePreview]:
+            return {k: replace(p, denoised=None) if k in LANDMARK_SCHEMES and p.denoised is not None else p
+                    for k, p in pv.items()}
+        same = self.preview is self.preview_plain
+        self.preview = strip(self.preview)
+        self.preview_plain = self.preview if same else strip(self.preview_plain)
+        self._stale_denoised = frozenset(LANDMARK_SCHEMES)
 
     def _edit(self, after: np.ndarray, text: str, diff: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
         """Push one undo step from the current landmarks to ``after``; ``diff`` = (added, removed) when the
@@ -545,8 +572,11 @@ class Session(QObject):
         # ≈ 30 ms of the raw redraw on every click. Not before numba is imported (the first preview of a small
         # series needs no compiler, core/lazyjit.py; the denoise stage does).
         inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and lazyjit.imported()
-        stages = (self._average_runner, self._denoise_runner, self._post_runner) if self._lean(snap) else ()
-        gen = self._preview_runner.submit(_after_stopped, stages, compute_preview, snap, self._noise_cache,
+        lean = self._lean(snap)
+        stages = (self._average_runner, self._denoise_runner, self._post_runner) if lean else ()
+        before = partial(self._denoise_memo.forget_schemes, self._stale_denoised) \
+            if lean and self._stale_denoised else None
+        gen = self._preview_runner.submit(_after_stopped, stages, before, compute_preview, snap, self._noise_cache,
                                           self._options_cache, denoise=inline)
         self._inline_denoise_generation = gen if inline else -1
 
@@ -564,6 +594,12 @@ class Session(QObject):
                                    self.dummy_error)
             self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo,
                                         keep=self._keep(snap))
+
+    @property
+    def lean(self) -> bool:
+        """A series of ``LEAN_MIN`` events or more: a hidden scheme's denoised values, and those a landmark
+        edit replaces, are let go (views draw what they drew until the new values arrive)."""
+        return self.series is not None and self.series.n >= LEAN_MIN
 
     def _lean(self, snap: Snapshot) -> bool:
         return snap.series.n >= LEAN_MIN
@@ -591,6 +627,7 @@ class Session(QObject):
         old_error = self.dummy_error
         self.preview = result.preview
         self.preview_plain = result.plain
+        self._stale_denoised = frozenset()
         self.dummy_selection = result.selection
         self.dummy_error = result.dummy_error
         self._dummy_options = result.options

@@ -4,7 +4,9 @@ denoisedChanged the same releases with their denoised values — bit for bit the
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -218,3 +220,43 @@ def test_a_scheme_shown_while_a_lean_stage_runs_gets_its_denoised_values(qtbot, 
     assert ref is not None
     assert np.array_equal(s.preview["user"].denoised_values, ref.preview["user"].denoised_values)
     assert s.preview["event"].denoised is None and s.preview["event"].denoised_scored  # still hidden
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_lean_landmark_edit_lets_go_of_the_denoised_values_it_replaces(qtbot, window, monkeypatch, lean):
+    """Lean (peak memory at 10^7 events), a landmark edit lets go of the denoised values of the schemes whose
+    release it replaces before the new preview is made: the session, the preview plot and the stage's memo no
+    longer hold them (a shown Event row, whose release a click keeps, keeps its line); the new values are the
+    one-shot path's. Below LEAN_MIN nothing changes before the new preview."""
+    monkeypatch.setattr(session_mod, "LEAN_MIN", 0 if lean else 10**9)
+    s = window.session
+    wait_denoised(qtbot, window)
+    window.settings_panel.scheme_checks["event"].setChecked(True)
+    qtbot.waitUntil(lambda: s.preview["event"].denoised_values is not None, timeout=30_000)
+    replaced = [x for x in s.visible_schemes if x != "event"]
+    old = {x: weakref.ref(s.preview[x].denoised_values) for x in replaced}
+    event_line = s.preview["event"].denoised_values
+    alive_at_start: list[list[str]] = []
+    real_preview = session_mod.compute_preview
+
+    def preview(*args, **kwargs):
+        gc.collect()
+        alive_at_start.append(sorted(x for x, r in old.items() if r() is not None))
+        return real_preview(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "compute_preview", preview)
+    s.toggle_landmark(300)
+    kept = {x for x in replaced if s.preview[x].denoised_values is not None}
+    assert kept == (set() if lean else set(replaced))
+    assert s.preview["event"].denoised_values is event_line
+    drawn = set(window.preview_plot._denoised)
+    assert "event" in drawn and (drawn.isdisjoint(replaced) if lean else drawn.issuperset(replaced))
+    wait_denoised(qtbot, window)
+    assert alive_at_start[0] == ([] if lean else sorted(replaced))
+    one_shot = compute_preview(s.snapshot(), NoiseCache())
+    assert one_shot is not None
+    for x in s.visible_schemes:
+        assert np.array_equal(s.preview[x].denoised_values, one_shot.preview[x].denoised_values), x
+    assert all(s.preview[x].mae_denoised == one_shot.preview[x].mae_denoised for x in ALL_SCHEMES)
+    assert s.preview["event"].denoised_values is event_line  # (reused from the memo)
+    np.testing.assert_allclose(_lines(window)["skip"], one_shot.preview["skip"].denoised_values)
