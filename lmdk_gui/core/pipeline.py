@@ -708,13 +708,16 @@ class ExportRunner:
     words raises :class:`~.securenoise.RandomnessExhausted`."""
 
     def __init__(self, p: Plan, backend: str, source, chunk_rows: int,
-                 describe: Callable[[int], str] | None = None) -> None:
+                 describe: Callable[[int], str] | None = None, *, keep: bool = False) -> None:
         self.plan = p
         self.backend = backend
         self.source = source
         self.describe = describe
         self.chunk = max(1, int(chunk_rows))
         n = p.n
+        #: with ``keep``, the whole release, of which each chunk is a view (the denoised export needs it whole:
+        #: no copy of it is made)
+        self.values: np.ndarray | None = p.kind.empty_values(p.inp.x) if keep else None
         self.budgets = np.empty(n)
         self.fresh = np.empty(n, dtype=np.bool_)
         self._first: tuple[int, Any] | None = None
@@ -723,7 +726,7 @@ class ExportRunner:
             self._u = public_uniforms(source, n)
             self._wb = securenoise.WordBuffer(source, max(4 * securenoise.RESERVE_WORDS, 16 * self.chunk))
             self._aux = p.kind.kernel_aux(self._wb.words, p.settings)  # refills keep the same array
-            self._out_v = np.empty_like(p.inp.x)
+            self._out_v = self.values if self.values is not None else np.empty_like(p.inp.x)
             self._state = adaptive.new_state(int(p.landmarks.size))
             self._args = p.adaptive_args()
         else:
@@ -764,7 +767,7 @@ class ExportRunner:
     def _fixed_chunk(self, a: int, b: int) -> np.ndarray:
         x = self.plan.inp.x
         fr = self.fresh[a:b]
-        vals = self.plan.kind.empty_values(x[a:b])
+        vals = self.plan.kind.empty_values(x[a:b]) if self.values is None else self.values[a:b]
         idx = np.flatnonzero(fr)
         if self._first is not None:
             j, v = self._first
