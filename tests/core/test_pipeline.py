@@ -161,6 +161,28 @@ def test_export_runner_chunks_cover_the_series_and_fill_budgets():
     assert check_guarantee(runner.budgets, p.landmarks, p.epsilon).holds
 
 
+@pytest.mark.parametrize(("kind", "scheme"), [("numeric", "adaptive"), ("numeric", "skip"), ("location", "uniform"),
+                                             ("categorical", "balanced")])
+def test_an_export_runner_that_keeps_its_release_makes_no_copy(kind, scheme):
+    """The denoised export's whole release is the runner's own array, of which each chunk is a view (a list of
+    chunks joined at the end held it twice; Adaptive's, thrice); the same values as without ``keep``; a fixed
+    scheme's budgets are the plan's own array (no copy)."""
+    from lmdk_gui.core import securenoise
+
+    s = _series(kind)
+    p = pipeline.plan(s, LM, SETTINGS[kind], scheme)
+    backend = securenoise.backends_for(kind)[0]
+    kept = pipeline.ExportRunner(p, backend, securenoise.WordSource.from_seed(4), 70, keep=True)
+    chunks = [v for _a, _b, v, _ap in kept.chunks()]
+    assert kept.values is not None and all(np.shares_memory(v, kept.values) for v in chunks)
+    plain = pipeline.ExportRunner(p, backend, securenoise.WordSource.from_seed(4), 70)
+    assert plain.values is None
+    whole = np.concatenate([v for _a, _b, v, _ap in plain.chunks()])
+    np.testing.assert_array_equal(kept.values, whole)
+    np.testing.assert_array_equal(kept.budgets, plain.budgets)
+    assert (kept.budgets is p.budgets) is (scheme != "adaptive")
+
+
 def test_preview_and_average_live_in_the_core_and_compare_uses_them():
     from lmdk_gui.cli.common import Selection
     from lmdk_gui.cli.compare_cmd import compare
