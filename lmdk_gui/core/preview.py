@@ -15,6 +15,7 @@ its message in ``dummy_error`` and the releases without dummies.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -290,7 +291,7 @@ class DenoiseMemo:
     def forget(self, role: str, scheme: str) -> None:
         self._items.pop((role, scheme), None)
 
-    def forget_schemes(self, schemes) -> None:
+    def forget_schemes(self, schemes: Collection[str]) -> None:
         """Forget these schemes' entries in every role (their releases are about to be replaced)."""
         for role, scheme in [k for k in self._items if k[1] in schemes]:
             self.forget(role, scheme)
