@@ -576,7 +576,7 @@ class Session(QObject):
         # ≈ 30 ms of the raw redraw on every click. Not before numba is imported (the first preview of a small
         # series needs no compiler, core/lazyjit.py; the denoise stage does).
         inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and lazyjit.imported()
-        lean = self._lean(snap)
+        lean = self.lean
         stages = (self._average_runner, self._denoise_runner, self._post_runner) if lean else ()
         before = partial(self._denoise_memo.forget_schemes, self._stale_denoised) \
             if lean and self._stale_denoised else None
@@ -601,7 +601,7 @@ class Session(QObject):
             result = PreviewResult(self.preview, self.preview_plain, self.dummy_selection, self._dummy_options,
                                    self.dummy_error)
             self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo,
-                                        keep=self._keep(snap))
+                                        keep=self._keep())
 
     @property
     def lean(self) -> bool:
@@ -609,12 +609,9 @@ class Session(QObject):
         edit replaces, are let go (views draw what they drew until the new values arrive)."""
         return self.series is not None and self.series.n >= LEAN_MIN
 
-    def _lean(self, snap: Snapshot) -> bool:
-        return snap.series.n >= LEAN_MIN
-
-    def _keep(self, snap: Snapshot) -> frozenset[str] | None:
+    def _keep(self) -> frozenset[str] | None:
         """The schemes whose denoised values the denoise stage keeps (None: all)."""
-        return frozenset(self.visible_schemes) if self._lean(snap) else None
+        return frozenset(self.visible_schemes) if self.lean else None
 
     def _clear_results(self) -> None:
         self.preview = {}
@@ -661,7 +658,7 @@ class Session(QObject):
         if self._closed or generation != self._preview_generation or not self.is_preview_current():
             return
         if self._settings.denoise and not inline:
-            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo, keep=self._keep(snap))
+            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo, keep=self._keep())
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one
