@@ -383,6 +383,25 @@ def test_a_long_unit_takes_a_header_line_of_its_own(qtbot, window):
     assert t.horizontalHeaderItem(5).text() == "MAE this seed\n(mismatch rate)"
 
 
+@pytest.mark.parametrize("width", [1280, 1000])
+def test_the_metrics_headers_are_read_whole(qtbot, window, width):
+    """With equal (stretched) columns "Landmark privacy (independent events)" and "MAE avg of 20 runs" were cut
+    at both ends at 1280×800: each column is now as wide as its header, the rest of the width shared. In a
+    narrower window the columns shrink alike and still fill the table, without a scroll bar over the last row."""
+    window.resize(width, 800)
+    qtbot.waitUntil(lambda: window.session.average is not None, timeout=60_000)  # "avg of 20 runs" is said
+    t = window.metrics_table
+    h = t.horizontalHeader()
+    shown = [c for c in range(t.columnCount()) if not t.isColumnHidden(c)]
+    room = t.viewport().width()
+    qtbot.waitUntil(lambda: sum(h.sectionSize(c) for c in shown) <= room)
+    total = sum(h.sectionSize(c) for c in shown)
+    assert total >= room - len(shown) and not t.horizontalScrollBar().isVisible()
+    if width == 1280:
+        for c in shown:
+            assert h.sectionSize(c) >= h.sectionSizeFromContents(c).width(), t.horizontalHeaderItem(c).text()
+
+
 def test_no_jargon_in_what_the_window_shows(qtbot, window):
     s = window.session
     s.set_landmarks([5])
