@@ -473,8 +473,10 @@ class CorrelationTab(QWidget):
         lay.setSpacing(2)
         self.status_label = QLabel()
         self.status_label.setObjectName("correlationStatus")
-        # one line that never widens the window (long text is cut at the right, the tooltip has it all)
+        # never widens the window; wraps rather than cutting the landmarks and ε off at 1280×800 (the tooltip
+        # has it all too)
         self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status_label.setWordWrap(True)
         lay.addWidget(self.status_label)
 
         vsplit = QSplitter(Qt.Orientation.Vertical)

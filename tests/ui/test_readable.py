@@ -402,6 +402,23 @@ def test_the_metrics_headers_are_read_whole(qtbot, window, width):
             assert h.sectionSize(c) >= h.sectionSizeFromContents(c).width(), t.horizontalHeaderItem(c).text()
 
 
+def test_the_correlation_status_is_read_whole_at_1280(qtbot, window):
+    """The tab's status ("✔ up to date · under the correlation model you chose (…) · 62 landmarks · ε = 1") was
+    one line cut at the right at 1280×800, the landmarks and ε lost: it wraps in the room it has."""
+    from PySide6.QtCore import QRect
+
+    window.resize(1280, 800)
+    window.session.add_range(100, 140)
+    tab = window.extensions["correlation_ui"]
+    window.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(tab.is_current, timeout=30_000)
+    lab = tab.status_label
+    text = lab.text()
+    assert "landmarks · ε = 1" in text
+    qtbot.waitUntil(lambda: lab.fontMetrics().boundingRect(
+        QRect(0, 0, lab.contentsRect().width(), 10_000), Qt.TextFlag.TextWordWrap, text).height() <= lab.height())
+
+
 def test_no_jargon_in_what_the_window_shows(qtbot, window):
     s = window.session
     s.set_landmarks([5])
