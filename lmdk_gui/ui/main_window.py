@@ -829,12 +829,14 @@ class MainWindow(QMainWindow):
         fill = lambda: dlg.set_advice(s.average, s.preview)  # noqa: E731
         s.metricsChanged.connect(fill)
         try:
-            accepted = dlg.exec() == ExportDialog.DialogCode.Accepted
+            v = dlg.values() if dlg.exec() == ExportDialog.DialogCode.Accepted else None
         finally:
             s.metricsChanged.disconnect(fill)
-        if not accepted:
+            # deleted now, not with the window: a closed dialog left to the window made the interpreter's
+            # exit crash (SIGSEGV/abort in Qt's teardown, 5 runs of 8 after File › Export… then Cancel)
+            dlg.deleteLater()
+        if v is None:
             return
-        v = dlg.values()
         self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))
         job = self.export_release(v["path"], v["scheme"], include_budget=v["include_budget"],
                                   include_flags=v["include_flags"], seed=v["seed"], backend=v["backend"],
