@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -238,6 +238,20 @@ class ExportDialog(QDialog):
         self.set_advice(average if average is not None else snapshot.extra.get("average"),
                         preview if preview is not None else snapshot.extra.get("preview"))
         self._update()
+
+    def event(self, e: QEvent) -> bool:
+        done = super().event(e)
+        if e.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
+            self._fit_height()
+        return done
+
+    def _fit_height(self) -> None:
+        """Grow to the height the contents need at this width. A window is not grown by its layout's height
+        for width: at the minimum height the wrapped notes were drawn over the advice table (640×556, the
+        notes needing 710), also when a note appears or the table fills in later."""
+        need = self.layout().totalHeightForWidth(self.width())
+        if need > self.height():
+            self.resize(self.width(), need)
 
     # ----------------------------------------------------------------------------- scheme chooser
     def _build_scheme_chooser(self, form: QFormLayout, default_scheme: str) -> None:

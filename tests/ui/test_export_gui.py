@@ -286,6 +286,35 @@ def test_dialog_without_an_average_yet_fills_in_later(qtbot, window, tmp_path):
     assert dlg.scheme.currentData() == "skip"
 
 
+def _overlaps(dlg) -> list[str]:
+    """The shown fields of the dialog's form that start above the end of the one before them."""
+    from PySide6.QtWidgets import QFormLayout
+
+    form = dlg.layout().itemAt(0).layout()
+    shown = [it.widget() for r in range(form.rowCount())
+             if (it := form.itemAt(r, QFormLayout.ItemRole.FieldRole)) is not None and it.widget() is not None
+             and it.widget().isVisible()]
+    return [f"{type(b).__name__} at {b.y()} over {type(a).__name__} ending at {a.geometry().bottom()}"
+            for a, b in zip(shown, shown[1:], strict=False) if b.y() <= a.geometry().bottom()]
+
+
+def test_dialog_is_tall_enough_for_its_notes(qtbot, window, tmp_path):
+    """Shown at its minimum height (640×556) the wrapped notes were drawn over the advice table (they needed
+    710): the dialog grows to the height its contents need at its width, also when a note appears later."""
+    s = window.session
+    s.add_range(100, 140)
+    qtbot.waitUntil(lambda: s.average is not None and s.is_preview_current(), timeout=60_000)
+    dlg = ExportDialog(s.snapshot(), "skip", str(tmp_path), window, average=s.average, preview=s.preview)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    qtbot.waitUntil(lambda: not _overlaps(dlg))
+    assert dlg.advice_caption.y() > dlg.advice_table.geometry().bottom()
+    dlg.use_seed.setChecked(True)  # the key's warning appears
+    qtbot.waitUntil(lambda: dlg.seed_warning.isVisible() and not _overlaps(dlg)
+                    and dlg.height() >= dlg.layout().totalHeightForWidth(dlg.width()))
+
+
 def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, monkeypatch):
     s = window.session
     s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
@@ -342,3 +371,36 @@ def test_ticking_denoise_when_the_session_averaged_raw_values_computes_the_denoi
     assert dlg.errors == {k: v.mean_denoised for k, v in s.average.items()}
     assert "—" not in dlg.advice_table.item(dlg.advice_table.rowCount() - 1, 1).text()
     dlg.reject()
+
+
+_CANCEL_THEN_QUIT = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from lmdk_gui.ui import MainWindow
+from tests.conftest import SAMPLES
+w = MainWindow(load_default=False)
+w.show()
+w.open_series(SAMPLES / "energy_hue_2013_jan.csv")
+QTimer.singleShot(300, lambda: app.activeModalWidget().reject())
+w.export_dialog()
+w.close()
+print("closed", flush=True)
+"""
+
+
+def test_cancelling_the_export_dialog_then_quitting_exits_cleanly(tmp_path):
+    """File › Export…, Cancel, then quit: the interpreter's exit crashed in Qt's teardown (SIGSEGV or an abort,
+    "shared QObject was deleted directly", 5 runs of 8) while the closed dialog was left to the window."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "LMDK_GUI_SETTINGS": str(tmp_path / "s.ini"), "PYTHONPATH": str(ROOT),
+           "QT_QPA_PLATFORM": "offscreen"}
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", _CANCEL_THEN_QUIT], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0 and "closed" in out.stdout, (out.returncode, out.stderr[-2000:])
