@@ -663,10 +663,12 @@ class BatchUI(QObject):
         start = str(src.resolve().parent / f"{src.stem}-release")
         dlg = ExportAllDialog(series, self.session.settings, self.session.dummies, start, self._n_persons,
                               self.window, get_folder=self.get_folder, get_landmark_file=self.get_landmark_file)
-        if not self.ask_export_all(dlg):
-            return
-        v = dlg.values()
-        self.export_all(**v)
+        try:
+            v = dlg.values() if self.ask_export_all(dlg) else None
+        finally:
+            dlg.deleteLater()  # (as File › Export…'s dialog: not left to the window)
+        if v is not None:
+            self.export_all(**v)
 
     def export_all(self, outdir: str | Path, *, scheme: str, client=None, **options: Any) -> BatchJob:
         """Start the run without dialogs (the automation API); ``options`` as :func:`batch_options`;

@@ -533,13 +533,16 @@ class MainWindow(QMainWindow):
         from .import_dialog import ImportDialog  # superqt and the dialog load on first use (cold start)
 
         dlg = ImportDialog(preview, self)
-        if not self.ask_import(dlg):
-            return False
-        if dlg.series is not None:
-            self._apply_loaded(dlg.series, path, dlg.options())
-        else:
-            self.open_series_async(path, dlg.options())
-        return True
+        try:
+            if not self.ask_import(dlg):
+                return False
+            if dlg.series is not None:
+                self._apply_loaded(dlg.series, path, dlg.options())
+            else:
+                self.open_series_async(path, dlg.options())
+            return True
+        finally:
+            dlg.deleteLater()  # (as File › Export…'s dialog; left to the window, it also kept its series)
 
     def _ask_import(self, dialog: ImportDialog) -> bool:
         """Default ``ask_import``: run the dialog modally; True when the user opened the file."""
