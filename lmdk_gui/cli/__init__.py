@@ -9,7 +9,8 @@ Interrupts (issue 17, finding 11): while the heavy modules are imported nothing 
 a signal ends the process at once with 130/143. From :func:`main` on, a signal sets :data:`INTERRUPTED` and
 raises ``KeyboardInterrupt``; exports also poll the flag as their cancel test, so an interrupt that a
 library swallows (numba's first compilation did) still stops the export before anything is renamed into
-place, and the temporary files are removed on the way out.
+place, and the temporary files are removed on the way out. A signal the command was started with ignored
+(a script's background job ignores SIGINT) stays ignored throughout.
 """
 
 from __future__ import annotations
@@ -109,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.unraisablehook = _unraisable
     if threading.current_thread() is threading.main_thread():
         for sig in _EXIT_CODES:
-            previous[sig] = signal.signal(sig, _on_signal)
+            # A signal the command was started with ignored (a script's background job: SIGINT; nohup) stays
+            # ignored, as it was while the modules were imported: caught from here on, an interrupt stopped
+            # the export or not depending on how far the imports had come.
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, _on_signal)
     try:
         return _main(argv)
     except KeyboardInterrupt:
