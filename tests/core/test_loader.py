@@ -722,3 +722,13 @@ def test_absurdly_wide_lines_are_refused_naming_the_line(tmp_path):
     p.write_text("timestamp,kwh\n2013-01-01 00:00:00,1\n" + "1," * (MAX_FIELDS + 5) + "\n")
     with pytest.raises(LoadError, match=r"wide\.csv.*row 3.*fields on one line"):
         load_series(p)
+
+
+@pytest.mark.parametrize("persons, said", [(1, "(1 id in the first"), (3, "(3 ids in the first")])
+def test_the_id_column_note_counts_its_ids(tmp_path, persons, said) -> None:
+    """A long table whose first rows are one person's: the note said "1 ids"."""
+    rows = [f"P{p},2021-01-01 {h:02d}:00:00,{h}" for p in range(persons) for h in range(24)]
+    path = tmp_path / "meters.csv"
+    path.write_text("household,timestamp,kwh\n" + "\n".join(rows) + "\n")
+    notes = " ".join(inspect_table(path).notes)
+    assert "'household' looks like a person id column" in notes and said in notes
