@@ -32,14 +32,12 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -59,6 +57,7 @@ from ..core.suggestions import RULES
 from .evalplot import SCALES, EvaluationChart
 from .runner import WorkerJob
 from .session import Snapshot
+from .tables import FittedTable
 from .theme import SCHEME_COLORS
 
 #: landmark sources for each kind: (key, label, placement, rule, vary, fixed rule parameters, tooltip)
@@ -93,7 +92,8 @@ def compact_mean_std(m: float, s: float) -> str:
     if not math.isfinite(m):
         return "no release"
     div, suffix = next(((d, x) for d, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if abs(m) >= 10 * d), (1.0, ""))
-    return f"{fmt_number(m / div, 3)}{suffix} ± {fmt_number(s / div, 2)}{suffix}"
+    # (a no-break space after ±: a narrow column wraps the cell before it, "0.999 / ± 0.011")
+    return f"{fmt_number(m / div, 3)}{suffix} ±\u00a0{fmt_number(s / div, 2)}{suffix}"
 
 
 def sources_for_kind(kind: str | None) -> list[tuple]:
@@ -251,17 +251,15 @@ class CompareTab(QWidget):
 
         self.chart = EvaluationChart()
         self.chart.setObjectName("compareChart")
-        self.table = QTableWidget(0, 0)
+        self.table = FittedTable(0, 0)
         self.table.setObjectName("compareTable")
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
+        self.table.setWordWrap(True)  # "0.999 ± 0.011" over two lines where its column is too narrow
         small = self.table.font()
         small.setPointSizeF(max(small.pointSizeF() - 0.5, 8.0))
         self.table.setFont(small)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.table.horizontalHeader().setMinimumSectionSize(60)
         right = self.splitter = QSplitter(Qt.Orientation.Vertical)
         right.setObjectName("compareSplitter")
         right.addWidget(self.chart)
@@ -439,9 +437,9 @@ class CompareTab(QWidget):
             for j in range(len(result.schemes)):
                 cell = QTableWidgetItem(compact_mean_std(float(result.mean[i, j]), float(result.std[i, j])))
                 cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                cell.setToolTip(f"{int(result.runs[i, j])} runs with a value")
+                cell.setToolTip(f"{cell.text()}: {int(result.runs[i, j])} runs with a value")
                 t.setItem(i, j + 1, cell)
-        t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        t.fit_columns()
         t.resizeRowsToContents()
         self._fit_table()
 

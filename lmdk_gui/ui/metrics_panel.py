@@ -18,11 +18,12 @@ import math
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QTableWidgetItem
 
 from ..core.metrics import unit_label
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
 from .session import Session
+from .tables import FittedTable
 from .theme import SCHEME_COLORS
 
 COLUMNS = ("Scheme", "Landmark sum\n(max over t)", "Landmark privacy\n(independent events)", "Mean budget\nper event",
@@ -49,9 +50,9 @@ def fmt(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-class MetricsTable(QTableWidget):
+class MetricsTable(FittedTable):
     def __init__(self, session: Session, parent=None) -> None:
-        super().__init__(len(ALL_SCHEMES), len(COLUMNS), parent)
+        super().__init__(len(ALL_SCHEMES), len(COLUMNS), parent, min_section=70)
         self.session = session
         self._headers_for: tuple | None = None  # what the headers say now (_update_headers)
         self.setObjectName("metricsTable")
@@ -63,12 +64,6 @@ class MetricsTable(QTableWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
-        h = self.horizontalHeader()
-        # widths from _fit_columns: each column as wide as its header, the rest shared (equal stretched columns
-        # cut the longer headers at both ends at 1280×800: "(independent events)", "MAE avg of 20 runs")
-        h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        h.setStretchLastSection(False)
-        h.setMinimumSectionSize(70)
         bold = QFont()
         bold.setBold(True)
         for r, s in enumerate(ALL_SCHEMES):
@@ -97,29 +92,6 @@ class MetricsTable(QTableWidget):
     def _rows_height(self) -> int:
         return (self.verticalHeader().length() + self.horizontalHeader().sizeHint().height()
                 + 2 * self.frameWidth() + 2)
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
-        super().resizeEvent(event)
-        self._fit_columns()
-
-    def _fit_columns(self) -> None:
-        """Each shown column as wide as its header and its cells need, the width left shared equally; in a
-        narrower table every column gives up the same share of its need (a scroll bar would hide the last row
-        and the last columns)."""
-        h = self.horizontalHeader()
-        shown = [c for c in range(self.columnCount()) if not self.isColumnHidden(c)]
-        if not shown:
-            return
-        need = [max(h.sectionSizeFromContents(c).width(), self.sizeHintForColumn(c), h.minimumSectionSize())
-                for c in shown]
-        room = self.viewport().width()
-        spare = room - sum(need)
-        if spare >= 0:
-            widths = [w + spare // len(shown) + (1 if i < spare % len(shown) else 0) for i, w in enumerate(need)]
-        else:
-            widths = [max(h.minimumSectionSize(), w * room // sum(need)) for w in need]
-        for c, w in zip(shown, widths, strict=True):
-            h.resizeSection(c, w)
 
     def with_dummies(self) -> bool:
         """Whether the table currently shows releases with dummy landmarks (and the columns without)."""
@@ -173,7 +145,7 @@ class MetricsTable(QTableWidget):
             for c in PLAIN_COLUMNS:
                 self.horizontalHeaderItem(c).setToolTip("The same scheme on the true landmarks only, with all "
                                                         "of ε: what hiding the landmarks costs")
-        self._fit_columns()
+        self.fit_columns()
 
     def selected_scheme(self) -> str | None:
         rows = self.selectionModel().selectedRows() if self.selectionModel() else []

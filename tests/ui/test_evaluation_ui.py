@@ -137,3 +137,26 @@ def test_compare_tab_denoised_errors(window, qtbot):
     tab.errors_combo.setCurrentIndex(tab.errors_combo.findData("raw"))
     assert tab.chart.result is r and "denoised" not in tab.chart.title.text()
     assert "mae_denoised_mean" in r.csv_text().splitlines()[0]
+
+
+def test_every_number_of_the_table_is_read_whole_at_1280(window, qtbot):
+    """At 1280×800 the six scheme columns shared ≈ 80 px each: "0.999 ± 0.011" was cut to "0.999 ± 0…." in
+    four of them. The columns are as wide as their contents, and a cell that still does not fit goes on two
+    lines (before the ±) rather than being cut."""
+    from PySide6.QtCore import QRect
+
+    window.resize(1280, 800)
+    tab = tab_of(window)
+    window.tabs.setCurrentWidget(tab)
+    tab.percentages_edit.setText("0, 20, 40, 60, 80, 100")
+    tab.runs_spin.setValue(20)
+    with qtbot.waitSignal(tab.evaluationFinished, timeout=60_000):
+        tab.run()
+    t = tab.table
+    fm = t.fontMetrics()
+    for r in range(t.rowCount()):
+        for c in range(1, t.columnCount()):
+            text = t.item(r, c).text()
+            room = QRect(0, 0, t.columnWidth(c) - 8, 10_000)  # (the cell's margins)
+            used = fm.boundingRect(room, int(Qt.TextFlag.TextWordWrap), text)
+            assert used.width() <= room.width() and used.height() <= t.rowHeight(r), (r, c, text)
