@@ -354,7 +354,7 @@ class ProposalOverlay:
             pi = plot.getPlotItem()
             pi.addItem(self.band, ignoreBounds=True)
             pi.addItem(self.rings, ignoreBounds=True)
-            plot.legend.addItem(self.rings, "proposed (not applied)")
+            plot.legend.addItem(self.rings, "proposed<br>(not applied)")  # one line was cut at the window edge
             plot.vb.sigXRangeChanged.connect(self._update_rings)
             self._shown = True
         y = plot.y
