@@ -439,8 +439,7 @@ class CompareTab(QWidget):
                 cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 cell.setToolTip(f"{cell.text()}: {int(result.runs[i, j])} runs with a value")
                 t.setItem(i, j + 1, cell)
-        t.fit_columns()
-        t.resizeRowsToContents()
+        t.fit_columns()  # (and the rows' heights: its cells wrap)
         self._fit_table()
 
     def _fit_table(self) -> None:

@@ -23,6 +23,8 @@ class FittedTable(QTableWidget):
         self.fit_columns()
 
     def fit_columns(self) -> None:
+        """Each shown column's need (header, cells, the minimum section) plus an equal share of the room left;
+        every need scaled down alike when the room is short."""
         h = self.horizontalHeader()
         shown = [c for c in range(self.columnCount()) if not self.isColumnHidden(c)]
         if not shown:
@@ -37,3 +39,5 @@ class FittedTable(QTableWidget):
             widths = [max(h.minimumSectionSize(), w * room // sum(need)) for w in need]
         for c, w in zip(shown, widths, strict=True):
             h.resizeSection(c, w)
+        if self.wordWrap():  # a cell that wraps at the new width needs its row's height again
+            self.resizeRowsToContents()
