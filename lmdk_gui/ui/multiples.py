@@ -304,11 +304,20 @@ class _NameLabel(_Label):
 
 
 class _HeaderLabel(_Label):
-    """A header line that is cut at the right in a narrow window instead of widening the whole layout."""
+    """A header that wraps at its width in a narrow window (cut at the right, it lost the key of the marks:
+    at 1280×800 the preview's "▲▼ beyond the chart · bands") instead of widening the whole layout."""
 
     def updateMin(self):  # noqa: N802 - pyqtgraph naming
         super().updateMin()
         self.setMinimumWidth(0)
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt naming
+        width = self.rect().width()
+        if width > 0 and self.item.textWidth() != width:
+            self.item.setTextWidth(width)
+            if self.itemRect().height() != self.minimumHeight():  # one line more or less: a new layout
+                self.updateMin()
+        super().resizeEvent(ev)
 
 
 class NoteItem(pg.GraphicsWidget):
@@ -620,12 +629,13 @@ class BudgetPlot(_Rows):
         return row
 
     def _set_header(self) -> None:
-        dm = (f" · <span style='color:{css(DUMMY_COLOR)}'>■ dummy landmarks (dummies violet)</span>"
+        # (each key in <nobr>: a narrow window wraps the header between keys, not inside one)
+        dm = (f" · <nobr><span style='color:{css(DUMMY_COLOR)}'>■ dummy landmarks (dummies violet)</span></nobr>"
               if self._dummies.size else "")
         self.header.setText(
             "<b>Budget ε<sub>t</sub> per event</b>, each row on its own scale (see its axis) · "
-            f"<span style='color:{css(LANDMARK_COLOR)}'>■ | landmark events</span>{dm} · "
-            "dashed = total ε")
+            f"<nobr><span style='color:{css(LANDMARK_COLOR)}'>■ │ landmark events</span></nobr>{dm} · "
+            "<nobr>dashed = total ε</nobr>")
 
     def set_series(self, series: Series) -> None:
         self._times = series.times
@@ -914,8 +924,9 @@ class PreviewPlot(_Rows):
     def _set_header(self, unit: str) -> None:
         self.header.setText(
             f"<b>Noisy preview</b>{unit}, same random luck for all · "
-            f"<span style='color:{css(ORIGINAL_PREVIEW_COLOR)}'>━ original</span> · ● released · "
-            "○ republished · ▲▼ beyond the chart · bands: middle 80 %")
+            f"<nobr><span style='color:{css(ORIGINAL_PREVIEW_COLOR)}'>━ original</span></nobr> · "
+            "<nobr>● released</nobr> · <nobr>○ republished</nobr> · <nobr>▲▼ beyond the chart</nobr> · "
+            "<nobr>bands: middle 80 %</nobr>")
 
     # ------------------------------------------------------------------------------------ data
     def set_series(self, series: Series) -> None:

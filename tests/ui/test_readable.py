@@ -402,6 +402,30 @@ def test_the_metrics_headers_are_read_whole(qtbot, window, width):
             assert h.sectionSize(c) >= h.sectionSizeFromContents(c).width(), t.horizontalHeaderItem(c).text()
 
 
+@pytest.mark.parametrize("width", [1400, 1280, 1100])
+def test_the_plot_headers_keep_their_keys_whole(qtbot, window, width):
+    """The budget and preview headers end with the key of their marks. Cut at the right they lost it (at
+    1280×800 the preview's "▲▼ beyond the chart · bands"): they wrap at their width, between keys, and the
+    rows below make room for the second line."""
+    window.resize(width, 800)
+    window.session.add_range(100, 140)
+    wait_preview(qtbot, window)
+    for plot in (window.budget_plot, window.preview_plot):
+        head = plot.header
+        qtbot.waitUntil(lambda head=head: head.item.textWidth() == head.rect().width())
+        assert head.itemRect().width() <= head.rect().width() + 0.5
+        assert head.itemRect().height() <= head.rect().height() + 0.5, (plot.objectName(), width)
+        doc = head.item.document()
+        block = doc.begin()
+        text_lines = [block.layout().lineAt(i) for i in range(block.layout().lineCount())]
+        starts = [block.text()[ln.textStart():ln.textStart() + ln.textLength()] for ln in text_lines]
+        for part in starts[1:]:  # a wrapped line starts with a key, never inside one
+            assert not part.startswith(("landmark events", "original", "released", "republished", "beyond",
+                                        "middle", "total ε")), starts
+        if width == 1100 and plot is window.preview_plot:
+            assert len(starts) == 2  # (the wrapping is exercised)
+
+
 def test_the_correlation_status_is_read_whole_at_1280(qtbot, window):
     """The tab's status ("✔ up to date · under the correlation model you chose (…) · 62 landmarks · ε = 1") was
     one line cut at the right at 1280×800, the landmarks and ε lost: it wraps in the room it has."""
