@@ -43,10 +43,12 @@ def fmt(x: float | None, digits: int = 4) -> str:
     better than 2.497e+05 in a narrow column."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    if 1e4 <= abs(x) < 1e9:
-        return f"{x:,.0f}" if digits >= 4 else f"{float(f'{x:.{digits}g}'):,.0f}"
-    if 10 ** digits <= abs(x) < 1e4:  # e.g. 690 rather than 6.9e+02
-        return f"{float(f'{x:.{digits}g}'):.0f}"
+    # the ranges are those of the rounded value: 99.7 at two digits is 100, which "g" writes "1e+02"
+    r = float(f"{x:.{digits}g}")
+    if 1e4 <= abs(r) < 1e9:
+        return f"{x:,.0f}" if digits >= 4 else f"{r:,.0f}"
+    if 10 ** digits <= abs(r) < 1e4:  # e.g. 690 rather than 6.9e+02
+        return f"{r:.0f}"
     return f"{x:.{digits}g}"
 
 

@@ -46,6 +46,17 @@ def test_column_reduction_keeps_steps_and_only_the_values_present():
     assert lo[0] == v[:k].min() and hi[0] == v[:k].max()
 
 
+@pytest.mark.parametrize("x,digits,text", [(99.7, 2, "100"), (104.0, 2, "100"), (9999.7, 4, "10,000"),
+                                            (999.9, 3, "1000"), (-99.7, 2, "-100"), (8776.3, 4, "8776"),
+                                            (428_552.0, 4, "428,552"), (0.9939, 4, "0.9939"), (9.99, 2, "10")])
+def test_metrics_numbers_that_round_up_keep_their_digits(x, digits, text):
+    """A spread of 99.7 kWh, two digits, read "8776 ± 1e+02" in the metrics table: a value that rounds up to
+    the next power of ten is written as the others are."""
+    from lmdk_gui.ui.metrics_panel import fmt
+
+    assert fmt(x, digits) == text
+
+
 def test_robust_range_uses_bounds_else_percentiles():
     v = np.r_[np.linspace(0, 1, 1000), 1e6]  # one outlier must not stretch the range
     lo, hi = robust_range(v)
