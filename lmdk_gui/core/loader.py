@@ -124,6 +124,8 @@ _ISO_RE = re.compile(
     r"\s*(?P<tz>Z|[+-]\d{2}(?::?\d{2})?)?$"
 )
 _US_RE = re.compile(r"^\d{1,2}/\d{1,2}/\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?)?$")
+# D.M.YYYY (German, Russian, … spreadsheets): with dots the day always comes first.
+_DOT_RE = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?)?$")
 # A zone suffix after a time of day (a bare date "2013-01-01" must not count as "-01").
 _TZ_SUFFIX = r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)\s*$"
 _DECIMAL_COMMA_RE = re.compile(r"^\s*[+-]?\d+,\d+\s*$")
@@ -550,12 +552,33 @@ def _is_numberish(s: pd.Series) -> bool:
     return bool(ok.mean() >= 0.5)
 
 
+def _decimal_mark(sample: pd.DataFrame, plan: _Plan, delimiter: str) -> str:
+    """"," for a file whose fields are not separated by commas (a spreadsheet saved with ';' in a locale that
+    writes 0,931) when its sample values write decimal commas and none writes a point; else ".". There a
+    comma cannot separate fields, so it can only be the decimal mark; a file mixing both is left to the
+    checks, which name the rows."""
+    if delimiter == "," or plan.kind == "categorical":
+        return "."
+    comma = False
+    for c in plan.value_cols:
+        col = sample[c].dropna()
+        if _is_numeric(col):
+            if bool((col != np.round(col)).any()):
+                return "."  # read as numbers with a point
+            continue
+        text = col.astype(str).str.strip()
+        if text.str.contains(".", regex=False).any():
+            return "."
+        comma |= bool(text.str.match(_DECIMAL_COMMA_RE.pattern).any())
+    return "," if comma else "."
+
+
 def _is_time_dtype(s: pd.Series) -> bool:
     return bool(ptypes.is_datetime64_any_dtype(s.dtype))
 
 
 def _looks_like_dates(s: pd.Series) -> bool:
-    """True if every non-empty sample value of a text column is an ISO or M/D/YYYY timestamp."""
+    """True if every non-empty sample value of a text column is an ISO, M/D/YYYY or D.M.YYYY timestamp."""
     if _is_time_dtype(s):
         return True
     if _is_numeric(s):
@@ -565,7 +588,7 @@ def _looks_like_dates(s: pd.Series) -> bool:
         return False
     for v in vals.iloc[:_SAMPLE_ROWS]:
         t = str(v).strip()
-        if not (_ISO_RE.match(t) or _US_RE.match(t)):
+        if not (_ISO_RE.match(t) or _US_RE.match(t) or _DOT_RE.match(t)):
             return False
     return True
 
@@ -595,6 +618,7 @@ class _Plan:
     person: str | None = None
     id_col: str | None = None
     person_id: str | None = None
+    decimal: str = "."  # the values' decimal mark (_decimal_mark)
 
     def file_columns(self) -> list[str]:
         """The columns read from the file (a contact log's value column is made from its id columns)."""
@@ -922,12 +946,12 @@ def _time_format_of(first: str) -> tuple[str | None, bool]:
                 if m.group("frac"):
                     fmt += ".%f"
         return fmt, False
-    m = _US_RE.match(first)
-    if m:
-        fmt = "%m/%d/%Y"
-        if " " in first:
-            fmt += " %H:%M" + (":%S" if m.group("sec") else "")
-        return fmt, False
+    for regex, fmt in ((_US_RE, "%m/%d/%Y"), (_DOT_RE, "%d.%m.%Y")):
+        m = regex.match(first)
+        if m:
+            if " " in first:
+                fmt += " %H:%M" + (":%S" if m.group("sec") else "")
+            return fmt, False
     return None, False
 
 
@@ -984,7 +1008,9 @@ def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
 
     parsed: pd.Series | None = None
     try:
-        if fmt is not None and fmt.startswith("%m/%d/%Y"):
+        if fmt is not None and fmt.startswith("%d.%m.%Y"):
+            parsed = _to_datetime(s, fmt)
+        elif fmt is not None and fmt.startswith("%m/%d/%Y"):
             parsed = _to_datetime(s, fmt)
             if parsed.isna().any():
                 alt = _to_datetime(s, fmt.replace("%m/%d", "%d/%m"))
@@ -1018,7 +1044,7 @@ def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
                 out[idx] = _dt_to_ns(retry.to_numpy(), ctx, column, s, idx)
                 return out
         bad = idx
-        example = "2013-01-31 00:00:00" if fmt is None or not fmt.startswith("%m") else "1/31/2013"
+        example = {"%m": "1/31/2013", "%d": "31.01.2013 00:00"}.get((fmt or "")[:2], "2013-01-31 00:00:00")
         raise ctx.error(
             f"expected a timestamp like {example!r}, got {_show(s.iloc[bad[0]])}",
             positions=bad,
@@ -1163,8 +1189,10 @@ def _hours(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
     return vals.astype(np.int64)
 
 
-def _numbers(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
-    """A column that must hold finite numbers -> float64, with row-precise errors."""
+def _numbers(s: pd.Series, ctx: _Context, column: str, decimal: str = ".") -> np.ndarray:
+    """A column that must hold finite numbers -> float64, with row-precise errors. ``decimal``: the file's
+    decimal mark (:func:`_decimal_mark`; the read has converted its numbers, text reaches here only when
+    some value is not one)."""
     if _is_numeric(s):
         vals = s.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
@@ -1172,13 +1200,15 @@ def _numbers(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
         if ptypes.is_bool_dtype(s.dtype) or _is_time_dtype(s):
             vals = np.full(len(s), np.nan)  # True/False or dates are not quantities
         else:
-            vals = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            text = s if decimal == "." else s.where(~present, s.astype(str).str.replace(decimal, ".", regex=False))
+            vals = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad = np.flatnonzero(present & np.isnan(vals))
         if len(bad):
             example = s.iloc[bad[0]]
             hint = (
-                " (decimal commas are not supported: write 1.5, not 1,5)"
-                if _DECIMAL_COMMA_RE.match(str(example))
+                " (decimal commas are read only from a file separated by ';' or tabs that writes no decimal "
+                "points: write 1.5, not 1,5)"
+                if decimal == "." and _DECIMAL_COMMA_RE.match(str(example))
                 else ""
             )
             raise ctx.error(f"expected a number, got {_show(example)}{hint}", positions=bad, column=column)
@@ -1214,11 +1244,11 @@ def _values(
     df: pd.DataFrame, plan: _Plan, ctx: _Context, categories: Sequence[str] | None
 ) -> tuple[np.ndarray, tuple[str, ...] | None]:
     if plan.kind == "numeric":
-        return _numbers(df[plan.value_cols[0]], ctx, plan.value_cols[0]), None
+        return _numbers(df[plan.value_cols[0]], ctx, plan.value_cols[0], plan.decimal), None
     if plan.kind == "location":
         lat_name, lon_name = plan.value_cols
-        lat = _numbers(df[lat_name], ctx, lat_name)
-        lon = _numbers(df[lon_name], ctx, lon_name)
+        lat = _numbers(df[lat_name], ctx, lat_name, plan.decimal)
+        lon = _numbers(df[lon_name], ctx, lon_name, plan.decimal)
         for vals, name, limit, what in ((lat, lat_name, 90, "latitude"), (lon, lon_name, 180, "longitude")):
             bad = np.flatnonzero(np.abs(vals) > limit)
             if len(bad):
@@ -1766,6 +1796,9 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
             else:
                 dtype[plan.time_col] = object  # plain str objects: skips building a pandas string array
         float_cols = plan.value_cols if plan.kind != "categorical" else ()
+        plan.decimal = _decimal_mark(sample, plan, raw.delimiter)
+        if plan.decimal != ".":
+            extra["decimal"] = plan.decimal
         # usecols saves converting unused columns but costs ~10 % when every column is used anyway.
         usecols = needed if len(header) > len(needed) else None
         df = _read_csv(raw, ctx, usecols=usecols, dtype=dtype or None, float_cols=float_cols, **extra)

@@ -142,8 +142,12 @@ def relative_error(series: Series, release: Release) -> float | None:
 
 
 def unit_label(series: Series) -> str:
+    """The errors' unit: a numeric series' own, else what its value column's name says (the sidecar's
+    :func:`~.writers.value_units`: "kwh" → kWh, "Verbrauch (kWh)" → kWh), else that name."""
     if series.kind == "numeric":
-        return series.unit or (series.value_columns[0] if series.value_columns else "units")
+        from .writers import value_units  # (writers needs nothing of this module)
+
+        return series.unit or value_units(series) or (series.value_columns[0] if series.value_columns else "units")
     return {"location": "m", "categorical": "mismatch rate"}[series.kind]
 
 

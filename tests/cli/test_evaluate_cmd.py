@@ -25,7 +25,7 @@ def test_csv_and_plot(capsys, tmp_path):
                          "--runs", "5", "--seed", "2", "--csv", str(out_csv), "--plot", str(out_png),
                          "--size", "900x560")
     assert code == 0, err
-    assert "744 events" in out and "value threshold rule" in out and "MAE (kwh) over 5 runs" in out
+    assert "744 events" in out and "value threshold rule" in out and "MAE (kWh) over 5 runs" in out
     for label in ("Uniform", "Skip", "Adaptive", "Event-level", "User-level", "no release"):
         assert label in out
     df = pd.read_csv(out_csv)

@@ -566,10 +566,39 @@ def test_one_typo_in_two_rows_is_still_numeric(tmp_path: Path) -> None:
     assert load_series(labels).kind == "categorical"  # mostly text: labels
 
 
-def test_decimal_comma_hint(tmp_path: Path) -> None:
-    path = write(tmp_path, "eu.csv", "timestamp;kwh\n2013-01-01 00:00:00;1,5\n2013-01-01 01:00:00;2,0\n")
-    err = load_error(path)  # detected as numeric, so the message explains the decimal commas
-    assert err.rows == [2, 3] and err.column == "kwh" and "decimal commas" in str(err)
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_spreadsheet_saved_with_decimal_commas_and_dotted_dates_opens(tmp_path: Path, sep: str) -> None:
+    """A European spreadsheet's CSV: ';' (or tabs) between fields, decimal commas, D.M.YYYY dates. It opened
+    with "no time column found", then "decimal commas are not supported" on every row."""
+    text = f"Zeit{sep}Verbrauch (kWh)\n31.12.2012 23:00{sep}0,931\n01.01.2013 00:00{sep}12\n1.1.2013 01:30{sep}-2,5\n"
+    s = load_series(write(tmp_path, "eu.csv", text))
+    check_invariants(s)
+    assert s.kind == "numeric" and s.values.tolist() == [0.931, 12.0, -2.5]
+    assert list(s.times) == [ts("2012-12-31T23:00"), ts("2013-01-01T00:00"), ts("2013-01-01T01:30")]
+    loc = write(tmp_path, "track.csv", f"time{sep}lat{sep}lon\n01.02.2019 08:00:05{sep}52,66{sep}-8,63\n"
+                                       f"01.02.2019 08:00:10{sep}52,6612{sep}-8,6301\n")
+    assert load_series(loc).values.tolist() == [[52.66, -8.63], [52.6612, -8.6301]]
+
+
+def test_decimal_commas_where_they_cannot_be_read(tmp_path: Path) -> None:
+    """A comma-separated file (quoted "1,5") or a ';' file that also writes points: the rows are named and the
+    message says when decimal commas are read."""
+    quoted = write(tmp_path, "q.csv", 'timestamp,kwh\n2013-01-01 00:00:00,"1,5"\n2013-01-01 01:00:00,"2,0"\n')
+    err = load_error(quoted)  # detected as numeric, so the message explains the decimal commas
+    assert err.rows == [2, 3] and err.column == "kwh" and "decimal commas are read only from a file" in str(err)
+    mixed = write(tmp_path, "m.csv", "timestamp;kwh\n2013-01-01 00:00:00;1,5\n2013-01-01 01:00:00;2.25\n")
+    err = load_error(mixed)
+    assert err.rows == [2] and "writes no decimal points" in str(err)
+    late = write(tmp_path, "late.csv", "timestamp;kwh\n2013-01-01 00:00:00;1,5\n2013-01-01 01:00:00;x\n")
+    assert str(load_error(late)) == "late.csv, row 3, column 'kwh': expected a number, got 'x'"
+
+
+def test_dotted_dates_are_day_first_and_bad_ones_named(tmp_path: Path) -> None:
+    s = load_series(write(tmp_path, "d.csv", "Datum,v\n02.01.2013,1\n03.01.2013,2\n"))
+    assert list(s.times) == [ts("2013-01-02"), ts("2013-01-03")]
+    err = load_error(write(tmp_path, "bad.csv", "Datum;v\n31.01.2013 00:00;1\n32.01.2013 00:00;2\n"))
+    assert str(err) == ("bad.csv, row 3, column 'Datum': expected a timestamp like '31.01.2013 00:00', "
+                        "got '32.01.2013 00:00'")
 
 
 def test_missing_values(tmp_path: Path) -> None:

@@ -385,7 +385,7 @@ def test_a_long_unit_takes_a_header_line_of_its_own(qtbot, window):
     from lmdk_gui.app import SAMPLE_FILES
 
     t = window.metrics_table
-    assert t.horizontalHeaderItem(9).text() == "MAE denoised\nthis seed (kwh)"  # the energy sample
+    assert t.horizontalHeaderItem(9).text() == "MAE denoised\nthis seed (kWh)"  # the energy sample (column kwh)
     name, opts = SAMPLE_FILES["contacts"]
     with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
         assert window.open_series(SAMPLES / name, **opts)
