@@ -29,6 +29,7 @@ from ..core import mechanisms
 from ..core.loader import load_series
 from ..core.series import Series
 from ..core.settings import SCHEME_LABELS
+from ..core.writers import value_units
 from .curve import DotsItem
 from .theme import (
     DUMMY_COLOR,
@@ -850,7 +851,9 @@ class SeriesPlot(pg.PlotWidget):
         full = y_label(series)
         short = "m from start" if series.kind == "location" else \
             (full if len(full) <= AXIS_LABEL_MAX else full[:AXIS_LABEL_MAX - 1] + "…")
-        unit = "m" if series.kind == "location" else series.unit if series.kind == "numeric" else ""
+        # the unit alone when nothing longer fits ("kWh", not "Verbrau…" for "Verbrauch (kWh)")
+        unit = "m" if series.kind == "location" else (series.unit or value_units(series) or "") \
+            if series.kind == "numeric" else ""
         self._y_labels = tuple(sorted({t for t in (full, short, unit) if t}, key=len, reverse=True))
         self.getPlotItem().getAxis("left").setToolTip(full)
         self._fit_y_label()

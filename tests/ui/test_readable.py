@@ -576,6 +576,26 @@ def test_the_series_axis_label_fits_the_series_plot(qtbot, kind, height):
     assert (axis.labelText == full) == (height == 400), axis.labelText
 
 
+def test_a_short_series_plot_keeps_the_unit_of_a_long_column_name(qtbot, tmp_path):
+    """A column "Verbrauch (kWh)" showed "Verbrau…" on the short axis: the unit its name gives is kept."""
+    from lmdk_gui.core.loader import load_series
+    from lmdk_gui.ui.plots import SeriesPlot
+
+    path = tmp_path / "eu.csv"
+    path.write_text("Zeit;Verbrauch (kWh)\n01.01.2013 00:00;0,5\n01.01.2013 01:00;1,5\n", encoding="utf-8")
+    plot = SeriesPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 110)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.set_series(load_series(path))
+    axis = plot.getPlotItem().getAxis("left")
+    qtbot.waitUntil(lambda: axis.labelText in ("kWh", "Verbrauch (kWh)"))
+    assert axis.toolTip() == "Verbrauch (kWh)"
+    plot.resize(600, 80)
+    qtbot.waitUntil(lambda: axis.labelText == "kWh")  # (28 px of axis)
+
+
 @pytest.mark.parametrize("width", [1100, 460, 330, 200])
 def test_the_series_title_fits_and_keeps_its_start(qtbot, width):
     """Beside the track view at 1280×800 the centred gesture hint was cut at both ends ("– click: mark/unmark
