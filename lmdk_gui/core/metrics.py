@@ -145,9 +145,13 @@ def unit_label(series: Series) -> str:
     """The errors' unit: a numeric series' own, else what its value column's name says (the sidecar's
     :func:`~.writers.value_units`: "kwh" → kWh, "Verbrauch (kWh)" → kWh), else that name."""
     if series.kind == "numeric":
-        from .writers import value_units  # (writers needs nothing of this module)
+        unit = series._cache.get("unit_label")  # (asked some ten times a click; a series is immutable)
+        if unit is None:
+            from .writers import value_units  # (writers needs nothing of this module)
 
-        return series.unit or value_units(series) or (series.value_columns[0] if series.value_columns else "units")
+            unit = series._cache["unit_label"] = series.unit or value_units(series) or \
+                (series.value_columns[0] if series.value_columns else "units")
+        return unit
     return {"location": "m", "categorical": "mismatch rate"}[series.kind]
 
 
