@@ -297,6 +297,7 @@ class _Ctx:
     split: frozenset[str]
     landmarks: Mapping[str, pd.DataFrame] | None
     landmarks_name: str
+    delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
 
     @property
     def state(self) -> Path:
@@ -425,7 +426,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
     file, sidecar = ctx.files(safe)
     try:
         series = load_dataframe_series(_typed(rows, o), name=f"id {pid}",
-                                       categories=o.settings.categories,
+                                       categories=o.settings.categories, delimiter=ctx.delimiter,
                                        **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
         lm = _landmarks_for(pid, series, ctx)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
@@ -805,7 +806,8 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         _refuse_case_clashes(per_id.index, out)
 
         ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
-                   Path(options.landmarks_file).name if options.landmarks_file else "")
+                   Path(options.landmarks_file).name if options.landmarks_file else "",
+                   "," if _is_parquet(files) else _delimiter(files[0]))
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         shuffle_method = "tasks"

@@ -1958,12 +1958,15 @@ def load_dataframe_series(
     person: str | int | None = None,
     pair_class_cols: Sequence[str] | str | None = None,
     categories: Sequence[str] | None = None,
+    delimiter: str = ",",
 ) -> Series:
     """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet).
 
     Messages use ``name`` as the file name and number rows as if the frame were written to a CSV with one
     header line (row position 0 -> "row 2"). The frame's index is ignored (rows are taken in order).
-    ``source.sha256`` is ``""`` (there are no file bytes); ``source.delimiter`` is ``","``.
+    ``source.sha256`` is ``""`` (there are no file bytes). ``delimiter``: that of the text the frame was read
+    from as text (``lmdk batch``), ``source.delimiter``; text numbers with decimal commas are read as a file
+    with that delimiter would be (:func:`_decimal_mark`).
     """
     started_ns = _load_started_ns()
     ctx = _Context(name, name)
@@ -1990,6 +1993,7 @@ def load_dataframe_series(
         person=None if person is None else str(person),
     )
     plan = _plan_from(guess, problems, ctx)
+    plan.decimal = _decimal_mark(frame.head(_SAMPLE_ROWS), plan, delimiter)
     series = _build(
         frame,
         plan,
@@ -1997,7 +2001,7 @@ def load_dataframe_series(
         name=name,
         path=name,
         sha256="",
-        delimiter=",",
+        delimiter=delimiter,
         opts=_Options(duplicates, bool(skip_missing), categories),
         text_of=None if _is_time_dtype(frame[plan.time_col]) else (lambda: frame[plan.time_col]),
         started_ns=started_ns,

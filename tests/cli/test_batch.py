@@ -318,3 +318,27 @@ def test_a_folder_of_parquet_files_keeps_each_person_whole(client, tmp_path):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert {p["id"]: p["rows"] for p in manifest["persons"]} == {"A": 50, "B": 300}
     assert len(pd.read_csv(tmp_path / "out" / "B.csv")) == 300
+
+
+def test_a_semicolon_table_with_decimal_commas_is_released_as_each_file_alone(client, tmp_path, capsys):
+    """A spreadsheet's ';' table with decimal commas and D.M.YYYY times: each person's release is the one
+    ``lmdk export`` makes of that person's rows in a file of their own (the batch reads the numbers as the
+    single-file loader does; it refused them as text before)."""
+    t = pd.date_range("2013-01-01", periods=120, freq="h").strftime("%d.%m.%Y %H:%M")
+    rng = np.random.default_rng(5)
+    df = pd.concat([pd.DataFrame({"Haushalt": pid, "Zeit": t,
+                                  "kWh": [f"{v:.3f}".replace(".", ",") for v in rng.gamma(2, 0.5, t.size)]})
+                    for pid in ("A", "B")], ignore_index=True)
+    df.to_csv(tmp_path / "eu.csv", sep=";", index=False)
+    code, _, err = run(capsys, "batch", str(tmp_path / "eu.csv"), "-o", str(tmp_path / "out"), "--id-col",
+                       "Haushalt", "--scheme", "uniform", "--epsilon", "1", "--seed", KEY,
+                       "--scheduler", client.scheduler.address)
+    assert code == 0, err
+    key = bytes.fromhex(KEY)
+    for pid in ("A", "B"):
+        df[df["Haushalt"] == pid][["Zeit", "kWh"]].to_csv(tmp_path / "one.csv", sep=";", index=False)
+        code, _, err = run(capsys, "export", str(tmp_path / "one.csv"), "-o", str(tmp_path / "alone.csv"),
+                           "--scheme", "uniform", "--epsilon", "1", "--force",
+                           "--seed", str(export_seed(person_key(key, pid))))
+        assert code == 0, err
+        assert (tmp_path / "out" / f"{pid}.csv").read_bytes() == (tmp_path / "alone.csv").read_bytes(), pid
