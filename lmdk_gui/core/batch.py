@@ -33,6 +33,7 @@ import contextlib
 import glob
 import hashlib
 import hmac
+import io
 import json
 import math
 import os
@@ -72,6 +73,7 @@ MIN_KEY_BYTES = 16
 DEFAULT_BLOCKSIZE = 32 * 2**20
 _CSV_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
+_SHEET_SUFFIXES = (".xlsx",)  # Excel workbooks: each one's first sheet (core/sheets.py)
 _ORDER = "__lmdk_order"
 _BUCKET = "__lmdk_bucket"
 _MANIFEST_COMMENT = (
@@ -235,7 +237,7 @@ def resolve_inputs(spec: str | os.PathLike) -> list[Path]:
     p = Path(spec)
     if p.is_dir():
         files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith((".", "_"))
-                       and f.suffix.lower() in _CSV_SUFFIXES + _PARQUET_SUFFIXES)
+                       and f.suffix.lower() in _CSV_SUFFIXES + _PARQUET_SUFFIXES + _SHEET_SUFFIXES)
         where = f"the folder {p}"
     elif p.is_file():
         files = [p]
@@ -244,15 +246,20 @@ def resolve_inputs(spec: str | os.PathLike) -> list[Path]:
         files = sorted(Path(f) for f in glob.glob(str(spec)) if Path(f).is_file())
         where = f"the pattern {spec}"
     if not files:
-        raise BatchError(f"{where}: no input file found (CSV, TSV or Parquet)")
-    kinds = {f.suffix.lower() in _PARQUET_SUFFIXES for f in files}
+        raise BatchError(f"{where}: no input file found (CSV, TSV, Parquet or Excel .xlsx)")
+    kinds = {_input_type(f) for f in files}
     if len(kinds) > 1:
-        raise BatchError(f"{where}: mixes Parquet and CSV files; give one type")
+        raise BatchError(f"{where}: mixes {' and '.join(sorted(kinds))} files; give one type")
     return files
 
 
+def _input_type(f: Path) -> str:
+    suffix = f.suffix.lower()
+    return "Parquet" if suffix in _PARQUET_SUFFIXES else "Excel" if suffix in _SHEET_SUFFIXES else "CSV"
+
+
 def _is_parquet(files: list[Path]) -> bool:
-    return files[0].suffix.lower() in _PARQUET_SUFFIXES
+    return _input_type(files[0]) == "Parquet"
 
 
 def _delimiter(first: Path) -> str:
@@ -280,9 +287,23 @@ def _read(files: list[Path], options: BatchOptions, columns: list[str] | None = 
     paths = [str(f) for f in files]
     if _is_parquet(files):
         return dd.read_parquet(paths, columns=columns)
+    if _input_type(files[0]) == "Excel":  # (at most 2^20 rows a sheet: read here, then split for the workers)
+        frame = pd.concat([_sheet_rows(f, columns) for f in files], ignore_index=True)
+        return dd.from_pandas(frame, npartitions=max(1, min(4 * max(workers, 1), len(frame) // 10_000 + 1)))
     return dd.read_csv(paths, sep=_delimiter(files[0]), dtype=str, blocksize=_blocksize(files, options, workers),
                        keep_default_na=False, na_values=[""], usecols=columns, engine="pyarrow",
                        encoding="utf-8")
+
+
+def _sheet_rows(path: Path, columns: list[str] | None) -> pd.DataFrame:
+    """A workbook's first sheet as text columns, read as the single-file loader reads it (its CSV text)."""
+    from .sheets import xlsx_to_csv
+
+    try:
+        text, _sheet = xlsx_to_csv(path.read_bytes())
+    except (OSError, ValueError) as e:
+        raise BatchError(f"{path.name}: {e}") from None
+    return pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False, na_values=[""], usecols=columns)
 
 
 # ---------------------------------------------------------------------------- worker-side context
@@ -807,7 +828,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
 
         ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
                    Path(options.landmarks_file).name if options.landmarks_file else "",
-                   "," if _is_parquet(files) else _delimiter(files[0]))
+                   _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ",")
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         shuffle_method = "tasks"

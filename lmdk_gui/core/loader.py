@@ -63,6 +63,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
+from lmdk_gui.core import sheets
 from lmdk_gui.core.series import KINDS, Kind, LoadError, Series, SourceInfo, TimeFormat
 
 __all__ = [
@@ -164,6 +165,7 @@ class TablePreview:
     ambiguous: bool
     notes: list[str] = field(default_factory=list)  # informative notes, then the problems
     problems: list[str] = field(default_factory=list)  # what must still be chosen (also in notes)
+    sheet: str = ""  # an Excel workbook's worksheet that is read ("" for text and Parquet files)
 
 
 # ----------------------------------------------------------------------------------------- error context
@@ -296,6 +298,7 @@ class _Raw:
     data: bytes  # UTF-8 without BOM (UTF-16 input re-encoded), or the Parquet file bytes
     delimiter: str
     parquet: bool = False
+    sheet: str = ""  # an Excel workbook's: the worksheet read (``data`` is its CSV text, see sheets.py)
 
 
 def _read_bytes(path: str | os.PathLike[str]) -> tuple[str, str, bytes]:
@@ -338,6 +341,15 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
     sha = _Sha256(data)
     if data.startswith(b"PAR1") or suffix in (".parquet", ".pq"):
         return _Raw(spath, display, sha, data, ",", parquet=True)
+    sheet = ""
+    other = sheets.kind_of_bytes(data)
+    if other == "xlsx":
+        try:
+            data, sheet = sheets.xlsx_to_csv(data)  # then read as any CSV: the same checks, the sheet's rows
+        except ValueError as exc:
+            raise ctx.error(str(exc)) from None
+    elif other is not None:
+        raise ctx.error(sheets.refusal(other))
 
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -379,7 +391,7 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
             lines=[row],
             column=column,
         )
-    return _Raw(spath, display, sha, data, delimiter)
+    return _Raw(spath, display, sha, data, delimiter, sheet=sheet)
 
 
 def _utf8_error_offset(data: bytes, step: int = 1 << 23) -> int:
@@ -1690,6 +1702,7 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
         ambiguous=bool(problems),
         notes=notes + more_notes + problems,
         problems=problems,
+        sheet=raw.sheet,
     )
 
 

@@ -39,8 +39,8 @@ class EmptyState(QWidget):
         title = QLabel("<h2>Open a time series to begin</h2>")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(title)
-        what = QLabel("A CSV or TSV file with a time column and, per row, a number, a location (lat, lon) "
-                      "or a label. You can also drop a file on this window.")
+        what = QLabel("A CSV or TSV file or an Excel workbook with a time column and, per row, a number, a "
+                      "location (lat, lon) or a label. You can also drop a file on this window.")
         what.setWordWrap(True)
         what.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(what)

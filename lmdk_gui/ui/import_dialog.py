@@ -68,8 +68,9 @@ class ImportDialog(QDialog):
         self.setWindowTitle(f"Open {preview.path}")
         self.resize(860, 720)
         lay = QVBoxLayout(self)
-        lay.addWidget(QLabel(f"First {len(preview.head)} rows (delimiter {preview.delimiter!r}), then the rows "
-                             "the checks below found; row numbers as in the file:"))
+        where = f"sheet '{preview.sheet}' of the workbook" if preview.sheet else f"delimiter {preview.delimiter!r}"
+        lay.addWidget(QLabel(f"First {len(preview.head)} rows ({where}), then the rows the checks below found; "
+                             "row numbers as in the file:"))
         self.table = self._make_table(preview)
         self._row_lines = [r + 2 for r in range(len(preview.head))]  # file line of each table row
         lay.addWidget(self.table, 1)

@@ -342,3 +342,34 @@ def test_a_semicolon_table_with_decimal_commas_is_released_as_each_file_alone(cl
                            "--seed", str(export_seed(person_key(key, pid))))
         assert code == 0, err
         assert (tmp_path / "out" / f"{pid}.csv").read_bytes() == (tmp_path / "alone.csv").read_bytes(), pid
+
+
+def test_an_excel_workbook_is_released_as_each_persons_rows_alone(client, tmp_path, capsys):
+    """An .xlsx table (its first sheet): each person's release is the one ``lmdk export`` makes of that
+    person's rows in a workbook of their own."""
+    openpyxl = pytest.importorskip("openpyxl")
+
+    def book(path, rows):
+        wb = openpyxl.Workbook()
+        wb.active.append(["meter", "timestamp", "kwh"][-len(rows[0]):])
+        for r in rows:
+            wb.active.append(r)
+        wb.save(path)
+
+    t = pd.date_range("2013-01-01", periods=90, freq="h").to_pydatetime()
+    rng = np.random.default_rng(2)
+    rows = [[pid, ts, round(float(v), 3)] for pid in ("m1", "m2")
+            for ts, v in zip(t, rng.gamma(2, 0.5, t.size), strict=True)]
+    book(tmp_path / "all.xlsx", rows)
+    code, _, err = run(capsys, "batch", str(tmp_path / "all.xlsx"), "-o", str(tmp_path / "out"), "--id-col",
+                       "meter", "--scheme", "uniform", "--epsilon", "1", "--seed", KEY,
+                       "--scheduler", client.scheduler.address)
+    assert code == 0, err
+    key = bytes.fromhex(KEY)
+    for pid in ("m1", "m2"):
+        book(tmp_path / "one.xlsx", [r[1:] for r in rows if r[0] == pid])
+        code, _, err = run(capsys, "export", str(tmp_path / "one.xlsx"), "-o", str(tmp_path / "alone.csv"),
+                           "--scheme", "uniform", "--epsilon", "1", "--force",
+                           "--seed", str(export_seed(person_key(key, pid))))
+        assert code == 0, err
+        assert (tmp_path / "out" / f"{pid}.csv").read_bytes() == (tmp_path / "alone.csv").read_bytes(), pid

@@ -205,3 +205,26 @@ def test_lmdk_gui_file_opens_a_clean_file_without_asking(qtbot):
     w.ask_import = lambda dlg: asked.append(dlg) or False  # the user cancels
     assert not w.open_path(DATA / "energy_hue_residential1_2013.csv") and len(asked) == 1
     assert w.session.n == 2144 and "repeated timestamps" in w.last_error
+
+
+def test_an_excel_workbook_opens_through_the_dialog_with_its_sheet_named(qtbot, tmp_path):
+    """A workbook whose sheet has a repeated hour: the dialog says which sheet it shows, the checks mark the
+    sheet's rows, and Open with a policy loads it."""
+    import datetime as dt
+
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Zähler 7"
+    ws.append(["timestamp", "kwh"])
+    for i, h in enumerate((0, 1, 1, 2)):
+        ws.append([dt.datetime(2013, 1, 1, h), 0.5 + i])
+    wb.save(tmp_path / "meter.xlsx")
+    dlg = scanned_dialog(qtbot, tmp_path / "meter.xlsx")
+    from PySide6.QtWidgets import QLabel
+
+    assert any("sheet 'Zähler 7' of the workbook" in lab.text() for lab in dlg.findChildren(QLabel))
+    assert dlg.repeated.text() == "Repeated times: 1 (rows 3, 4) — choose what to keep"
+    dlg.duplicates.setCurrentIndex(dlg.duplicates.findData("last"))
+    s = press_open(qtbot, dlg)
+    assert s is not None and s.values.tolist() == [0.5, 2.5, 3.5]

@@ -1,0 +1,123 @@
+"""Files that are not delimited text: an Excel workbook is read as CSV text, the others named (Qt-free).
+
+A data steward's series often arrives as an Excel workbook. :func:`as_csv_text` turns the first worksheet of
+an ``.xlsx`` (openpyxl, read-only, the values Excel last computed) into the UTF-8 CSV text the loader reads
+anyway: one line per sheet row from row 1, so every message's "row N" is the sheet's row N, and every check
+(times, numbers, repeats, missing cells) is the one a CSV gets. Cells become text as a CSV export writes
+them: dates and times in ISO 8601, numbers in their shortest exact form, booleans as TRUE/FALSE.
+
+Other formats a person might try (an old ``.xls``, OpenDocument, JSON such as a location-history export, a
+GPX track, a PDF, a compressed file) are recognised by their first bytes and refused with one line that says
+what the file is and how to save it as CSV, instead of a parser's complaint about NUL bytes or headers.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import math
+import zipfile
+from typing import Any
+
+#: What a non-CSV file is, by its first bytes (after leading whitespace for the text formats).
+_REFUSED = {
+    "xls": "an Excel 97–2003 workbook (.xls): save it as CSV UTF-8 or .xlsx (Excel: File › Save As)",
+    "ods": "an OpenDocument spreadsheet: save the sheet as CSV (LibreOffice: File › Save As › Text CSV)",
+    "zip": "a ZIP archive: extract the CSV file from it and open that",
+    "gzip": "a gzip-compressed file: decompress it (gunzip) and open the CSV inside",
+    "pdf": "a PDF document, not a table: export the data as CSV from where it came from",
+    "json": "JSON, not a table (a location-history export?): convert it to CSV with a time column and the "
+            "value columns",
+    "gpx": "a GPX track: convert it to CSV with the columns time, lat, lon (e.g. gpsbabel -o unicsv)",
+    "xml": "XML, not a table: export the data as CSV",
+}
+
+
+def kind_of_bytes(data: bytes) -> str | None:
+    """'xlsx', a key of the refusals, or None (delimited text, or a format the loader knows: Parquet)."""
+    if data.startswith(b"PK\x03\x04"):
+        return _zip_kind(data)
+    if data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return "xls"
+    if data.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if data.startswith(b"%PDF"):
+        return "pdf"
+    head = data[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith((b"{", b"[{", b"[\n", b"[\r")):
+        return "json"
+    if head.startswith(b"<"):
+        return "gpx" if b"<gpx" in data[:4096] else "xml"
+    return None
+
+
+def _zip_kind(data: bytes) -> str:
+    try:
+        names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return "zip"
+    if "xl/workbook.xml" in names:
+        return "xlsx"
+    if "content.xml" in names and "mimetype" in names:
+        return "ods"
+    return "zip"
+
+
+def refusal(kind: str) -> str:
+    return f"this is {_REFUSED[kind]}"
+
+
+def xlsx_to_csv(data: bytes) -> tuple[bytes, str]:
+    """(the first worksheet as UTF-8 CSV text, that sheet's name). Raises ValueError with a short reason
+    when the workbook cannot be read or its first sheet is empty."""
+    import openpyxl  # deferred: only a workbook needs it
+
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:  # noqa: BLE001 - any failure of the reader is bad content here
+        raise ValueError(f"cannot read the Excel workbook ({type(exc).__name__}: {exc})") from None
+    try:
+        if not book.worksheets:
+            raise ValueError("the workbook has no worksheet")
+        sheet = book.worksheets[0]
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        width = 0
+        rows: list[list[str]] = []
+        for row in sheet.iter_rows(values_only=True):
+            cells = [_cell_text(v) for v in row]
+            while cells and cells[-1] == "":
+                cells.pop()
+            width = max(width, len(cells))
+            rows.append(cells)
+        while rows and not rows[-1]:
+            rows.pop()
+        if not rows:
+            raise ValueError(f"the first worksheet ('{sheet.title}') is empty")
+        for cells in rows:
+            if not cells:  # an empty sheet row: a blank line, skipped as in any CSV (the rows keep their numbers)
+                out.write("\n")
+            else:  # as wide as the widest row: a short row has empty cells, not missing fields
+                writer.writerow(cells + [""] * (width - len(cells)))
+        return out.getvalue().encode("utf-8"), str(sheet.title)
+    finally:
+        book.close()
+
+
+def _cell_text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, dt.datetime):
+        return v.isoformat(sep=" ")
+    if isinstance(v, (dt.date, dt.time)):
+        return v.isoformat()
+    if isinstance(v, float):
+        if v.is_integer() and math.isfinite(v) and abs(v) < 2**53:
+            return str(int(v))  # 12.0 as Excel shows it: 12
+        return repr(v)
+    if isinstance(v, dt.timedelta):
+        return str(v.total_seconds())
+    return str(v)

@@ -1,0 +1,94 @@
+"""Inputs that are not delimited text (core/sheets.py): an Excel workbook's first sheet is read as its CSV
+text would be, with the sheet's row numbers; other formats are named in one line saying what to do."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lmdk_gui.core.loader import inspect_table, load_series
+from lmdk_gui.core.series import LoadError
+
+openpyxl = pytest.importorskip("openpyxl")
+
+
+def _book(path: Path, rows: list[list], title: str = "Sheet1", second: bool = False) -> Path:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = title
+    for r in rows:
+        ws.append(r)
+    if second:
+        wb.create_sheet("notes").append(["not this one"])
+    wb.save(path)
+    return path
+
+
+def test_a_workbook_reads_as_its_csv(tmp_path):
+    """Dates, floats, whole numbers and text ids: the series is the one its CSV export gives, bit for bit."""
+    t0 = dt.datetime(2013, 1, 1)
+    rng = np.random.default_rng(0)
+    vals = [round(float(v), 3) for v in rng.random(50) * 3] + [2.0, 1e-7, 123456.789]
+    rows = [["timestamp", "kwh"]] + [[t0 + dt.timedelta(hours=i), v] for i, v in enumerate(vals)]
+    book = load_series(_book(tmp_path / "e.xlsx", rows, second=True))
+    csv = tmp_path / "e.csv"
+    csv.write_text("timestamp,kwh\n" + "".join(f"{r[0]:%Y-%m-%d %H:%M:%S},{r[1]!r}\n" for r in rows[1:]))
+    text = load_series(csv)
+    assert book.values.tobytes() == text.values.tobytes() and np.array_equal(book.times, text.times)
+    assert book.source is not None and book.source.value_cols == ("kwh",)
+    p = inspect_table(tmp_path / "e.xlsx")
+    assert p.sheet == "Sheet1" and p.guess.time_col == "timestamp" and p.guess.value_col == "kwh"
+    loc = load_series(_book(tmp_path / "l.xlsx", [["time", "lat", "lon"], [t0, 52.66, -8.63],
+                                                   [t0 + dt.timedelta(seconds=5), 52.6612, -8.6301]]))
+    assert loc.kind == "location" and loc.values.tolist() == [[52.66, -8.63], [52.6612, -8.6301]]
+
+
+def test_messages_name_the_sheets_rows(tmp_path):
+    t0 = dt.datetime(2013, 1, 1)
+    rows = [["Zeit", "Verbrauch (kWh)"], [t0, 1.5], [t0 + dt.timedelta(hours=1), "n/a"], [None, None],
+            [t0 + dt.timedelta(hours=3), 2]]
+    with pytest.raises(LoadError) as info:
+        load_series(_book(tmp_path / "bad.xlsx", rows))
+    assert str(info.value) == "bad.xlsx, row 3, column 'Verbrauch (kWh)': expected a number, got 'n/a'"
+    rows[2][1] = 1.0
+    rows.append([t0 + dt.timedelta(hours=3), 4.0])  # row 6 repeats row 5's time
+    with pytest.raises(LoadError) as info:
+        load_series(_book(tmp_path / "rep.xlsx", rows))
+    assert info.value.rows == [5, 6]
+    with pytest.raises(LoadError, match=r"^empty\.xlsx: the first worksheet \('Data'\) is empty$"):
+        load_series(_book(tmp_path / "empty.xlsx", [], title="Data"))
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("name,data,says", [
+    ("old.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64, "an Excel 97–2003 workbook (.xls): save it as CSV"),
+    ("s.ods", _zip({"mimetype": b"application/vnd.oasis.opendocument.spreadsheet", "content.xml": b"<x/>"}),
+     "an OpenDocument spreadsheet"),
+    ("a.zip", _zip({"data.csv": b"timestamp,kwh\n"}), "a ZIP archive: extract the CSV file"),
+    ("a.csv.gz", gzip.compress(b"timestamp,kwh\n2013-01-01,1\n"), "gzip-compressed"),
+    ("r.pdf", b"%PDF-1.7\n", "a PDF document"),
+    ("Records.json", b'{"locations": [{"latitudeE7": 526000000}]}', "JSON, not a table"),
+    ("t.gpx", b'<?xml version="1.0"?>\n<gpx version="1.1"><trk/></gpx>', "a GPX track: convert it to CSV"),
+    ("x.csv", b"<html><body>Not found</body></html>", "XML, not a table"),
+])
+def test_other_formats_are_named_with_what_to_do(tmp_path, name, data, says):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(LoadError) as info:
+        load_series(path)
+    assert str(info.value).startswith(f"{name}: this is ") and says in str(info.value)
+    with pytest.raises(LoadError):
+        inspect_table(path)
