@@ -564,7 +564,8 @@ class MainWindow(QMainWindow):
             try:  # a file that is unreadable as such (missing, not text) has no choice to offer
                 inspect_table(path)
             except LoadError as bad:
-                self.last_error = str(bad)
+                # said in the window: started from a file manager, nobody reads the terminal
+                self.show_error("Cannot open the file", str(bad))
                 return False
             opened = self.import_with_dialog(str(path), ask=False)
             if not opened:

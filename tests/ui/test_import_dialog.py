@@ -228,3 +228,20 @@ def test_an_excel_workbook_opens_through_the_dialog_with_its_sheet_named(qtbot, 
     dlg.duplicates.setCurrentIndex(dlg.duplicates.findData("last"))
     s = press_open(qtbot, dlg)
     assert s is not None and s.values.tolist() == [0.5, 2.5, 3.5]
+
+
+def test_lmdk_gui_file_that_cannot_be_read_says_so_in_the_window(qtbot, tmp_path):
+    """``lmdk-gui old.xls`` from a file manager: the reason was printed on a terminal nobody sees and the
+    window showed its empty state. It is said in the window, in the loader's words."""
+    from PySide6.QtWidgets import QMessageBox
+
+    path = tmp_path / "old.xls"
+    path.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.ask_import = lambda dlg: pytest.fail("nothing to choose in a file that cannot be read")
+    assert not w.open_path(path)
+    box = w.findChild(QMessageBox, "errorBox")
+    assert box is not None and box.isVisible() and box.windowTitle() == "Cannot open the file"
+    assert box.text() == w.last_error and "Excel 97–2003 workbook (.xls): save it as CSV" in box.text()
+    assert w.session.series is None
