@@ -348,6 +348,11 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
             data, sheet = sheets.xlsx_to_csv(data)  # then read as any CSV: the same checks, the sheet's rows
         except ValueError as exc:
             raise ctx.error(str(exc)) from None
+    elif other == "gpx":
+        try:
+            data = sheets.gpx_to_csv(data)  # time,lat,lon: a location series, rows = the points in order
+        except ValueError as exc:
+            raise ctx.error(str(exc)) from None
     elif other is not None:
         raise ctx.error(sheets.refusal(other))
 

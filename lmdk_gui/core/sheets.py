@@ -1,14 +1,17 @@
-"""Files that are not delimited text: an Excel workbook is read as CSV text, the others named (Qt-free).
+"""Files that are not delimited text: Excel workbooks and GPX tracks are read as CSV text, others named.
 
-A data steward's series often arrives as an Excel workbook. :func:`as_csv_text` turns the first worksheet of
+A data steward's series often arrives as an Excel workbook. :func:`xlsx_to_csv` turns the first worksheet of
 an ``.xlsx`` (openpyxl, read-only, the values Excel last computed) into the UTF-8 CSV text the loader reads
 anyway: one line per sheet row from row 1, so every message's "row N" is the sheet's row N, and every check
 (times, numbers, repeats, missing cells) is the one a CSV gets. Cells become text as a CSV export writes
 them: dates and times in ISO 8601, numbers in their shortest exact form, booleans as TRUE/FALSE.
 
+A phone's or a watch's location track is often a GPX file: :func:`gpx_to_csv` writes its track points (else
+its route points, else its waypoints) as ``time,lat,lon`` lines in file order, so "row N" is point N − 1.
+
 Other formats a person might try (an old ``.xls``, OpenDocument, JSON such as a location-history export, a
-GPX track, a PDF, a compressed file) are recognised by their first bytes and refused with one line that says
-what the file is and how to save it as CSV, instead of a parser's complaint about NUL bytes or headers.
+PDF, a compressed file) are recognised by their first bytes and refused with one line that says what the
+file is and how to save it as CSV, instead of a parser's complaint about NUL bytes or headers. Qt-free.
 """
 
 from __future__ import annotations
@@ -29,13 +32,12 @@ _REFUSED = {
     "pdf": "a PDF document, not a table: export the data as CSV from where it came from",
     "json": "JSON, not a table (a location-history export?): convert it to CSV with a time column and the "
             "value columns",
-    "gpx": "a GPX track: convert it to CSV with the columns time, lat, lon (e.g. gpsbabel -o unicsv)",
     "xml": "XML, not a table: export the data as CSV",
 }
 
 
 def kind_of_bytes(data: bytes) -> str | None:
-    """'xlsx', a key of the refusals, or None (delimited text, or a format the loader knows: Parquet)."""
+    """'xlsx', 'gpx', a key of the refusals, or None (delimited text, or Parquet, which the loader reads)."""
     if data.startswith(b"PK\x03\x04"):
         return _zip_kind(data)
     if data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
@@ -121,3 +123,29 @@ def _cell_text(v: Any) -> str:
     if isinstance(v, dt.timedelta):
         return str(v.total_seconds())
     return str(v)
+
+
+def gpx_to_csv(data: bytes) -> bytes:
+    """A GPX file's points as UTF-8 CSV text ``time,lat,lon``: its track points, else its route points,
+    else its waypoints, in file order (an empty time where a point has none: the loader names those rows).
+    Raises ValueError with a short reason for XML it cannot parse or a file without points."""
+    import xml.etree.ElementTree as ET  # (expat bounds entity expansion; no external entity is fetched)
+
+    points: dict[str, list[tuple[str, str, str]]] = {"trkpt": [], "rtept": [], "wpt": []}
+    try:
+        for _event, el in ET.iterparse(io.BytesIO(data)):
+            name = el.tag.rsplit("}", 1)[-1]
+            if name in points:
+                when = next((c.text or "" for c in el if c.tag.rsplit("}", 1)[-1] == "time"), "")
+                points[name].append((when.strip(), el.get("lat", ""), el.get("lon", "")))
+                el.clear()
+    except ET.ParseError as exc:
+        raise ValueError(f"cannot read the GPX file ({exc})") from None
+    found = points["trkpt"] or points["rtept"] or points["wpt"]
+    if not found:
+        raise ValueError("the GPX file holds no track, route or waypoint")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(("time", "lat", "lon"))
+    writer.writerows(found)
+    return out.getvalue().encode("utf-8")

@@ -40,7 +40,7 @@ class EmptyState(QWidget):
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(title)
         what = QLabel("A CSV or TSV file or an Excel workbook with a time column and, per row, a number, a "
-                      "location (lat, lon) or a label. You can also drop a file on this window.")
+                      "location (lat, lon) or a label; or a GPX track. You can also drop a file on this window.")
         what.setWordWrap(True)
         what.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(what)

@@ -515,7 +515,7 @@ class MainWindow(QMainWindow):
         last = read_setting(self._settings, "lastFile", "", str)
         start = str(Path(last).parent) if last else str(SAMPLES)
         path, _ = QFileDialog.getOpenFileName(self, "Open time series", start,
-                                              "Time series (*.csv *.tsv *.txt *.xlsx *.parquet);;All files (*)")
+                                              "Time series (*.csv *.tsv *.txt *.xlsx *.gpx *.parquet);;All files (*)")
         if path:
             self.import_with_dialog(path, ask=False)
 

@@ -424,7 +424,7 @@ class ProjectUI(QObject):
                                 f"The project's data file {name} is not at {project.input_path} any more "
                                 "(nor next to the project). Please show where it is now.")
         path, _ = QFileDialog.getOpenFileName(self.window, f"Where is {name}?", str(project_path.parent),
-                                              "Time series (*.csv *.tsv *.txt *.xlsx *.parquet);;All files (*)")
+                                              "Time series (*.csv *.tsv *.txt *.xlsx *.gpx *.parquet);;All files (*)")
         return path or None
 
     def data_changed_box(self, warnings: list[str], matched: int, saved: int, rows_ok: bool

@@ -81,7 +81,6 @@ def _zip(members: dict[str, bytes]) -> bytes:
     ("a.csv.gz", gzip.compress(b"timestamp,kwh\n2013-01-01,1\n"), "gzip-compressed"),
     ("r.pdf", b"%PDF-1.7\n", "a PDF document"),
     ("Records.json", b'{"locations": [{"latitudeE7": 526000000}]}', "JSON, not a table"),
-    ("t.gpx", b'<?xml version="1.0"?>\n<gpx version="1.1"><trk/></gpx>', "a GPX track: convert it to CSV"),
     ("x.csv", b"<html><body>Not found</body></html>", "XML, not a table"),
 ])
 def test_other_formats_are_named_with_what_to_do(tmp_path, name, data, says):
@@ -92,3 +91,53 @@ def test_other_formats_are_named_with_what_to_do(tmp_path, name, data, says):
     assert str(info.value).startswith(f"{name}: this is ") and says in str(info.value)
     with pytest.raises(LoadError):
         inspect_table(path)
+
+
+GPX = """<?xml version="1.0" encoding="UTF-8"?>
+<gpx version="1.1" creator="a watch" xmlns="http://www.topografix.com/GPX/1/1">
+ <wpt lat="1" lon="2"><name>home</name></wpt>
+ <trk><name>ride</name><trkseg>
+  <trkpt lat="52.66" lon="-8.63"><ele>10</ele><time>2019-02-18T08:00:00Z</time></trkpt>
+  <trkpt lat="52.6605" lon="-8.6302"><time>2019-02-18T09:00:05+01:00</time></trkpt>
+ </trkseg><trkseg>
+  <trkpt lat="52.6611" lon="-8.6305"><time>2019-02-18T08:00:10Z</time></trkpt>
+ </trkseg></trk>
+</gpx>
+"""
+
+
+def test_a_gpx_track_reads_as_a_location_series(tmp_path):
+    """Its track points in file order (segments one after the other, the waypoint left out), times in UTC."""
+    path = tmp_path / "ride.gpx"
+    path.write_text(GPX, encoding="utf-8")
+    s = load_series(path)
+    assert s.kind == "location" and s.values.tolist() == [[52.66, -8.63], [52.6605, -8.6302], [52.6611, -8.6305]]
+    assert [str(t)[:19] for t in s.times] == ["2019-02-18T08:00:00", "2019-02-18T08:00:05", "2019-02-18T08:00:10"]
+    no_time = GPX.replace("<time>2019-02-18T09:00:05+01:00</time>", "")
+    path.write_text(no_time, encoding="utf-8")
+    with pytest.raises(LoadError) as info:  # row 3 = the second point
+        load_series(path)
+    assert str(info.value) == "ride.gpx, row 3, column 'time': missing timestamp (empty field)"
+    assert load_series(path, skip_missing=True).n == 2
+    route = '<gpx><rte><rtept lat="1.5" lon="2"><time>2020-01-01T00:00:00Z</time></rtept></rte></gpx>'
+    path.write_text(route, encoding="utf-8")
+    assert load_series(path).values.tolist() == [[1.5, 2.0]]
+
+
+@pytest.mark.parametrize("text,says", [
+    ("<gpx><metadata/></gpx>", "the GPX file holds no track, route or waypoint"),
+    ("<gpx><trk><trkpt lat='1' lon='2'></trk></gpx>", "cannot read the GPX file (mismatched tag"),
+    ('<?xml version="1.0"?><!DOCTYPE gpx [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+     '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">'
+     '<!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;">'
+     '<!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;"><!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;">]>'
+     '<gpx><wpt lat="1" lon="2"><time>&h;</time></wpt></gpx>', "cannot read the GPX file"),
+])
+def test_a_gpx_file_that_cannot_be_read_is_named(tmp_path, text, says):
+    """Broken XML, no points, or entities that expand a thousand-fold (expat refuses them: the file is never
+    expanded into memory)."""
+    path = tmp_path / "t.gpx"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LoadError) as info:
+        load_series(path)
+    assert str(info.value).startswith(f"t.gpx: {says}")
