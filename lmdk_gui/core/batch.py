@@ -300,7 +300,7 @@ def _sheet_rows(path: Path, columns: list[str] | None) -> pd.DataFrame:
     from .sheets import xlsx_to_csv
 
     try:
-        text, _sheet = xlsx_to_csv(path.read_bytes())
+        text, _sheet, _titles = xlsx_to_csv(path.read_bytes())
     except (OSError, ValueError) as e:
         raise BatchError(f"{path.name}: {e}") from None
     return pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False, na_values=[""], usecols=columns)

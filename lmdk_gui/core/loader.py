@@ -299,6 +299,7 @@ class _Raw:
     delimiter: str
     parquet: bool = False
     sheet: str = ""  # an Excel workbook's: the worksheet read (``data`` is its CSV text, see sheets.py)
+    title_rows: int = 0  # the sheet's rows above its header (blank lines of ``data``)
 
 
 def _read_bytes(path: str | os.PathLike[str]) -> tuple[str, str, bytes]:
@@ -341,11 +342,11 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
     sha = _Sha256(data)
     if data.startswith(b"PAR1") or suffix in (".parquet", ".pq"):
         return _Raw(spath, display, sha, data, ",", parquet=True)
-    sheet = ""
+    sheet, titles = "", 0
     other = sheets.kind_of_bytes(data)
     if other == "xlsx":
         try:
-            data, sheet = sheets.xlsx_to_csv(data)  # then read as any CSV: the same checks, the sheet's rows
+            data, sheet, titles = sheets.xlsx_to_csv(data)  # then read as any CSV: the same checks and rows
         except ValueError as exc:
             raise ctx.error(str(exc)) from None
     elif other == "gpx":
@@ -396,7 +397,7 @@ def _prepare(path: str | os.PathLike[str]) -> _Raw:
             lines=[row],
             column=column,
         )
-    return _Raw(spath, display, sha, data, delimiter, sheet=sheet)
+    return _Raw(spath, display, sha, data, delimiter, sheet=sheet, title_rows=titles)
 
 
 def _utf8_error_offset(data: bytes, step: int = 1 << 23) -> int:
@@ -1668,6 +1669,9 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
     raw = _prepare(path)
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
     notes: list[str] = []
+    if raw.title_rows:
+        rows = "row 1" if raw.title_rows == 1 else f"rows 1–{raw.title_rows}"
+        notes.append(f"sheet '{raw.sheet}': the header is row {raw.title_rows + 1}; {rows} above it are not read")
     if raw.parquet:
         sample = _read_parquet(raw, ctx).head(max(nrows, _SAMPLE_ROWS))
     else:

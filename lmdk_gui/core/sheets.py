@@ -70,9 +70,11 @@ def refusal(kind: str) -> str:
     return f"this is {_REFUSED[kind]}"
 
 
-def xlsx_to_csv(data: bytes) -> tuple[bytes, str]:
-    """(the first worksheet as UTF-8 CSV text, that sheet's name). Raises ValueError with a short reason
-    when the workbook cannot be read or its first sheet is empty."""
+def xlsx_to_csv(data: bytes) -> tuple[bytes, str, int]:
+    """(the first worksheet as UTF-8 CSV text, that sheet's name, the number of title rows above its header).
+    The header is the first row with two cells or more; rows above it (a title, a blank line) are blank
+    lines of the text, so the rows keep their numbers. Raises ValueError with a short reason when the
+    workbook cannot be read or its first sheet is empty."""
     import openpyxl  # deferred: only a workbook needs it
 
     try:
@@ -97,12 +99,15 @@ def xlsx_to_csv(data: bytes) -> tuple[bytes, str]:
             rows.pop()
         if not rows:
             raise ValueError(f"the first worksheet ('{sheet.title}') is empty")
+        titles = next((i for i, cells in enumerate(rows) if sum(c != "" for c in cells) >= 2), 0)
+        for i in range(titles):
+            rows[i] = []
         for cells in rows:
             if not cells:  # an empty sheet row: a blank line, skipped as in any CSV (the rows keep their numbers)
                 out.write("\n")
             else:  # as wide as the widest row: a short row has empty cells, not missing fields
                 writer.writerow(cells + [""] * (width - len(cells)))
-        return out.getvalue().encode("utf-8"), str(sheet.title)
+        return out.getvalue().encode("utf-8"), str(sheet.title), titles
     finally:
         book.close()
 

@@ -49,6 +49,23 @@ def test_a_workbook_reads_as_its_csv(tmp_path):
     assert loc.kind == "location" and loc.values.tolist() == [[52.66, -8.63], [52.6612, -8.6301]]
 
 
+def test_a_title_above_the_header_is_not_read(tmp_path):
+    """A sheet with a title and a blank row above its header: the header is the first row of two cells or
+    more, the dialog says so, and messages still name the sheet's rows."""
+    t0 = dt.datetime(2013, 1, 1)
+    rows = [["Stromverbrauch Haushalt 7, 2013"], [], ["Zeit", "kWh"], [t0, 0.5], [t0 + dt.timedelta(hours=1), 1.5],
+            [t0 + dt.timedelta(hours=2), "x"]]
+    path = _book(tmp_path / "titled.xlsx", rows)
+    p = inspect_table(path)
+    assert p.guess.time_col == "Zeit" and p.guess.value_col == "kWh"
+    assert "sheet 'Sheet1': the header is row 3; rows 1–2 above it are not read" in p.notes
+    with pytest.raises(LoadError) as info:
+        load_series(path)
+    assert str(info.value) == "titled.xlsx, row 6, column 'kWh': expected a number, got 'x'"
+    rows[5][1] = 2.5
+    assert load_series(_book(tmp_path / "ok.xlsx", rows)).values.tolist() == [0.5, 1.5, 2.5]
+
+
 def test_messages_name_the_sheets_rows(tmp_path):
     t0 = dt.datetime(2013, 1, 1)
     rows = [["Zeit", "Verbrauch (kWh)"], [t0, 1.5], [t0 + dt.timedelta(hours=1), "n/a"], [None, None],
