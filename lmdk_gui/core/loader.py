@@ -166,6 +166,7 @@ class TablePreview:
     notes: list[str] = field(default_factory=list)  # informative notes, then the problems
     problems: list[str] = field(default_factory=list)  # what must still be chosen (also in notes)
     sheet: str = ""  # an Excel workbook's worksheet that is read ("" for text and Parquet files)
+    head_lines: list[int] = field(default_factory=list)  # the file row of each row of ``head``
 
 
 # ----------------------------------------------------------------------------------------- error context
@@ -1707,6 +1708,7 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
         delimiter=raw.delimiter,
         columns=columns,
         head=sample.head(nrows).copy(),
+        head_lines=ctx.lines(np.arange(min(nrows, len(sample)))),  # (blank lines, a sheet's title rows)
         guess=guess,
         ambiguous=bool(problems),
         notes=notes + more_notes + problems,

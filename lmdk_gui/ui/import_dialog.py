@@ -72,7 +72,7 @@ class ImportDialog(QDialog):
         lay.addWidget(QLabel(f"First {len(preview.head)} rows ({where}), then the rows the checks below found; "
                              "row numbers as in the file:"))
         self.table = self._make_table(preview)
-        self._row_lines = [r + 2 for r in range(len(preview.head))]  # file line of each table row
+        self._row_lines = list(preview.head_lines)  # file line of each table row
         lay.addWidget(self.table, 1)
         lay.addWidget(self._make_columns(preview))
         lay.addWidget(self._make_checks())
@@ -117,8 +117,8 @@ class ImportDialog(QDialog):
         table = QTableWidget(len(preview.head), len(preview.columns))
         table.setObjectName("importPreviewTable")
         table.setHorizontalHeaderLabels([str(c) for c in preview.columns])
-        # pandas skips blank lines, so this is exact for files without them (the usual case)
-        table.setVerticalHeaderLabels([str(r + 2) for r in range(len(preview.head))])
+        # the file's own rows (pandas skips blank lines and a sheet's title rows)
+        table.setVerticalHeaderLabels([str(line) for line in preview.head_lines])
         for r in range(len(preview.head)):
             for c, col in enumerate(preview.columns):
                 v = preview.head.iloc[r][col] if col in preview.head.columns else ""

@@ -245,3 +245,29 @@ def test_lmdk_gui_file_that_cannot_be_read_says_so_in_the_window(qtbot, tmp_path
     assert box is not None and box.isVisible() and box.windowTitle() == "Cannot open the file"
     assert box.text() == w.last_error and "Excel 97–2003 workbook (.xls): save it as CSV" in box.text()
     assert w.session.series is None
+
+
+def test_the_preview_rows_carry_the_files_row_numbers_under_a_title(qtbot, tmp_path):
+    """A sheet with a title above its header: the preview's rows were numbered 2, 3, … and the repeated
+    time's colour fell on the wrong row (the 8th data row for sheet row 9)."""
+    import datetime as dt
+
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["Stromverbrauch Haushalt 7"])
+    ws.append([])
+    ws.append(["Zeit", "kWh"])
+    t0 = dt.datetime(2013, 1, 1)
+    for i in range(30):
+        ws.append([t0 + dt.timedelta(hours=i), 0.5 + i])
+    ws.append([t0 + dt.timedelta(hours=5), 99.0])  # row 34 repeats row 9's time
+    wb.save(tmp_path / "t.xlsx")
+    dlg = scanned_dialog(qtbot, tmp_path / "t.xlsx")
+    assert dlg.repeated.text() == "Repeated times: 1 (rows 9, 34) — choose what to keep"
+    labels = [dlg.table.verticalHeaderItem(r).text() for r in range(dlg.table.rowCount())]
+    assert labels[:3] == ["4", "5", "6"] and labels[-1] == "34"
+    row9 = labels.index("9")
+    assert dlg.table.item(row9, 0).text() == "2013-01-01 05:00:00"
+    assert dlg.table.item(row9, 0).toolTip() == "repeated time"
+    assert dlg.table.item(row9 + 1, 0).toolTip() == ""
