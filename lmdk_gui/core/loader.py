@@ -124,7 +124,7 @@ _ISO_RE = re.compile(
     r"(?:(?P<sep>[T ])\d{2}:\d{2}(?P<sec>:\d{2}(?P<frac>\.\d{1,9})?)?)?"
     r"\s*(?P<tz>Z|[+-]\d{2}(?::?\d{2})?)?$"
 )
-_US_RE = re.compile(r"^\d{1,2}/\d{1,2}/\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?)?$")
+_US_RE = re.compile(r"^\d{1,2}/\d{1,2}/\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?(?P<ampm> ?[AaPp][Mm])?)?$")
 # D.M.YYYY (German, Russian, … spreadsheets): with dots the day always comes first.
 _DOT_RE = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?)?$")
 # A zone suffix after a time of day (a bare date "2013-01-01" must not count as "-01").
@@ -969,7 +969,9 @@ def _time_format_of(first: str) -> tuple[str | None, bool]:
         m = regex.match(first)
         if m:
             if " " in first:
-                fmt += " %H:%M" + (":%S" if m.group("sec") else "")
+                twelve = m.groupdict().get("ampm")  # "1/31/2013 1:00 PM": a 12-hour clock
+                fmt += (" %I:%M" if twelve else " %H:%M") + (":%S" if m.group("sec") else "")
+                fmt += (" %p" if twelve.startswith(" ") else "%p") if twelve else ""
             return fmt, False
     return None, False
 

@@ -279,6 +279,18 @@ def test_us_dates_in_single_time_column(tmp_path: Path) -> None:
     assert list(s.times) == [ts("2013-01-31"), ts("2013-02-01")]
 
 
+def test_us_dates_with_a_twelve_hour_clock(tmp_path: Path) -> None:
+    """'1/31/2013 12:00 AM' (a US spreadsheet's export) was "expected a timestamp" on every row."""
+    path = write(tmp_path, "ampm.csv", "Date,Usage\n1/31/2013 12:00 AM,1\n1/31/2013 1:00 AM,2\n1/31/2013 12:30 PM,3\n"
+                                       "1/31/2013 1:05 pm,4\n")
+    assert list(load_series(path).times) == [ts("2013-01-31T00:00"), ts("2013-01-31T01:00"), ts("2013-01-31T12:30"),
+                                              ts("2013-01-31T13:05")]
+    secs = write(tmp_path, "s.csv", "Date,Usage\n1/31/2013 11:59:59PM,1\n2/1/2013 12:00:01AM,2\n")
+    assert list(load_series(secs).times) == [ts("2013-01-31T23:59:59"), ts("2013-02-01T00:00:01")]
+    bad = write(tmp_path, "b.csv", "Date,Usage\n1/31/2013 12:00 AM,1\n1/31/2013 13:00 PM,2\n")
+    assert load_error(bad).rows == [3]
+
+
 def test_only_parseable_date_column_is_the_time(tmp_path: Path) -> None:
     path = write(tmp_path, "when.csv", "when,reading\n2013-01-01 00:00:00,1.5\n2013-01-01 01:00:00,2.5\n")
     p = inspect_table(path)
