@@ -29,8 +29,9 @@ from ..core.settings import SCHEME_LABELS
 
 #: The workflow, in five steps: (title, what to do).
 WORKFLOW = (
-    ("Open a series", "File › Open series… (or drop a CSV/TSV on the window). The import dialog shows the first "
-                      "rows; check the time column, the value column and the kind (number, location, label)."),
+    ("Open a series", "File › Open series… (or drop a CSV/TSV, Excel .xlsx or GPX file on the window). The "
+                      "import dialog shows the first rows; check the time column, the value column and the kind "
+                      "(number, location, label)."),
     ("Mark the landmarks", "Click an event on the top plot to mark or unmark it; Shift-drag marks a time range, "
                            "Ctrl-drag unmarks one. Landmarks › Suggest proposes landmarks from simple rules."),
     ("Set the privacy budget", "In the Settings dock on the left: ε, and Δ (numbers) or r (locations)."),
