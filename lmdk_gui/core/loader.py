@@ -1,6 +1,7 @@
 """Read a personal time series from a CSV/TSV (or Parquet) file into a :class:`~lmdk_gui.core.series.Series`.
 
-Qt-free. Public API:
+Qt-free. An Excel workbook or a GPX track is first turned into the CSV text read here (:mod:`.sheets`), so it
+gets every check below; other formats people try are named there. Public API:
 
 * :func:`inspect_table`          cheap preview of a file and a guess of which column is what (for the GUI's
   column chooser);
