@@ -158,3 +158,21 @@ def test_a_gpx_file_that_cannot_be_read_is_named(tmp_path, text, says):
     with pytest.raises(LoadError) as info:
         load_series(path)
     assert str(info.value).startswith(f"t.gpx: {says}")
+
+
+def test_a_workbook_is_converted_once_for_preview_scan_and_load(tmp_path, monkeypatch):
+    """The import dialog previews, scans and loads one file: the workbook is read once for the three (the same
+    bytes give the same CSV text), and again once its bytes change."""
+    from lmdk_gui.core import sheets
+    from lmdk_gui.core.loader import scan_table
+
+    calls = []
+    real = sheets._xlsx_to_csv
+    monkeypatch.setattr(sheets, "_xlsx_to_csv", lambda data: calls.append(1) or real(data))
+    t0 = dt.datetime(2013, 1, 1)
+    path = _book(tmp_path / "m.xlsx", [["timestamp", "kwh"], [t0, 1.0], [t0 + dt.timedelta(hours=1), 2.0]])
+    inspect_table(path)
+    scan_table(path)
+    assert load_series(path).values.tolist() == [1.0, 2.0] and len(calls) == 1
+    _book(path, [["timestamp", "kwh"], [t0, 3.0], [t0 + dt.timedelta(hours=1), 2.0]])
+    assert load_series(path).values.tolist() == [3.0, 2.0] and len(calls) == 2
