@@ -1,7 +1,7 @@
 """Files that are not delimited text: Excel workbooks and GPX tracks are read as CSV text, others named.
 
 A data steward's series often arrives as an Excel workbook. :func:`xlsx_to_csv` turns the first worksheet of
-an ``.xlsx`` (openpyxl, read-only, the values Excel last computed) into the UTF-8 CSV text the loader reads
+an ``.xlsx`` (python-calamine: the values Excel last computed) into the UTF-8 CSV text the loader reads
 anyway: one line per sheet row from row 1, so every message's "row N" is the sheet's row N, and every check
 (times, numbers, repeats, missing cells) is the one a CSV gets. Cells become text as a CSV export writes
 them: dates and times in ISO 8601, numbers in their shortest exact form, booleans as TRUE/FALSE.
@@ -101,41 +101,49 @@ def xlsx_to_csv(data: bytes) -> tuple[bytes, str, int]:
 
 
 def _xlsx_to_csv(data: bytes) -> tuple[bytes, str, int]:
-    import openpyxl  # deferred: only a workbook needs it
+    from python_calamine import CalamineWorkbook  # deferred: only a workbook needs it
 
     try:
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        book = CalamineWorkbook.from_filelike(io.BytesIO(data))
+        if not book.sheet_names:
+            raise ValueError("the workbook has no worksheet")
+        sheet = book.get_sheet_by_index(0)
+        # from cell A1 (the sheet's rows keep their numbers), without the columns left of the first one used
+        grid = sheet.to_python(skip_empty_area=False)
+    except ValueError:
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure of the reader is bad content here
         raise ValueError(f"cannot read the Excel workbook ({type(exc).__name__}: {exc})") from None
-    try:
-        if not book.worksheets:
-            raise ValueError("the workbook has no worksheet")
-        sheet = book.worksheets[0]
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        width = 0
-        rows: list[list[str]] = []
-        for row in sheet.iter_rows(values_only=True):
-            cells = [_cell_text(v) for v in row]
-            while cells and cells[-1] == "":
-                cells.pop()
-            width = max(width, len(cells))
-            rows.append(cells)
-        while rows and not rows[-1]:
-            rows.pop()
-        if not rows:
-            raise ValueError(f"the first worksheet ('{sheet.title}') is empty")
-        titles = next((i for i, cells in enumerate(rows) if sum(c != "" for c in cells) >= 2), 0)
-        for i in range(titles):
-            rows[i] = []
-        for cells in rows:
-            if not cells:  # an empty sheet row: a blank line, skipped as in any CSV (the rows keep their numbers)
-                out.write("\n")
-            else:  # as wide as the widest row: a short row has empty cells, not missing fields
-                writer.writerow(cells + [""] * (width - len(cells)))
-        return out.getvalue().encode("utf-8"), str(sheet.title), titles
-    finally:
-        book.close()
+    left = sheet.start[1] if sheet.start is not None else 0
+    rows = [[_cell_text(v) for v in row[left:]] for row in grid]
+    for cells in rows:
+        while cells and cells[-1] == "":
+            cells.pop()
+    while rows and not rows[-1]:
+        rows.pop()
+    if not rows:
+        raise ValueError(f"the first worksheet ('{sheet.name}') is empty")
+    _midnights_as_times(rows, grid, left)
+    titles = next((i for i, cells in enumerate(rows) if sum(c != "" for c in cells) >= 2), 0)
+    width = max(len(cells) for cells in rows)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for i, cells in enumerate(rows):
+        if i < titles or not cells:  # a title above the header, an empty row: a blank line, skipped as in any
+            out.write("\n")         # CSV (the rows keep their numbers)
+        else:  # as wide as the widest row: a short row has empty cells, not missing fields
+            writer.writerow(cells + [""] * (width - len(cells)))
+    return out.getvalue().encode("utf-8"), str(sheet.name), titles
+
+
+def _midnights_as_times(rows: list[list[str]], grid: list[list[Any]], left: int) -> None:
+    """The reader gives a date-time at midnight as a date: in a column that also holds date-times, write it
+    as one ("2013-01-01 00:00:00", not "2013-01-01" among "2013-01-01 01:00:00")."""
+    timed = {j for row in grid for j, v in enumerate(row[left:]) if isinstance(v, dt.datetime)}
+    for i, row in enumerate(grid[:len(rows)]):
+        for j, v in enumerate(row[left:]):
+            if j in timed and type(v) is dt.date:
+                rows[i][j] = f"{v.isoformat()} 00:00:00"
 
 
 def _cell_text(v: Any) -> str:

@@ -66,6 +66,30 @@ def test_a_title_above_the_header_is_not_read(tmp_path):
     assert load_series(_book(tmp_path / "ok.xlsx", rows)).values.tolist() == [0.5, 1.5, 2.5]
 
 
+def test_a_table_that_starts_right_of_column_a_and_below_row_1(tmp_path):
+    """Data from C3 on: the empty columns on its left are not read, the rows keep the sheet's numbers, and a
+    date-time at midnight stays a date-time among the others."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["C3"], ws["D3"] = "time", "v"
+    for i, h in enumerate((0, 1, 2)):
+        ws.cell(4 + i, 3, dt.datetime(2013, 1, 1, h))
+        ws.cell(4 + i, 4, 1.5 + i)
+    ws["D7"] = "x"
+    ws["C7"] = dt.datetime(2013, 1, 2, 0)
+    wb.save(tmp_path / "c3.xlsx")
+    p = inspect_table(tmp_path / "c3.xlsx")
+    assert p.columns == ["time", "v"] and p.head_lines == [4, 5, 6, 7]
+    with pytest.raises(LoadError) as info:
+        load_series(tmp_path / "c3.xlsx")
+    assert str(info.value) == "c3.xlsx, row 7, column 'v': expected a number, got 'x'"
+    ws["D7"] = 4.5
+    wb.save(tmp_path / "c3.xlsx")
+    s = load_series(tmp_path / "c3.xlsx")
+    assert [str(t)[:16] for t in s.times] == ["2013-01-01T00:00", "2013-01-01T01:00", "2013-01-01T02:00",
+                                              "2013-01-02T00:00"]
+
+
 def test_messages_name_the_sheets_rows(tmp_path):
     t0 = dt.datetime(2013, 1, 1)
     rows = [["Zeit", "Verbrauch (kWh)"], [t0, 1.5], [t0 + dt.timedelta(hours=1), "n/a"], [None, None],
