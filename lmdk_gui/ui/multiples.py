@@ -633,8 +633,8 @@ class BudgetPlot(_Rows):
         dm = (f" · <nobr><span style='color:{css(DUMMY_COLOR)}'>■ dummy landmarks (dummies violet)</span></nobr>"
               if self._dummies.size else "")
         self.header.setText(
-            "<b>Budget ε<sub>t</sub> per event</b>, each row on its own scale (see its axis) · "
-            f"<nobr><span style='color:{css(LANDMARK_COLOR)}'>■ │ landmark events</span></nobr>{dm} · "
+            "<b>Budget ε<sub>t</sub> per event</b>, a scale per row · "
+            f"<nobr><span style='color:{css(LANDMARK_COLOR)}'>■ │ landmarks</span></nobr>{dm} · "
             "<nobr>dashed = total ε</nobr>")
 
     def set_series(self, series: Series) -> None:
