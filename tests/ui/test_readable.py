@@ -437,6 +437,22 @@ def test_the_plot_headers_keep_their_keys_whole(qtbot, window, width):
             assert len(starts) == 2  # (the wrapping is exercised)
 
 
+def test_beside_the_track_the_budget_header_keeps_one_line_and_every_row(qtbot, window):
+    """A location series in a 1152×720 window (the track view takes its share of the width): the budget
+    header's second line pushed Balanced's row out of the plot. The header is short enough for one line."""
+    window.resize(1152, 720)
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    qtbot.waitUntil(lambda: window.track_plot.isVisible())
+    head = window.budget_plot.header
+    qtbot.waitUntil(lambda: head.item.textWidth() == head.rect().width())
+    assert head.item.document().begin().layout().lineCount() == 1
+    view = window.budget_plot
+    last = view.rows["balanced"]["plot"]
+    bottom = view.mapFromScene(last.mapToScene(last.boundingRect().bottomLeft())).y()
+    assert bottom <= view.viewport().height() + 1
+
+
 def test_the_correlation_status_is_read_whole_at_1280(qtbot, window):
     """The tab's status ("✔ up to date · under the correlation model you chose (…) · 62 landmarks · ε = 1") was
     one line cut at the right at 1280×800, the landmarks and ε lost: it wraps in the room it has."""
