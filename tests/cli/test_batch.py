@@ -330,16 +330,23 @@ def test_a_semicolon_table_with_decimal_commas_is_released_as_each_file_alone(cl
                                   "kWh": [f"{v:.3f}".replace(".", ",") for v in rng.gamma(2, 0.5, t.size)]})
                     for pid in ("A", "B")], ignore_index=True)
     df.to_csv(tmp_path / "eu.csv", sep=";", index=False)
-    code, _, err = run(capsys, "batch", str(tmp_path / "eu.csv"), "-o", str(tmp_path / "out"), "--id-col",
-                       "Haushalt", "--scheme", "uniform", "--epsilon", "1", "--seed", KEY,
-                       "--scheduler", client.scheduler.address)
+
+    def alone(pid):
+        df[df["Haushalt"] == pid][["Zeit", "kWh"]].to_csv(tmp_path / "one.csv", sep=";", index=False)
+        return tmp_path / "one.csv"
+
+    _each_as_alone(capsys, client, tmp_path, tmp_path / "eu.csv", "Haushalt", ("A", "B"), alone)
+
+
+def _each_as_alone(capsys, client, tmp_path, table, id_col, pids, alone) -> None:
+    """``lmdk batch`` of ``table`` (uniform, keyed) releases each person as ``lmdk export`` of ``alone(pid)``."""
+    code, _, err = run(capsys, "batch", str(table), "-o", str(tmp_path / "out"), "--id-col", id_col,
+                       "--scheme", "uniform", "--epsilon", "1", "--seed", KEY, "--scheduler", client.scheduler.address)
     assert code == 0, err
     key = bytes.fromhex(KEY)
-    for pid in ("A", "B"):
-        df[df["Haushalt"] == pid][["Zeit", "kWh"]].to_csv(tmp_path / "one.csv", sep=";", index=False)
-        code, _, err = run(capsys, "export", str(tmp_path / "one.csv"), "-o", str(tmp_path / "alone.csv"),
-                           "--scheme", "uniform", "--epsilon", "1", "--force",
-                           "--seed", str(export_seed(person_key(key, pid))))
+    for pid in pids:
+        code, _, err = run(capsys, "export", str(alone(pid)), "-o", str(tmp_path / "alone.csv"), "--scheme",
+                           "uniform", "--epsilon", "1", "--force", "--seed", str(export_seed(person_key(key, pid))))
         assert code == 0, err
         assert (tmp_path / "out" / f"{pid}.csv").read_bytes() == (tmp_path / "alone.csv").read_bytes(), pid
 
@@ -361,15 +368,9 @@ def test_an_excel_workbook_is_released_as_each_persons_rows_alone(client, tmp_pa
     rows = [[pid, ts, round(float(v), 3)] for pid in ("m1", "m2")
             for ts, v in zip(t, rng.gamma(2, 0.5, t.size), strict=True)]
     book(tmp_path / "all.xlsx", rows)
-    code, _, err = run(capsys, "batch", str(tmp_path / "all.xlsx"), "-o", str(tmp_path / "out"), "--id-col",
-                       "meter", "--scheme", "uniform", "--epsilon", "1", "--seed", KEY,
-                       "--scheduler", client.scheduler.address)
-    assert code == 0, err
-    key = bytes.fromhex(KEY)
-    for pid in ("m1", "m2"):
+
+    def alone(pid):
         book(tmp_path / "one.xlsx", [r[1:] for r in rows if r[0] == pid])
-        code, _, err = run(capsys, "export", str(tmp_path / "one.xlsx"), "-o", str(tmp_path / "alone.csv"),
-                           "--scheme", "uniform", "--epsilon", "1", "--force",
-                           "--seed", str(export_seed(person_key(key, pid))))
-        assert code == 0, err
-        assert (tmp_path / "out" / f"{pid}.csv").read_bytes() == (tmp_path / "alone.csv").read_bytes(), pid
+        return tmp_path / "one.xlsx"
+
+    _each_as_alone(capsys, client, tmp_path, tmp_path / "all.xlsx", "meter", ("m1", "m2"), alone)
