@@ -79,7 +79,7 @@ def check_guarantee(budgets: np.ndarray, landmarks: np.ndarray, epsilon: float) 
         return GuaranteeResult(epsilon, float("nan"), float("nan"), -1, False, "ε must be positive")
     if n == 0:
         return GuaranteeResult(epsilon, 0.0, 0.0, -1, True)
-    lo, hi, at = _extremes_at(b)
+    lo, hi, at = extremes_at(b)
     # min/max propagate NaN: finite and ≥ 0 bounds prove every budget is, in two reductions without a
     # temporary array; otherwise the checks below find and name the bad event.
     if not (np.isfinite(lo) and np.isfinite(hi) and lo >= 0):
@@ -113,25 +113,16 @@ def is_constant(a: np.ndarray) -> bool:
     return a.ndim == 1 and a.shape[0] > 1 and a.strides[0] == 0
 
 
-def _extremes_at(b: np.ndarray) -> tuple[float, float, int]:
-    """:func:`extremes` and the first event holding the maximum (NaN: the first NaN), in numpy's two passes:
-    argmax instead of max costs the same and spares the check a scan for that event (Adaptive's largest
-    budget is often near the end: ≈ 1 ms at 10^6 events)."""
+def extremes_at(b: np.ndarray) -> tuple[float, float, int]:
+    """(min, max, the first event holding the max) of a non-empty 1-D array (NaN: NaN, NaN and the first NaN).
+    A zero-stride view (equal budgets stored as one float) holds one value at every event: that value, read
+    once, and event 0. Otherwise numpy's two passes: argmax instead of max costs the same and spares the
+    check a scan for that event (Adaptive's largest budget is often near the end: ≈ 1 ms at 10^6 events)."""
     if is_constant(b):
         v = float(b[0])
         return v, v, 0
     at = int(np.argmax(b))
     return float(b.min()), float(b[at]), at
-
-
-def extremes(b: np.ndarray) -> tuple[float, float]:
-    """(min, max) of a non-empty 1-D array. A zero-stride view (equal budgets stored as one float) holds one
-    value at every event, so that value is both: read once instead of two passes over n events (NaN stays
-    NaN either way)."""
-    if is_constant(b):
-        v = float(b[0])
-        return v, v
-    return float(b.min()), float(b.max())
 
 
 def _landmark_total(b: np.ndarray, lm: np.ndarray) -> float:
