@@ -80,10 +80,14 @@ AXIS_LABEL_MAX = 16
 
 
 def y_label(series: Series) -> str:
+    """The value axis's name: a numeric series' column and its unit ("kwh" → "kWh", "Verbrauch (kWh)" as it is,
+    "power" of a series in W → "power (W)"), as the metrics' headers name the errors' unit."""
     if series.kind == "numeric":
-        unit = f" ({series.unit})" if series.unit else ""
         col = series.value_columns[0] if series.value_columns else "value"
-        return f"{col}{unit}"
+        unit = series.unit or value_units(series)
+        if not unit or unit in col:
+            return col
+        return unit if col.lower() == unit.lower() else f"{col} ({unit})"
     if series.kind == "location":
         return "distance from start (m)"
     return "category"

@@ -592,6 +592,23 @@ def test_the_series_axis_label_fits_the_series_plot(qtbot, kind, height):
     assert (axis.labelText == full) == (height == 400), axis.labelText
 
 
+@pytest.mark.parametrize("column,unit,label", [("kwh", "", "kWh"), ("Verbrauch (kWh)", "", "Verbrauch (kWh)"),
+                                               ("reading", "", "reading"), ("power_W", "", "power_W"),
+                                               ("value", "kWh per household", "value (kWh per household)")])
+def test_the_value_axis_names_the_unit_as_the_metrics_do(tmp_path, column, unit, label):
+    """The preview's header said "(kwh)" where the metrics' headers said "(kWh)": both take the unit the
+    column's name gives."""
+    from lmdk_gui.core.loader import load_series
+    from lmdk_gui.ui.plots import y_label
+
+    path = tmp_path / "s.csv"
+    path.write_text(f"timestamp,{column}\n2013-01-01 00:00:00,1\n2013-01-01 01:00:00,2\n", encoding="utf-8")
+    series = load_series(path)
+    if unit:
+        object.__setattr__(series, "unit", unit)
+    assert y_label(series) == label
+
+
 def test_a_short_series_plot_keeps_the_unit_of_a_long_column_name(qtbot, tmp_path):
     """A column "Verbrauch (kWh)" showed "Verbrau…" on the short axis: the unit its name gives is kept."""
     from lmdk_gui.core.loader import load_series
