@@ -73,7 +73,7 @@ MIN_KEY_BYTES = 16
 DEFAULT_BLOCKSIZE = 32 * 2**20
 _CSV_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
-_SHEET_SUFFIXES = (".xlsx",)  # Excel workbooks: each one's first sheet (core/sheets.py)
+_SHEET_SUFFIXES = (".xlsx",)  # Excel workbooks: each one's first sheet holding a table (core/sheets.py)
 _ORDER = "__lmdk_order"
 _BUCKET = "__lmdk_bucket"
 _MANIFEST_COMMENT = (
@@ -296,7 +296,7 @@ def _read(files: list[Path], options: BatchOptions, columns: list[str] | None = 
 
 
 def _sheet_rows(path: Path, columns: list[str] | None) -> pd.DataFrame:
-    """A workbook's first sheet as text columns, read as the single-file loader reads it (its CSV text)."""
+    """A workbook's table (core/sheets.py) as text columns, read as the single-file loader reads it (its CSV text)."""
     from .sheets import xlsx_to_csv
 
     try:

@@ -1,7 +1,7 @@
 """Files that are not delimited text: Excel workbooks and GPX tracks are read as CSV text, others named.
 
-A data steward's series often arrives as an Excel workbook. :func:`xlsx_to_csv` turns the first worksheet of
-an ``.xlsx`` (python-calamine: the values Excel last computed) into the UTF-8 CSV text the loader reads
+A data steward's series often arrives as an Excel workbook. :func:`xlsx_to_csv` turns its first worksheet
+holding a table (python-calamine: the values Excel last computed) into the UTF-8 CSV text the loader reads
 anyway: one line per sheet row from row 1, so every message's "row N" is the sheet's row N, and every check
 (times, numbers, repeats, missing cells) is the one a CSV gets. Cells become text as a CSV export writes
 them: dates and times in ISO 8601, numbers in their shortest exact form, booleans as TRUE/FALSE.
@@ -93,10 +93,11 @@ def _remembered(kind: str, data: bytes, convert: Callable[[bytes], _T]) -> _T:
 
 
 def xlsx_to_csv(data: bytes) -> tuple[bytes, str, int]:
-    """(the first worksheet as UTF-8 CSV text, that sheet's name, the number of title rows above its header).
-    The header is the first row with two cells or more; rows above it (a title, a blank line) are blank
-    lines of the text, so the rows keep their numbers. Raises ValueError with a short reason when the
-    workbook cannot be read or its first sheet is empty."""
+    """(the first worksheet holding a table as UTF-8 CSV text, that sheet's name, the number of title rows
+    above its header). A table has a row of two cells or more, its header, the first such row; the rows above
+    it (a title, a blank line) are blank lines of the text, so the rows keep their numbers. Sheets before it
+    (a cover page, notes in one column) are passed over. Raises ValueError with a short reason when the
+    workbook cannot be read or no sheet holds a table."""
     return _remembered("xlsx", data, _xlsx_to_csv)
 
 
@@ -105,24 +106,26 @@ def _xlsx_to_csv(data: bytes) -> tuple[bytes, str, int]:
 
     try:
         book = CalamineWorkbook.from_filelike(io.BytesIO(data))
-        if not book.sheet_names:
-            raise ValueError("the workbook has no worksheet")
-        sheet = book.get_sheet_by_index(0)
-        # from cell A1 (the sheet's rows keep their numbers), without the columns left of the first one used
-        grid = sheet.to_python(skip_empty_area=False)
+        for index in range(len(book.sheet_names)):
+            sheet = book.get_sheet_by_index(index)
+            # from cell A1 (the sheet's rows keep their numbers)
+            grid = sheet.to_python(skip_empty_area=False)
+            if any(sum(v not in ("", None) for v in row) >= 2 for row in grid):
+                break
+        else:
+            names = ", ".join(f"'{n}'" for n in book.sheet_names) or "none"
+            raise ValueError(f"no worksheet holds a table with a header row of two columns or more (sheets: {names})")
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the reader is bad content here
         raise ValueError(f"cannot read the Excel workbook ({type(exc).__name__}: {exc})") from None
-    left = sheet.start[1] if sheet.start is not None else 0
+    left = sheet.start[1] if sheet.start is not None else 0  # (not the empty columns left of the table)
     rows = [[_cell_text(v) for v in row[left:]] for row in grid]
     for cells in rows:
         while cells and cells[-1] == "":
             cells.pop()
     while rows and not rows[-1]:
         rows.pop()
-    if not rows:
-        raise ValueError(f"the first worksheet ('{sheet.name}') is empty")
     _midnights_as_times(rows, grid, left)
     titles = next((i for i, cells in enumerate(rows) if sum(c != "" for c in cells) >= 2), 0)
     width = max(len(cells) for cells in rows)

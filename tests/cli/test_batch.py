@@ -352,7 +352,7 @@ def _each_as_alone(capsys, client, tmp_path, table, id_col, pids, alone) -> None
 
 
 def test_an_excel_workbook_is_released_as_each_persons_rows_alone(client, tmp_path, capsys):
-    """An .xlsx table (its first sheet): each person's release is the one ``lmdk export`` makes of that
+    """An .xlsx table: each person's release is the one ``lmdk export`` makes of that
     person's rows in a workbook of their own."""
     openpyxl = pytest.importorskip("openpyxl")
 

@@ -1,4 +1,4 @@
-"""Inputs that are not delimited text (core/sheets.py): an Excel workbook's first sheet is read as its CSV
+"""Inputs that are not delimited text (core/sheets.py): an Excel workbook's table is read as its CSV
 text would be, with the sheet's row numbers; other formats are named in one line saying what to do."""
 
 from __future__ import annotations
@@ -102,8 +102,26 @@ def test_messages_name_the_sheets_rows(tmp_path):
     with pytest.raises(LoadError) as info:
         load_series(_book(tmp_path / "rep.xlsx", rows))
     assert info.value.rows == [5, 6]
-    with pytest.raises(LoadError, match=r"^empty\.xlsx: the first worksheet \('Data'\) is empty$"):
+    with pytest.raises(LoadError, match=r"^empty\.xlsx: no worksheet holds a table with a header row of two "
+                                        r"columns or more \(sheets: 'Data'\)$"):
         load_series(_book(tmp_path / "empty.xlsx", [], title="Data"))
+
+
+def test_a_cover_sheet_before_the_table_is_passed_over(tmp_path):
+    """A workbook whose first sheet is a cover page (one column of notes): the table on the next sheet is
+    read, and the dialog names that sheet."""
+    t0 = dt.datetime(2013, 1, 1)
+    wb = openpyxl.Workbook()
+    wb.active.title = "Info"
+    for line in ("Household 7", "Metered by the utility", "Contact: …"):
+        wb.active.append([line])
+    data = wb.create_sheet("Daten")
+    data.append(["Zeit", "kWh"])
+    data.append([t0, 1.5])
+    data.append([t0 + dt.timedelta(hours=1), 2.5])
+    wb.save(tmp_path / "book.xlsx")
+    assert load_series(tmp_path / "book.xlsx").values.tolist() == [1.5, 2.5]
+    assert inspect_table(tmp_path / "book.xlsx").sheet == "Daten"
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
