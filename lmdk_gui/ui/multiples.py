@@ -921,9 +921,9 @@ class PreviewPlot(_Rows):
             plot.setYRange(*self._yrange, padding=0)
         return row
 
-    def _set_header(self, unit: str) -> None:
+    def _set_header(self, what: str) -> None:
         self.header.setText(
-            f"<b>Noisy preview</b>{unit}, same random luck for all · "
+            f"<b>Noisy preview</b>{what}, same random luck for all · "
             f"<nobr><span style='color:{css(ORIGINAL_PREVIEW_COLOR)}'>━ original</span></nobr> · "
             "<nobr>● released</nobr> · <nobr>○ republished</nobr> · <nobr>▲▼ beyond the chart</nobr> · "
             "<nobr>bands: middle 80 %</nobr>")
@@ -936,8 +936,7 @@ class PreviewPlot(_Rows):
         self._approx = {}
         self._denoised = {}
         self._y_original = display_values(series, series.values)
-        unit = y_label(series)
-        self._set_header(f" ({unit})")
+        self._set_header(f" of {y_label(series)}")  # ("of distance from start (m)": no parentheses in parentheses)
         for r in self.rows.values():
             self._series_into(r, series)
             for key in ("original", "original_band", "dots", "rings", "dense", "denoised", "above", "below"):

@@ -609,6 +609,14 @@ def test_the_value_axis_names_the_unit_as_the_metrics_do(tmp_path, column, unit,
     assert y_label(series) == label
 
 
+def test_the_preview_header_names_what_is_shown_without_nested_parentheses(qtbot, window):
+    """"Noisy preview (distance from start (m))" and "(Verbrauch (kWh))": the header says "of …"."""
+    assert window.preview_plot.header.text.startswith("<b>Noisy preview</b> of kWh, ")  # the energy sample
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")
+    assert window.preview_plot.header.text.startswith("<b>Noisy preview</b> of distance from start (m), ")
+
+
 def test_a_short_series_plot_keeps_the_unit_of_a_long_column_name(qtbot, tmp_path):
     """A column "Verbrauch (kWh)" showed "Verbrau…" on the short axis: the unit its name gives is kept."""
     from lmdk_gui.core.loader import load_series
