@@ -131,6 +131,8 @@ _DOT_RE = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?
 # A zone suffix after a time of day (a bare date "2013-01-01" must not count as "-01").
 _TZ_SUFFIX = r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)\s*$"
 _DECIMAL_COMMA_RE = re.compile(r"^\s*[+-]?\d+,\d+\s*$")
+# A number as a spreadsheet writes it where the comma is the decimal mark: "0,931", "1.234,5", "12", "1.234".
+_COMMA_NUMBER_RE = re.compile(r"^\s*[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?\s*$")
 
 
 # ----------------------------------------------------------------------------------------------- results
@@ -566,17 +568,17 @@ def _is_numberish(s: pd.Series) -> bool:
     text = vals.astype(str).str.strip()
     ok = pd.to_numeric(text, errors="coerce").notna().to_numpy()
     ok = ok | text.str.lower().isin(["nan", "inf", "+inf", "-inf", "infinity", "-infinity"]).to_numpy()
-    # "1,5": a number with a decimal comma. Counted as numeric so that loading says what is wrong, instead
-    # of the column quietly becoming hundreds of categories.
-    ok = ok | text.str.match(_DECIMAL_COMMA_RE.pattern).fillna(False).to_numpy(dtype=bool)
+    # "1,5", "1.234,5": numbers with a decimal comma. Counted as numeric: they are read (_decimal_mark) or
+    # loading says what is wrong, instead of the column quietly becoming hundreds of categories.
+    ok = ok | text.str.match(_COMMA_NUMBER_RE.pattern).fillna(False).to_numpy(dtype=bool)
     return bool(ok.mean() >= 0.5)
 
 
 def _decimal_mark(sample: pd.DataFrame, plan: _Plan, delimiter: str) -> str:
     """"," for a file whose fields are not separated by commas (a spreadsheet saved with ';' in a locale that
-    writes 0,931) when its sample values write decimal commas and none writes a point; else ".". There a
-    comma cannot separate fields, so it can only be the decimal mark; a file mixing both is left to the
-    checks, which name the rows."""
+    writes 0,931 and 1.234,5) when its sample values write decimal commas and every point among them
+    separates thousands; else ".". There a comma cannot separate fields, so it can only be the decimal mark.
+    A value that does not fit (a decimal point among decimal commas) is named by :func:`_numbers`."""
     if delimiter == "," or plan.kind == "categorical":
         return "."
     comma = False
@@ -587,9 +589,10 @@ def _decimal_mark(sample: pd.DataFrame, plan: _Plan, delimiter: str) -> str:
                 return "."  # read as numbers with a point
             continue
         text = col.astype(str).str.strip()
-        if text.str.contains(".", regex=False).any():
-            return "."
-        comma |= bool(text.str.match(_DECIMAL_COMMA_RE.pattern).any())
+        dotted = text.str.contains(".", regex=False)
+        if (dotted & ~text.str.match(_COMMA_NUMBER_RE.pattern).fillna(False)).any():
+            return "."  # a point that is no thousands separator: the decimal mark
+        comma |= bool(text.str.contains(",", regex=False).any())
     return "," if comma else "."
 
 
@@ -1222,17 +1225,18 @@ def _numbers(s: pd.Series, ctx: _Context, column: str, decimal: str = ".") -> np
         if ptypes.is_bool_dtype(s.dtype) or _is_time_dtype(s):
             vals = np.full(len(s), np.nan)  # True/False or dates are not quantities
         else:
-            text = s if decimal == "." else s.where(~present, s.astype(str).str.replace(decimal, ".", regex=False))
-            vals = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            vals = pd.to_numeric(s if decimal == "." else _comma_numbers(s), errors="coerce").to_numpy(
+                dtype=np.float64, na_value=np.nan)
         bad = np.flatnonzero(present & np.isnan(vals))
         if len(bad):
             example = s.iloc[bad[0]]
-            hint = (
-                " (decimal commas are read only from a file separated by ';' or tabs that writes no decimal "
-                "points: write 1.5, not 1,5)"
-                if decimal == "." and _DECIMAL_COMMA_RE.match(str(example))
-                else ""
-            )
+            if decimal == "," and "." in str(example):
+                hint = " (the file writes decimal commas, as in 0,931: a point only separates thousands, 1.234,5)"
+            elif decimal == "." and "," in str(example) and _COMMA_NUMBER_RE.match(str(example)):
+                hint = (" (decimal commas are read only from a file separated by ';' or tabs that writes no "
+                        "decimal points: write 1.5, not 1,5)")
+            else:
+                hint = ""
             raise ctx.error(f"expected a number, got {_show(example)}{hint}", positions=bad, column=column)
     nan = np.isnan(vals)
     if nan.any():
@@ -1243,6 +1247,15 @@ def _numbers(s: pd.Series, ctx: _Context, column: str, decimal: str = ".") -> np
             f"expected a finite number, got {_show(s.iloc[inf[0]])}", positions=inf, column=column
         )
     return vals
+
+
+def _comma_numbers(s: pd.Series) -> pd.Series:
+    """Text numbers with a decimal comma ("1.234,5", "0,931", "12") as Python reads them ("1234.5"); other
+    text (a decimal point among them: "2.25") becomes NaN, for :func:`_numbers` to name its row."""
+    text = s.astype(str).str.strip()
+    fits = text.str.match(_COMMA_NUMBER_RE.pattern).fillna(False).to_numpy(dtype=bool)
+    out = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+    return out.where(fits & s.notna().to_numpy(), np.nan)
 
 
 def _labels(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:

@@ -592,6 +592,19 @@ def test_a_spreadsheet_saved_with_decimal_commas_and_dotted_dates_opens(tmp_path
     assert load_series(loc).values.tolist() == [[52.66, -8.63], [52.6612, -8.6301]]
 
 
+def test_thousands_points_among_decimal_commas(tmp_path: Path) -> None:
+    """'1.234,5' in a ';' file was read as a label (a categorical series of numbers); a decimal point among
+    decimal commas, past the sampled rows, is named, not read as thousands."""
+    eu = write(tmp_path, "t.csv", "Zeit;Wert\n01.01.2013 00:00;1.234,5\n01.01.2013 01:00;0,5\n"
+                                  "01.01.2013 02:00;12\n01.01.2013 03:00;-2.000.000,25\n")
+    s = load_series(eu)
+    assert s.kind == "numeric" and s.values.tolist() == [1234.5, 0.5, 12.0, -2000000.25]
+    rows = "".join(f"{i // 60 + 1:02d}.01.2013 {i % 24:02d}:{i % 60:02d};{i},5\n" for i in range(300))
+    late = write(tmp_path, "late.csv", "Zeit;Wert\n" + rows + "20.02.2013 00:00;2.25\n")
+    err = load_error(late)
+    assert err.rows == [302] and "a point only separates thousands" in str(err)
+
+
 def test_decimal_commas_where_they_cannot_be_read(tmp_path: Path) -> None:
     """A comma-separated file (quoted "1,5") or a ';' file that also writes points: the rows are named and the
     message says when decimal commas are read."""
