@@ -1188,10 +1188,12 @@ def _times_unchecked(df: pd.DataFrame, plan: _Plan, ctx: _Context) -> tuple[np.n
         hours = _hours(df[plan.hour_col], ctx, plan.hour_col)
         return day_ns + hours * _NS_PER_HOUR, "date+hour"
     if _is_time_dtype(s):
-        return _aware_or_naive_ns(s, ctx, col), "iso"
+        return _aware_or_naive_ns(s, ctx, col), "iso-utc" if isinstance(s.dtype, pd.DatetimeTZDtype) else "iso"
     if _is_numeric(s):
         return _epoch_times(s, ctx, col), "epoch"
-    return _parse_text_times(s, ctx, col), "iso"
+    ns = _parse_text_times(s, ctx, col)  # (one column never mixes zoned and naive times: refused there)
+    first = s.iloc[int(np.argmax(s.notna().to_numpy()))]
+    return ns, "iso-utc" if _time_format_of(str(first).strip())[1] else "iso"
 
 
 def _aware_or_naive_ns(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:

@@ -20,8 +20,9 @@ import numpy as np
 Kind = Literal["numeric", "location", "categorical"]
 KINDS: tuple[Kind, ...] = ("numeric", "location", "categorical")
 
-# How timestamps were written in the input; the release CSV writes them back the same way.
-TimeFormat = Literal["iso", "epoch", "date+hour"]
+# How timestamps were written in the input; the release CSV writes them back the same way ("iso-utc": with
+# a zone in the input, converted to UTC: written with a Z).
+TimeFormat = Literal["iso", "iso-utc", "epoch", "date+hour"]
 
 
 class LoadError(ValueError):

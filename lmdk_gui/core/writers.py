@@ -77,7 +77,8 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 def format_timestamps(times: np.ndarray, time_format: str) -> np.ndarray:
     """Timestamps written back the way the input wrote them: epoch seconds stay epoch seconds, everything
-    else becomes ``YYYY-MM-DD HH:MM:SS`` (with a fraction only when some timestamp has one)."""
+    else becomes ``YYYY-MM-DD HH:MM:SS`` (with a fraction only when some timestamp has one), followed by ``Z``
+    for times the input gave with a zone (``iso-utc``: converted to UTC, which the Z says)."""
     t = np.asarray(times).astype("datetime64[ns]")
     if time_format == "epoch":
         ns = t.astype(np.int64)
@@ -88,7 +89,10 @@ def format_timestamps(times: np.ndarray, time_format: str) -> np.ndarray:
     unit: Literal["s", "ms", "us"] = (
         "s" if np.all(ns % 1_000_000_000 == 0) else "ms" if np.all(ns % 1_000_000 == 0) else "us")
     s = np.datetime_as_string(t, unit=unit)
-    return np.char.replace(s, "T", " ") if s.size else s
+    if not s.size:
+        return s
+    s = np.char.replace(s, "T", " ")
+    return np.char.add(s, "Z") if time_format == "iso-utc" else s
 
 
 class AtomicFile:

@@ -316,6 +316,25 @@ def test_timezone_strings_converted_to_utc(tmp_path: Path) -> None:
     assert list(load_series(same_zone).times) == [ts("2013-01-01T00:00"), ts("2013-01-01T01:00")]
 
 
+@pytest.mark.parametrize("text,fmt", [("2013-03-31T01:30:00+01:00\n2013-03-31T03:30:00+02:00", "iso-utc"),
+                                      ("2013-01-01 01:00:00+01:00\n2013-01-01 02:00:00+01:00", "iso-utc"),
+                                      ("2013-01-01 01:00:00\n2013-01-01 02:00:00", "iso")])
+def test_a_release_of_zoned_times_says_they_are_utc(tmp_path: Path, text: str, fmt: str) -> None:
+    """Times given with a zone are converted to UTC; the release wrote them without a zone, so a reader took
+    UTC for local time. They are written with a Z (a phone's GPX track, a smart meter's ISO times), read back
+    as the same instants; times without a zone stay without one."""
+    from lmdk_gui.core.export import ExportOptions, export_release
+    from lmdk_gui.core.settings import PrivacySettings
+
+    rows = "".join(f"{t},{i}\n" for i, t in enumerate(text.split("\n")))
+    s = load_series(write(tmp_path, "z.csv", "timestamp,v\n" + rows))
+    assert s.source is not None and s.source.time_format == fmt
+    export_release(s, [], PrivacySettings(), tmp_path / "r.csv", ExportOptions("uniform"))
+    written = (tmp_path / "r.csv").read_text().splitlines()[1:]
+    assert all(line.split(",")[0].endswith("Z") == (fmt == "iso-utc") for line in written)
+    assert np.array_equal(load_series(tmp_path / "r.csv").times, s.times)
+
+
 def test_mixing_zone_and_no_zone_is_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, "mix.csv", "timestamp,v\n2013-01-01 00:00:00,1\n2013-01-01 01:00:00+01:00,2\n")
     err = load_error(path)
