@@ -715,8 +715,9 @@ class BatchUI(QObject):
     def _cancelled(self) -> None:
         self._end()
         out = self.job.outdir if self.job is not None else ""
-        self.window.statusBar().showMessage(f"Export all persons cancelled: {out} holds complete persons only; "
-                                            "run it again with Resume to finish.", 20000)
+        # what to do first, the folder last: a status bar cuts a long path, and the rest with it
+        self.window.statusBar().showMessage("Export all persons cancelled: run it again with Resume to finish; "
+                                            f"the folder holds complete persons only ({out}).", 20000)
 
     def _show_summary(self, summary: BatchSummary) -> None:
         self.summary_box = summary_box(summary, self.window, self.open_folder)
