@@ -397,7 +397,8 @@ class MainWindow(QMainWindow):
         opts = clean_load_options(read_setting(self._settings, "lastOptions", {}, dict))
         try:
             if not self.open_series(last, report=False, **opts):
-                self.statusBar().showMessage(f"Could not reopen {last}: {self.last_error}", 15000)
+                # (the message names the file: a whole path before it left the reason past the bar's end)
+                self.statusBar().showMessage(f"Could not reopen the last file: {self.last_error}", 15000)
         except Exception as e:  # noqa: BLE001 - a stale preference must never stop the app from starting
             log.warning("could not reopen %s with %s: %s: %s", last, opts, type(e).__name__, e)
 
