@@ -102,6 +102,8 @@ def test_last_options_that_no_longer_load_leave_the_empty_state(qtbot, tmp_path)
     w = _new_window(qtbot)
     assert w.session.series is None
     assert "sometimes" in w.statusBar().currentMessage()
+    # the reason first (it names the file): after a long path, the status bar had cut it off
+    assert w.statusBar().currentMessage().startswith("Could not reopen the last file: ")
 
 
 def test_read_setting_types(tmp_path):
