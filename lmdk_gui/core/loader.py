@@ -130,7 +130,6 @@ _US_RE = re.compile(r"^\d{1,2}/\d{1,2}/\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?(?P
 _DOT_RE = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?)?$")
 # A zone suffix after a time of day (a bare date "2013-01-01" must not count as "-01").
 _TZ_SUFFIX = r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)\s*$"
-_DECIMAL_COMMA_RE = re.compile(r"^\s*[+-]?\d+,\d+\s*$")
 # A number as a spreadsheet writes it where the comma is the decimal mark: "0,931", "1.234,5", "12", "1.234".
 _COMMA_NUMBER_RE = re.compile(r"^\s*[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?\s*$")
 
