@@ -319,6 +319,7 @@ class _Ctx:
     landmarks: Mapping[str, pd.DataFrame] | None
     landmarks_name: str
     delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
+    sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
 
     @property
     def state(self) -> Path:
@@ -447,7 +448,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
     file, sidecar = ctx.files(safe)
     try:
         series = load_dataframe_series(_typed(rows, o), name=f"id {pid}",
-                                       categories=o.settings.categories, delimiter=ctx.delimiter,
+                                       categories=o.settings.categories, delimiter=ctx.delimiter, sheet=ctx.sheet,
                                        **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
         lm = _landmarks_for(pid, series, ctx)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
@@ -828,7 +829,8 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
 
         ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
                    Path(options.landmarks_file).name if options.landmarks_file else "",
-                   _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ",")
+                   _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ",",
+                   _input_type(files[0]) == "Excel")
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         shuffle_method = "tasks"

@@ -92,7 +92,9 @@ _SAMPLE_ROWS = 200
 #: How many row numbers a message lists before saying "and N more".
 _MAX_LISTED_ROWS = 5
 
-_TIME_NAMES = {"timestamp", "time", "date", "datetime"}
+# (and as spreadsheets in other languages name them; not "data", which names values in English)
+_TIME_NAMES = {"timestamp", "time", "date", "datetime", "zeit", "datum", "zeitstempel", "fecha", "horodatage",
+               "tijd", "tijdstip", "tid"}
 _LAT_NAMES = {"lat", "latitude"}
 _LON_NAMES = {"lon", "lng", "long", "longitude"}
 _DATE_NAME = "date"
@@ -641,6 +643,7 @@ class _Plan:
     id_col: str | None = None
     person_id: str | None = None
     decimal: str = "."  # the values' decimal mark (_decimal_mark)
+    sheet: bool = False  # read from an Excel sheet: a numeric time column holds day numbers (_excel_days)
 
     def file_columns(self) -> list[str]:
         """The columns read from the file (a contact log's value column is made from its id columns)."""
@@ -1189,10 +1192,31 @@ def _times_unchecked(df: pd.DataFrame, plan: _Plan, ctx: _Context) -> tuple[np.n
     if _is_time_dtype(s):
         return _aware_or_naive_ns(s, ctx, col), "iso-utc" if isinstance(s.dtype, pd.DatetimeTZDtype) else "iso"
     if _is_numeric(s):
+        if plan.sheet and _excel_days(s):
+            return _days_since_1899(s), "iso"
         return _epoch_times(s, ctx, col), "epoch"
     ns = _parse_text_times(s, ctx, col)  # (one column never mixes zoned and naive times: refused there)
     first = s.iloc[int(np.argmax(s.notna().to_numpy()))]
     return ns, "iso-utc" if _time_format_of(str(first).strip())[1] else "iso"
+
+
+#: Excel's day numbers: days since 1899-12-30 (so that 1900-03-01 is 61, as Excel counts) up to 9999-12-31.
+_EXCEL_EPOCH_NS = int(np.datetime64("1899-12-30T00:00:00", "ns").astype(np.int64))
+_EXCEL_MAX_DAY = 2_958_466
+
+
+def _excel_days(s: pd.Series) -> bool:
+    """A sheet's time column of numbers, all below 10^6 and none negative: Excel day numbers (a date column not
+    formatted as dates), not UNIX seconds, which would all fall in the first 12 days of 1970."""
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    return bool(v.size and np.all(np.isfinite(v)) and v.min() >= 0 and v.max() < min(1e6, _EXCEL_MAX_DAY))
+
+
+def _days_since_1899(s: pd.Series) -> np.ndarray:
+    """Excel day numbers (a fraction is the time of day) → int64 ns, rounded to the millisecond (a day's
+    fraction carries binary noise below it)."""
+    ms = np.round(s.to_numpy(dtype=np.float64) * 86_400_000).astype(np.int64)
+    return _EXCEL_EPOCH_NS + ms * 1_000_000
 
 
 def _aware_or_naive_ns(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
@@ -1720,6 +1744,12 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
                           f"first {len(sample):,} rows): one person's rows are read at a time")
     if guess.pair_cols is not None:
         problems.append(_person_problem(guess.pair_cols, None))
+    t = sample[guess.time_col] if raw.sheet and guess.time_col in sample.columns else None
+    if t is not None and _is_numeric(t) and _excel_days(t.dropna()) and t.notna().any():
+        first = t.dropna().iloc[:1]
+        when = np.datetime_as_string(_days_since_1899(first).astype("datetime64[ns]"), unit="m")[0]
+        notes.append(f"'{guess.time_col}' holds Excel day numbers (dates not formatted as dates): read as dates, "
+                     f"{first.iloc[0]:g} = {when.replace('T', ' ')}")
     return TablePreview(
         path=raw.path,
         delimiter=raw.delimiter,
@@ -1811,6 +1841,7 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
         guess, _, problems = _detect(sample, ctx, **cols)
         plan = _plan_from(guess, problems, ctx)
         plan.person_id = person_id
+        plan.sheet = bool(raw.sheet)
         needed = plan.file_columns()
         for c in needed:
             if header.count(c) > 1:
@@ -2000,6 +2031,7 @@ def load_dataframe_series(
     pair_class_cols: Sequence[str] | str | None = None,
     categories: Sequence[str] | None = None,
     delimiter: str = ",",
+    sheet: bool = False,
 ) -> Series:
     """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet).
 
@@ -2007,7 +2039,8 @@ def load_dataframe_series(
     header line (row position 0 -> "row 2"). The frame's index is ignored (rows are taken in order).
     ``source.sha256`` is ``""`` (there are no file bytes). ``delimiter``: that of the text the frame was read
     from as text (``lmdk batch``), ``source.delimiter``; text numbers with decimal commas are read as a file
-    with that delimiter would be (:func:`_decimal_mark`).
+    with that delimiter would be (:func:`_decimal_mark`). ``sheet``: the rows come from an Excel sheet (a
+    numeric time column holds day numbers, as :func:`load_series` reads them).
     """
     started_ns = _load_started_ns()
     ctx = _Context(name, name)
@@ -2035,6 +2068,7 @@ def load_dataframe_series(
     )
     plan = _plan_from(guess, problems, ctx)
     plan.decimal = _decimal_mark(frame.head(_SAMPLE_ROWS), plan, delimiter)
+    plan.sheet = sheet
     series = _build(
         frame,
         plan,

@@ -351,8 +351,9 @@ def _each_as_alone(capsys, client, tmp_path, table, id_col, pids, alone) -> None
         assert (tmp_path / "out" / f"{pid}.csv").read_bytes() == (tmp_path / "alone.csv").read_bytes(), pid
 
 
-def test_an_excel_workbook_is_released_as_each_persons_rows_alone(client, tmp_path, capsys):
-    """An .xlsx table: each person's release is the one ``lmdk export`` makes of that
+@pytest.mark.parametrize("days", [False, True])
+def test_an_excel_workbook_is_released_as_each_persons_rows_alone(client, tmp_path, capsys, days):
+    """An .xlsx table (times as dates, or as Excel's day numbers): each person's release is the one ``lmdk export`` makes of that
     person's rows in a workbook of their own."""
     openpyxl = pytest.importorskip("openpyxl")
 
@@ -364,9 +365,11 @@ def test_an_excel_workbook_is_released_as_each_persons_rows_alone(client, tmp_pa
         wb.save(path)
 
     t = pd.date_range("2013-01-01", periods=90, freq="h").to_pydatetime()
+    if days:  # a date column not formatted as dates: Excel's day numbers, read as dates in both paths
+        t = [41275 + i / 24 for i in range(len(t))]
     rng = np.random.default_rng(2)
     rows = [[pid, ts, round(float(v), 3)] for pid in ("m1", "m2")
-            for ts, v in zip(t, rng.gamma(2, 0.5, t.size), strict=True)]
+            for ts, v in zip(t, rng.gamma(2, 0.5, len(t)), strict=True)]
     book(tmp_path / "all.xlsx", rows)
 
     def alone(pid):

@@ -218,3 +218,23 @@ def test_a_workbook_is_converted_once_for_preview_scan_and_load(tmp_path, monkey
     assert load_series(path).values.tolist() == [1.0, 2.0] and len(calls) == 1
     _book(path, [["timestamp", "kwh"], [t0, 3.0], [t0 + dt.timedelta(hours=1), 2.0]])
     assert load_series(path).values.tolist() == [3.0, 2.0] and len(calls) == 2
+
+
+def test_excel_day_numbers_in_the_time_column_are_dates(tmp_path):
+    """A date column not formatted as dates holds Excel's day numbers (41275.5 = 2013-01-01 12:00): they were
+    read as UNIX seconds, every event in the first hours of 1970. A German header names the time column."""
+    wb = openpyxl.Workbook()
+    wb.active.append(["Datum", "Verbrauch"])
+    for i in range(4):
+        wb.active.append([41275 + i / 24, 0.5 + i])
+    wb.save(tmp_path / "days.xlsx")
+    s = load_series(tmp_path / "days.xlsx")
+    assert [str(t)[:16] for t in s.times] == ["2013-01-01T00:00", "2013-01-01T01:00", "2013-01-01T02:00",
+                                              "2013-01-01T03:00"]
+    assert s.source is not None and s.source.time_format == "iso"
+    p = inspect_table(tmp_path / "days.xlsx")
+    assert "'Datum' holds Excel day numbers (dates not formatted as dates): read as dates, 41275 = 2013-01-01 " \
+           "00:00" in p.notes
+    csv = tmp_path / "secs.csv"  # the same numbers in a CSV stay what a CSV means by them: UNIX seconds
+    csv.write_text("Datum,Verbrauch\n41275,1\n41276,2\n")
+    assert str(load_series(csv).times[0]).startswith("1970-01-01T11:27:55")
