@@ -65,6 +65,7 @@ from ..core.loader import person_ids
 from ..core.project import ColumnChoice
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
+from .dialogs import deleted_after
 from .person_chooser import PersonChooser, signals_blocked
 from .plots import load_for_view
 from .runner import LatestOnlyRunner, WorkerJob
@@ -663,10 +664,8 @@ class BatchUI(QObject):
         start = str(src.resolve().parent / f"{src.stem}-release")
         dlg = ExportAllDialog(series, self.session.settings, self.session.dummies, start, self._n_persons,
                               self.window, get_folder=self.get_folder, get_landmark_file=self.get_landmark_file)
-        try:
+        with deleted_after(dlg):
             v = dlg.values() if self.ask_export_all(dlg) else None
-        finally:
-            dlg.deleteLater()  # (as File › Export…'s dialog: not left to the window)
         if v is not None:
             self.export_all(**v)
 

@@ -44,6 +44,7 @@ from ..core import lazyjit
 from ..core.loader import inspect_table, load_series
 from ..core.series import LoadError, Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from .dialogs import deleted_after
 from .empty_state import EmptyState
 from .extensions import Extensions
 from .help import HelpDialog, install_help_menu
@@ -533,8 +534,7 @@ class MainWindow(QMainWindow):
             return False
         from .import_dialog import ImportDialog  # superqt and the dialog load on first use (cold start)
 
-        dlg = ImportDialog(preview, self)
-        try:
+        with deleted_after(ImportDialog(preview, self)) as dlg:
             if not self.ask_import(dlg):
                 return False
             if dlg.series is not None:
@@ -542,8 +542,6 @@ class MainWindow(QMainWindow):
             else:
                 self.open_series_async(path, dlg.options())
             return True
-        finally:
-            dlg.deleteLater()  # (as File › Export…'s dialog; left to the window, it also kept its series)
 
     def _ask_import(self, dialog: ImportDialog) -> bool:
         """Default ``ask_import``: run the dialog modally; True when the user opened the file."""
@@ -833,13 +831,11 @@ class MainWindow(QMainWindow):
         # The R-run average may still be computing: the dialog's advice fills in when it arrives.
         fill = lambda: dlg.set_advice(s.average, s.preview)  # noqa: E731
         s.metricsChanged.connect(fill)
-        try:
-            v = dlg.values() if dlg.exec() == ExportDialog.DialogCode.Accepted else None
-        finally:
-            s.metricsChanged.disconnect(fill)
-            # deleted now, not with the window: a closed dialog left to the window made the interpreter's
-            # exit crash (SIGSEGV/abort in Qt's teardown, 5 runs of 8 after File › Export… then Cancel)
-            dlg.deleteLater()
+        with deleted_after(dlg):
+            try:
+                v = dlg.values() if dlg.exec() == ExportDialog.DialogCode.Accepted else None
+            finally:
+                s.metricsChanged.disconnect(fill)
         if v is None:
             return
         self._settings.setValue("lastExportDir", str(Path(v["path"]).parent))
