@@ -314,8 +314,13 @@ class EvaluationResult:
         return "\n".join(lines)
 
 
+#: the thousands separator of numbers shown: a narrow space that never breaks (a thin space let a table cell
+#: wrap "1 752" into "1" and "752")
+THOUSANDS = "\u202f"
+
+
 def fmt_number(v: float, digits: int = 4) -> str:
-    """``digits`` significant digits, without an exponent between 10⁻³ and 10⁷ (thin-space thousands)."""
+    """``digits`` significant digits, without an exponent between 10⁻³ and 10⁷ (narrow-space thousands)."""
     if not math.isfinite(v):
         return "–"
     if v == 0 or not (1e-3 <= abs(v) < 1e7):
@@ -325,7 +330,7 @@ def fmt_number(v: float, digits: int = 4) -> str:
     if abs(round(v, places)) >= 10.0 ** (exp + 1):  # 0.9997 → 1.00, not 1.000
         places -= 1
     text = f"{round(v, places):,.{max(places, 0)}f}"
-    return text.replace(",", "\u2009")
+    return text.replace(",", THOUSANDS)
 
 
 def fmt_mean_std(m: float, s: float, digits: int = 4) -> str:

@@ -15,6 +15,7 @@ bar and error-bar items do not follow a plot's log mode.
 
 from __future__ import annotations
 
+import html
 import math
 import os
 import sys
@@ -23,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPixmap
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from ..core.evaluation import EvaluationResult
+from ..core.evaluation import THOUSANDS, EvaluationResult
 from ..core.settings import SCHEME_LABELS
 from .theme import SCHEME_COLORS, darker
 
@@ -34,7 +35,6 @@ SCALES = ("auto", "linear", "log")
 #: decades spanned by the bars above which "auto" uses a log axis
 AUTO_LOG_DECADES = 2.0
 _GROUP_WIDTH = 0.82
-_THIN_SPACE = "\u2009"
 
 
 def choose_log(result: EvaluationResult) -> bool:
@@ -68,31 +68,21 @@ def _plain(v: float) -> str:
     if v >= 1e7 or v < 1e-3:
         return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")
     if v >= 1:
-        return f"{int(round(v)):,}".replace(",", _THIN_SPACE)
+        return f"{int(round(v)):,}".replace(",", THOUSANDS)
     return f"{v:g}"
 
 
-class _Swatch(QWidget):
-    """A legend entry: a filled square in the scheme's colour and its name."""
-
-    def __init__(self, scheme: str) -> None:
-        super().__init__()
-        self.setObjectName(f"legend_{scheme}")
-        color = SCHEME_COLORS.get(scheme, (120, 120, 120))
-        pix = QPixmap(14, 14)
-        pix.fill(QColor(*darker(color)))
-        p = QPainter(pix)
-        p.fillRect(1, 1, 12, 12, QColor(*color))
-        p.end()
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(5)
-        box = QLabel()
-        box.setPixmap(pix)
-        text = QLabel(SCHEME_LABELS.get(scheme, scheme))
-        text.setStyleSheet("color: black; font-size: 10pt;")
-        lay.addWidget(box)
-        lay.addWidget(text)
+def legend_html(schemes) -> str:
+    """The legend's entries (a square in the scheme's colour and its name) as one rich text: a label wraps it
+    between entries, never inside one, so six schemes fit a narrow chart on two lines (in one row of boxes
+    they made the Compare tab wider than the window at 1152 px, and cut the names)."""
+    entries = []
+    for s in schemes:
+        r, g, b = SCHEME_COLORS.get(s, (120, 120, 120))
+        # (a non-breaking hyphen: <nobr> keeps Qt from breaking at spaces, not after "User-")
+        name = html.escape(SCHEME_LABELS.get(s, s)).replace("-", "\u2011")
+        entries.append(f"<nobr><span style='color:#{r:02x}{g:02x}{b:02x}; font-size:12pt'>\u25a0</span> {name}</nobr>")
+    return "&nbsp;&nbsp; ".join(entries)
 
 
 class EvaluationChart(QWidget):
@@ -128,18 +118,15 @@ class EvaluationChart(QWidget):
 
         self.title = label("chartTitle", "color: black; font-size: 12pt; font-weight: bold;")
         self.subtitle = label("chartSubtitle", "color: #444; font-size: 9pt;")
-        self.legend = QWidget()
-        self.legend.setObjectName("chartLegend")
-        self._legend_layout = QHBoxLayout(self.legend)
-        self._legend_layout.setContentsMargins(0, 2, 0, 2)
-        self._legend_layout.setSpacing(16)
+        self.legend = label("chartLegend", "color: black; font-size: 10pt;")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.plot_widget = pg.PlotWidget(background="w")
         self.plot_widget.setObjectName("chartPlot")
         self.plot = self.plot_widget.getPlotItem()
         self.note = label("chartNote", "color: #555; font-size: 8pt;")
         lay.addWidget(self.title)
         lay.addWidget(self.subtitle)
-        lay.addWidget(self.legend, 0, Qt.AlignmentFlag.AlignHCenter)
+        lay.addWidget(self.legend)
         lay.addWidget(self.plot_widget, 1)
         lay.addWidget(self.note)
         self.plot.setMenuEnabled(False)
@@ -158,14 +145,6 @@ class EvaluationChart(QWidget):
         self._items: list = []
         self.set_result(None)
 
-    def _set_legend(self, schemes) -> None:
-        while self._legend_layout.count():
-            w = self._legend_layout.takeAt(0).widget()
-            if w is not None:
-                w.deleteLater()
-        for s in schemes:
-            self._legend_layout.addWidget(_Swatch(s))
-
     # ------------------------------------------------------------------------------------ drawing
     def set_result(self, result: EvaluationResult | None, *, scale: str | None = None,
                    title: str | None = None) -> None:
@@ -177,7 +156,7 @@ class EvaluationChart(QWidget):
         for it in self._items:
             self.plot.removeItem(it)
         self._items = []
-        self._set_legend(result.schemes if result is not None else ())
+        self.legend.setText(legend_html(result.schemes if result is not None else ()))
         left = self.plot.getAxis("left")
         bottom = self.plot.getAxis("bottom")
         if result is None or not result.sets:
@@ -290,7 +269,7 @@ class EvaluationChart(QWidget):
         if result.cancelled:
             runs += f" of {result.runs_requested} (cancelled)"
         self.subtitle.setText(f"{result.n:,} events · landmarks from the {result.source} · mean over {runs}"
-                              .replace(",", _THIN_SPACE))
+                              .replace(",", THOUSANDS))
         notes = []
         if result.runs_done > 1:
             notes.append("error bars: ±1 standard deviation over the runs")

@@ -5,7 +5,32 @@ so the table still fills its width and no scroll bar hides the last row."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHeaderView, QTableWidget
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QHeaderView, QStyle, QTableWidget
+
+
+class _WrappingHeader(QHeaderView):
+    """A horizontal header whose labels wrap between words when their column is narrower than the text
+    ("Event-level" after its hyphen), and which is as tall as its tallest wrapped label: a squeezed header
+    was cut at both ends."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setDefaultAlignment(Qt.AlignmentFlag(int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap)))
+
+    def sectionSizeFromContents(self, logical: int) -> QSize:  # noqa: N802 - Qt naming
+        size = super().sectionSizeFromContents(logical)
+        model = self.model()
+        text = model.headerData(logical, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole) if model else None
+        margin = self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, self)
+        width = self.sectionSize(logical) - 2 * margin
+        if text and width > 0:
+            font = model.headerData(logical, Qt.Orientation.Horizontal, Qt.ItemDataRole.FontRole) or self.font()
+            flags = int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap)
+            rect = QFontMetrics(font).boundingRect(QRect(0, 0, width, 10_000), flags, str(text))
+            size.setHeight(max(size.height(), rect.height() + 2 * margin))
+        return size
 
 
 class FittedTable(QTableWidget):
@@ -13,7 +38,8 @@ class FittedTable(QTableWidget):
 
     def __init__(self, rows: int = 0, columns: int = 0, parent=None, *, min_section: int = 60) -> None:
         super().__init__(rows, columns, parent)
-        h = self.horizontalHeader()
+        h = _WrappingHeader(self)
+        self.setHorizontalHeader(h)
         h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         h.setStretchLastSection(False)
         h.setMinimumSectionSize(min_section)
@@ -39,5 +65,9 @@ class FittedTable(QTableWidget):
             widths = [max(h.minimumSectionSize(), w * room // sum(need)) for w in need]
         for c, w in zip(shown, widths, strict=True):
             h.resizeSection(c, w)
+        tall = h.height()
+        h.headerDataChanged(Qt.Orientation.Horizontal, 0, self.columnCount() - 1)  # its height, at these widths
+        if h.sizeHint().height() != tall:
+            self.updateGeometries()
         if self.wordWrap():  # a cell that wraps at the new width needs its row's height again
             self.resizeRowsToContents()

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from lmdk_gui.core.evaluation import evaluate, fmt_number  # noqa: E402
+from lmdk_gui.core.evaluation import THOUSANDS, evaluate, fmt_number  # noqa: E402
 from lmdk_gui.core.loader import load_series  # noqa: E402
 from lmdk_gui.core.settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings  # noqa: E402
 
@@ -56,7 +56,7 @@ def markdown(results) -> str:
                 raw, den = res.mean[i, j], res.mean_denoised[i, j]
                 cells.append("–" if raw != raw else f"{fmt_number(raw, 3)} → {fmt_number(den, 3)}")
             lines.append(f"| {label} | {eps:g} | {pct} | " + " | ".join(cells) + " |")
-    return "\n".join(lines).replace("\u2009", ",")
+    return "\n".join(lines).replace(THOUSANDS, ",")
 
 
 def figure(result, path: Path) -> None:

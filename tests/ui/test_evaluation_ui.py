@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 
-from lmdk_gui.core.settings import ALL_SCHEMES
+from lmdk_gui.core.settings import ALL_SCHEMES, SCHEME_LABELS
 from tests.conftest import SAMPLES
 from tests.ui.conftest import wait_preview
 
@@ -160,3 +161,32 @@ def test_every_number_of_the_table_is_read_whole_at_1280(window, qtbot):
             room = QRect(0, 0, t.columnWidth(c) - 8, 10_000)  # (the cell's margins)
             used = fm.boundingRect(room, int(Qt.TextFlag.TextWordWrap), text)
             assert used.width() <= room.width() and used.height() <= t.rowHeight(r), (r, c, text)
+
+
+def test_the_chart_and_its_table_fit_the_default_window(window, qtbot):
+    """At the window's default 1152×720 the legend's six boxes in one row made the tab 857 px wide in 743:
+    the chart was cut at the right (scheme names, the 100 % group) and the table's headers at both ends
+    ("ndmarks (cou", "vent-leve"). The legend wraps between its entries, and a squeezed header wraps between
+    words, its row as tall as the tallest one."""
+    from PySide6.QtCore import QRect
+
+    window.resize(1152, 720)
+    tab = tab_of(window)
+    window.tabs.setCurrentWidget(tab)
+    tab.runs_spin.setValue(3)
+    with qtbot.waitSignal(tab.evaluationFinished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: tab.width() >= tab.minimumSizeHint().width())
+    legend = tab.chart.legend
+    names = [SCHEME_LABELS[s].replace("-", "\u2011") for s in ALL_SCHEMES]  # never broken after "User-"
+    assert all(f"</span> {name}</nobr>" in legend.text() for name in names)
+    assert legend.width() <= tab.chart.width()
+    t = tab.table
+    header = t.horizontalHeader()
+    for c in range(t.columnCount()):
+        item = t.horizontalHeaderItem(c)
+        fm = QFontMetrics(item.font())
+        room = QRect(0, 0, header.sectionSize(c) - 8, 10_000)
+        used = fm.boundingRect(room, int(Qt.TextFlag.TextWordWrap) | int(Qt.AlignmentFlag.AlignCenter), item.text())
+        assert used.width() <= header.sectionSize(c) and used.height() <= header.height(), (c, item.text())
+    assert sum(header.sectionSize(c) for c in range(t.columnCount())) <= t.viewport().width()
