@@ -196,6 +196,10 @@ def run(args: argparse.Namespace) -> int:
     if options.key is not None:
         print("lmdk: warning: these releases are seeded: anyone who holds the key can reproduce their noise",
               file=sys.stderr)
+    if options.rule is not None and options.dummies is None:
+        print("lmdk: warning: the landmarks were found by --rule on each person's values: a release shows where "
+              "they are (Skip and Adaptive repeat values there), so it shows which events passed the rule; "
+              "add dummy landmarks to hide them", file=sys.stderr)
     for pid, err in summary.errors[:5]:  # loader messages already start with "id <pid>, row …"
         print(f"lmdk: failed: {err}" if err.startswith(f"id {pid}") else f"lmdk: failed: id {pid}: {err}",
               file=sys.stderr)

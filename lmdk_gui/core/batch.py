@@ -453,7 +453,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         lm = _landmarks_for(pid, series, ctx)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
                              seed=export_seed(person_key(o.key, pid)) if o.key is not None else None,
-                             backend=o.backend, force=True, dummies=o.dummies)
+                             backend=o.backend, force=True, dummies=o.dummies,
+                             landmarks_rule=RULES[o.rule].label if o.rule is not None else None)
         if o.format == "csv":
             res = export_release(series, lm, o.settings, out / file, opts)
         else:

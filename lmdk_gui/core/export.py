@@ -120,6 +120,9 @@ class ExportOptions:
     reexport_of: str | None = None
     # Post-processing (issue 12): write the denoised release instead of the raw one (see _post_process).
     denoise: bool = True
+    # The label of the suggestion rule that found the landmarks on this series' own values (Export all persons
+    # with a rule): the statement says that where the landmarks are tells about the values.
+    landmarks_rule: str | None = None
 
 
 @dataclass(frozen=True)
@@ -506,7 +509,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 statement=release_statement(
                     kind=series.kind, scheme=scheme, epsilon=total_epsilon, sensitivity=settings.sensitivity,
                     radius_m=settings.radius_m, units=value_units(series), dummies=record is not None,
-                    budget_columns=options.include_budget or options.include_flags, denoised=post is not None),
+                    budget_columns=options.include_budget or options.include_flags, denoised=post is not None,
+                    landmarks_rule=options.landmarks_rule),
                 units=value_units(series),
                 duplicates=series.source.duplicates if series.source is not None else None,
                 categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",

@@ -23,8 +23,9 @@ build a binary-segmentation tree once per series (cached on the series) after wh
 lookup. Caches live in ``Series._cache`` (a series is immutable), under keys starting with
 ``"suggestions."``.
 
-Nothing here is published: suggestions are computed on the raw data only to help the user pick landmarks,
-which stay private (they are protected by the schemes and never written to a release, DESIGN §9).
+Nothing here is published: suggestions are computed on the raw data only to help the user pick landmarks.
+The landmark list is never written to a release (DESIGN §9), but a release without dummy landmarks shows
+where its landmarks are, so landmarks found from the values tell about the values (:data:`RULE_WARNING`).
 """
 
 from __future__ import annotations
@@ -504,6 +505,13 @@ class Rule:
                 return p
         raise KeyError(name)
 
+
+#: Said wherever a rule's landmarks are applied (the Landmarks menu's panel, Export all persons): the landmark
+#: privacy guarantee holds for a given landmark set; one computed from the values carries them.
+RULE_WARNING = ("A release shows where its landmarks are unless dummy landmarks hide them (Skip and Adaptive "
+                "repeat values there). Landmarks found by a rule on the values then tell anyone which events "
+                "passed it (e.g. every hour below the threshold): add dummy landmarks, or choose landmarks from "
+                "something public.")
 
 RULES: dict[str, Rule] = {
     r.name: r

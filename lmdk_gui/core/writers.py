@@ -299,8 +299,10 @@ def value_units(series) -> str | None:
 
 
 def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: float, radius_m: float,
-                      units: str | None, dummies: bool, budget_columns: bool, denoised: bool = False) -> str:
-    """The sidecar's ``statement``: one plain paragraph on what is protected and what is not."""
+                      units: str | None, dummies: bool, budget_columns: bool, denoised: bool = False,
+                      landmarks_rule: str | None = None) -> str:
+    """The sidecar's ``statement``: one plain paragraph on what is protected and what is not.
+    ``landmarks_rule``: the suggestion rule that found the landmarks on these very values (its label)."""
     eps = f"{float(epsilon):g}"
     if kind == "numeric":
         unit = f" {units}" if units else " (in the data's units)"
@@ -317,6 +319,9 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
                              "and place are only as hidden as that random choice makes them")
     else:
         not_protected.append("which events are landmarks is not hidden (no dummy landmarks were added)")
+    if landmarks_rule:
+        not_protected.append(f"the landmarks were found by a rule on these values ({landmarks_rule}), so whatever "
+                             "shows where they are also shows which events passed that rule")
     if scheme in ("skip", "adaptive"):
         not_protected.append(f"the {scheme_name} scheme repeats the previous value exactly at events it skips"
                              + (" (every landmark)" if scheme == "skip" else "")

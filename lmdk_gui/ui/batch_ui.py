@@ -272,6 +272,11 @@ class ExportAllDialog(QDialog):
         self.rule_help.setWordWrap(True)
         self.rule_help.setStyleSheet(_NOTE)
         form.addRow(self.rule_help)
+        self.rule_warning = QLabel(f"⚠ {sugg.RULE_WARNING} Each person's sidecar says so.")
+        self.rule_warning.setObjectName("exportAllRuleWarning")
+        self.rule_warning.setWordWrap(True)
+        self.rule_warning.setStyleSheet("color: #a05a00;")
+        form.addRow(self.rule_warning)
         self.params_box = QWidget()
         self.params_form = QFormLayout(self.params_box)
         self.params_form.setContentsMargins(0, 0, 0, 0)
@@ -329,6 +334,7 @@ class ExportAllDialog(QDialog):
         self.file_row.setVisible(what == "file")
         self.params_box.setVisible(what == "rule")
         self.rule_help.setVisible(what == "rule")
+        self.rule_warning.setVisible(what == "rule")
         while self.params_form.rowCount():
             self.params_form.removeRow(0)
         self.param_fields = {}

@@ -510,10 +510,10 @@ class SuggestionPanel(QWidget):
         self.target_status.hide()
         tv.addWidget(self.target_status)
         lay.addWidget(tgt)
-        note = QLabel("Proposals are computed on your raw data only to help you choose; like every landmark "
-                      "they stay private and are never published.")
+        note = QLabel(f"⚠ {sugg.RULE_WARNING}")
+        note.setObjectName("suggestWarning")
         note.setWordWrap(True)
-        note.setStyleSheet("color: #777; font-size: 8pt;")
+        note.setStyleSheet("color: #a05a00;")
         lay.addWidget(note)
         lay.addStretch(1)
         self._body_layout = lay

@@ -157,6 +157,7 @@ def test_bad_persons_are_listed_and_the_rest_released(tmp_path, client, capsys):
     assert code == 1
     assert "lmdk: failed: id p2, row 7, column 'kwh': expected a number, got 'abc'" in err
     assert "failed: id p5, " in err and "repeated timestamp" in err
+    assert "landmarks were found by --rule on each person's values" in err  # and where they are shows it
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     status = {p["id"]: p["status"] for p in manifest["persons"]}
     assert status == {f"p{i}": "failed" if i in (2, 5) else "released" for i in range(8)}
@@ -252,9 +253,12 @@ def test_resume_after_sigkill_finishes_without_duplicates(tmp_path, client, caps
         alone = tmp_path / "alone.csv"
         export_release(series, apply_rule(series, "threshold", **rule), PrivacySettings(epsilon=1.0), alone,
                        ExportOptions(scheme="skip", seed=export_seed(person_key(bytes.fromhex(KEY), pid)),
-                                     force=True))
+                                     force=True, landmarks_rule="Value threshold"))
         assert (tmp_path / "out" / f"{pid}.csv").read_bytes() == alone.read_bytes(), pid
-        assert _sidecar(tmp_path / "out" / f"{pid}.csv.json") == _sidecar(tmp_path / "alone.csv.json")
+        side = _sidecar(tmp_path / "out" / f"{pid}.csv.json")
+        assert side == _sidecar(tmp_path / "alone.csv.json")
+        # landmarks found from the values: where they are tells about the values, and the file says so
+        assert "found by a rule on these values (Value threshold)" in side["statement"]
 
 
 def _sidecar(path):

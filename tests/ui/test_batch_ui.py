@@ -187,7 +187,10 @@ def test_export_all_dialog_runs_to_the_summary(qtbot, win, client, tmp_path, mon
 
     def ask(dlg) -> bool:
         dlg.folder.setText(str(out))
+        dlg.source.setCurrentIndex(dlg.source.findData("file"))
+        assert dlg.rule_warning.isHidden()  # nothing found from the values
         dlg.source.setCurrentIndex(dlg.source.findData("rule:threshold"))
+        assert not dlg.rule_warning.isHidden() and "tell anyone which events passed it" in dlg.rule_warning.text()
         dlg.param_fields["below"][1].setText("")
         dlg.try_accept()  # the threshold rule needs a bound: said in the dialog, which stays open
         assert dlg.result() == 0 and "below, above or both" in dlg.error.text()
@@ -210,6 +213,8 @@ def test_export_all_dialog_runs_to_the_summary(qtbot, win, client, tmp_path, mon
     data = _frame(Path(win.session.series.source.path))
     for rec in manifest["persons"]:  # the rule ran on each person: landmarks = their hours above 5 kWh
         assert rec["landmarks"] == int((data.loc[data["household"] == rec["id"], "kwh"] > 5).sum())
+        statement = json.loads((out / rec["sidecar"]).read_text())["statement"]
+        assert "the landmarks were found by a rule on these values (Value threshold)" in statement
     assert ui.progress_dialog is None and ui.action.isEnabled()
     # the summary box says it, with Open folder
     from lmdk_gui.ui.batch_ui import summary_box

@@ -76,6 +76,9 @@ def test_menu_entry_opens_the_panel_for_that_rule(qtbot, window):
     ui = _ui(window)
     assert ui.dock.isVisible() and ui.panel.rule.name == "changepoints"
     assert window.findChild(QWidget, "suggestParam_penalty") is not None
+    # it said the proposals "stay private and are never published": a release shows where its landmarks are
+    warning = window.findChild(QWidget, "suggestWarning")
+    assert warning.isVisible() and "tell anyone which events passed it" in warning.text()
     qtbot.waitUntil(ui.panel.is_current, timeout=WAIT)
     k, _ = sugg.count(window.session.series, "changepoints", penalty=ui.panel.params()["penalty"])
     assert ui.panel.proposal.size == k
