@@ -56,6 +56,7 @@ from .runner import LatestOnlyRunner
 from .session import Session
 from .settings_panel import SettingsPanel
 from .startup import clean_load_options, read_setting, restore_window, save_window, write_options
+from .statusbar import ElidingStatusBar
 from .theme import count_noun
 
 if TYPE_CHECKING:  # imported where first used: the first paint needs neither dialog (cold start, issue 15)
@@ -418,7 +419,8 @@ class MainWindow(QMainWindow):
         return all(g() for g in list(guards))
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
+        sb = ElidingStatusBar(self)
+        self.setStatusBar(sb)
         self.status_events = QLabel()
         self.status_landmarks = QLabel()
         self.status_guarantee = QLabel()

@@ -670,3 +670,28 @@ def test_the_loaders_make_the_preview_rows_y_range_off_the_gui_thread():
     series = load_for_view(str(SAMPLES / "energy_hue_2013_jan.csv"), {})
     assert series in multiples._RANGES
     assert multiples.series_range(series) == robust_range(display_values(series, series.values))
+
+
+def test_a_long_status_message_is_elided_in_the_middle_not_cut_under_the_counts(qtbot, window):
+    """After Export all persons at 1152×720: "Released 3 of 3 persons into /tmp/s1" ran under the Person
+    chooser and the counts, its end lost. A message too long for the room left of the permanent widgets is
+    elided in its middle; the whole message is its tooltip and what currentMessage() returns."""
+    window.resize(1152, 720)
+    wait_preview(qtbot, window)
+    sb = window.statusBar()
+    full = "Released 3 of 3 persons into /home/steward/releases/2026/households-energy-autumn/release-final"
+    sb.showMessage(full)
+    qtbot.waitUntil(lambda: QApplication.instance() is not None and sb.isVisible())
+    first = min(w.geometry().left() for w in (window.status_events, window.status_landmarks,
+                                               window.status_guarantee) if w.isVisible())
+    shown = super(type(sb), sb).currentMessage()
+    assert shown != full and "…" in shown and shown.startswith("Released 3 of 3") and shown.endswith("release-final")
+    assert sb.fontMetrics().horizontalAdvance(shown) <= first - sb.GAP
+    assert sb.currentMessage() == full and sb.toolTip() == full
+    window.export_progress.show()  # a permanent widget appears: less room, the message fitted again
+    qtbot.waitUntil(lambda: super(type(sb), sb).currentMessage() != shown)
+    narrower = super(type(sb), sb).currentMessage()
+    assert sb.fontMetrics().horizontalAdvance(narrower) <= window.export_progress.geometry().left() - sb.GAP
+    window.export_progress.hide()
+    sb.showMessage("Opened a.csv")  # a short one is shown whole
+    assert super(type(sb), sb).currentMessage() == "Opened a.csv" and sb.toolTip() == ""
