@@ -21,15 +21,21 @@ class _WrappingHeader(QHeaderView):
 
     def sectionSizeFromContents(self, logical: int) -> QSize:  # noqa: N802 - Qt naming
         size = super().sectionSizeFromContents(logical)
+        # Not before the table is shown (its sections have Qt's default widths then, and a table sized from that
+        # header kept its height), nor for a hidden section (its width is 0).
+        if not self.isVisible() or self.isSectionHidden(logical):
+            return size
         model = self.model()
         text = model.headerData(logical, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole) if model else None
         margin = self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, self)
         width = self.sectionSize(logical) - 2 * margin
         if text and width > 0:
             font = model.headerData(logical, Qt.Orientation.Horizontal, Qt.ItemDataRole.FontRole) or self.font()
-            flags = int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap)
-            rect = QFontMetrics(font).boundingRect(QRect(0, 0, width, 10_000), flags, str(text))
-            size.setHeight(max(size.height(), rect.height() + 2 * margin))
+            fm, center = QFontMetrics(font), int(Qt.AlignmentFlag.AlignCenter)
+            wrapped = fm.boundingRect(QRect(0, 0, width, 10_000), center | int(Qt.TextFlag.TextWordWrap), str(text))
+            whole = fm.boundingRect(QRect(0, 0, 10_000, 10_000), center, str(text))
+            # the lines wrapping adds, on top of the style's own height for the text's lines
+            size.setHeight(size.height() + max(0, wrapped.height() - whole.height()))
         return size
 
 
