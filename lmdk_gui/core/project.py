@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -128,13 +129,16 @@ class Project:
     settings: PrivacySettings = field(default_factory=PrivacySettings)
     seed: int | None = None
     view: dict[str, Any] = field(default_factory=dict)  # GUI state (shown schemes, zoom, …), opaque here
+    # the labels of the suggestion rules the landmarks come from (Session.landmark_rules: said by exports)
+    landmark_rules: tuple[str, ...] = ()
     rows: int | None = None  # number of events of the series when saved
     input_relpath: str | None = None  # path relative to the project file's folder, as read from the file
     tool_version: str = __version__
 
     @classmethod
     def from_series(cls, series: Series, landmarks: Any, settings: PrivacySettings, *, seed: int | None = None,
-                    view: dict[str, Any] | None = None, columns: ColumnChoice | None = None) -> Project:
+                    view: dict[str, Any] | None = None, columns: ColumnChoice | None = None,
+                    landmark_rules: Iterable[str] = ()) -> Project:
         """A project for the current session (``series`` must come from a file: it needs ``source``)."""
         from .release import normalize_landmarks
 
@@ -151,6 +155,7 @@ class Project:
             seed=seed,
             view=dict(view or {}),
             rows=series.n,
+            landmark_rules=tuple(sorted(landmark_rules)),
         )
 
     def load_options(self) -> dict[str, Any]:
@@ -168,7 +173,7 @@ class Project:
                 and self.columns == other.columns and np.array_equal(self.landmarks, other.landmarks)
                 and np.array_equal(self.landmark_times, other.landmark_times)
                 and self.settings == other.settings and self.seed == other.seed and self.view == other.view
-                and self.rows == other.rows)
+                and self.rows == other.rows and self.landmark_rules == other.landmark_rules)
 
 
 # ------------------------------------------------------------------------------------------- writing
@@ -223,7 +228,8 @@ def save_project(path: str | os.PathLike, project: Project) -> None:
             "rows": None if project.rows is None else int(project.rows),
         },
         "columns": project.columns.to_dict(),
-        "landmarks": {"count": int(rows.size), "rows": f"@rows-{token}", "timestamps": f"@times-{token}"},
+        "landmarks": {"count": int(rows.size), "rows": f"@rows-{token}", "timestamps": f"@times-{token}",
+                      "rules": list(project.landmark_rules)},
         "settings": project.settings.to_dict(),
         "seed": None if project.seed is None else int(project.seed),
         "view": project.view,
@@ -362,6 +368,9 @@ def load_project(path: str | os.PathLike) -> Project:
         raise r.error("landmarks.rows", f"row {dup_row} is listed twice")
     if nrows is not None and rows.size and rows[-1] >= nrows:
         raise r.error("landmarks.rows", f"row {int(rows[-1])} is past the last row ({nrows - 1})")
+    rules = r.get(lmk, "rules", "landmarks.", (list,), required=False, default=[], what="a list of rule names")
+    if not all(isinstance(x, str) for x in rules):
+        raise r.error("landmarks.rules", f"expected rule names, got {json.dumps(rules)}")
 
     sdict = r.get(doc, "settings", "", (dict,), what="an object")
     try:
@@ -376,7 +385,7 @@ def load_project(path: str | os.PathLike) -> Project:
     tool = doc.get("tool_version", "")
     return Project(input_path=input_path, input_sha256=sha.lower(), columns=columns, landmarks=rows,
                    landmark_times=times, settings=settings, seed=seed, view=view, rows=nrows,
-                   input_relpath=relpath, tool_version=str(tool))
+                   input_relpath=relpath, tool_version=str(tool), landmark_rules=tuple(rules))
 
 
 def _rows_array(r: _Reader, values: list) -> np.ndarray:

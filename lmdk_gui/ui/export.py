@@ -126,11 +126,13 @@ class ExportDialog(QDialog):
 
     def __init__(self, snapshot: Snapshot, default_scheme: str, start_dir: str, parent=None, *,
                  average: AverageResult | Mapping[str, RunStats] | None = None,
-                 preview: Mapping[str, SchemePreview] | None = None, error_field: str | None = None) -> None:
+                 preview: Mapping[str, SchemePreview] | None = None, error_field: str | None = None,
+                 landmark_rules: frozenset[str] = frozenset()) -> None:
         """``average`` / ``preview``: the session's R-run average and preview for this snapshot (default:
         ``snapshot.extra["average"]`` / ``["preview"]``); without them the table says they are computing and
         :meth:`set_advice` fills it in later. ``error_field`` None ranks by the error of what will be
-        published: ``"mae_denoised"`` while the Denoise box is checked, ``"mae"`` otherwise."""
+        published: ``"mae_denoised"`` while the Denoise box is checked, ``"mae"`` otherwise.
+        ``landmark_rules``: the suggestion rules the landmarks come from (``Session.landmark_rules``)."""
         super().__init__(parent)
         self.setObjectName("exportDialog")
         self.setWindowTitle("Export protected CSV")
@@ -147,6 +149,15 @@ class ExportDialog(QDialog):
         self.republish_warning.setWordWrap(True)
         self.republish_warning.setStyleSheet("color: #a05a00;")
         form.addRow("", self.republish_warning)
+        rules = ", ".join(sorted(landmark_rules))
+        self.rule_warning = QLabel(f"⚠ These landmarks were found by a rule on the values ({rules}): wherever a "
+                                   "release shows where they are, it shows which events passed the rule. The "
+                                   "file's metadata says so.")
+        self.rule_warning.setObjectName("exportRuleWarning")
+        self.rule_warning.setWordWrap(True)
+        self.rule_warning.setStyleSheet("color: #a05a00;")
+        self.rule_warning.setVisible(bool(rules))
+        form.addRow("", self.rule_warning)
 
         stem = Path(snapshot.series.source.path).stem if snapshot.series.source else snapshot.series.name
         self.path_edit = QLineEdit(str(Path(start_dir) / f"{stem}_protected.csv"))

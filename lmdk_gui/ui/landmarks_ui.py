@@ -809,7 +809,8 @@ class SuggestionPanel(QWidget):
         before = self.session.landmarks
         rows = self.proposal if mode == "replace" else np.union1d(before, self.proposal)
         verb = "replace" if mode == "replace" else "add"
-        self.session.set_landmarks(rows, text=f"Suggest: {describe(self.rule, self.params())} ({verb})")
+        rules = frozenset({self.rule.label}) | (self.session.landmark_rules if mode == "add" else frozenset())
+        self.session.set_landmarks(rows, text=f"Suggest: {describe(self.rule, self.params())} ({verb})", rules=rules)
         changed = not np.array_equal(self.session.landmarks, before)
         msg = (f"{self.session.landmarks.size:,} landmarks after applying {self.rule.label.lower()}"
                if changed else "The proposal is already the landmark set; nothing changed.")
@@ -1071,7 +1072,9 @@ class LandmarksUI(QObject):
         if mode not in ("replace", "add"):
             raise ValueError(f"mode must be 'replace' or 'add', got {mode!r}")
         target = rows if mode == "replace" else np.union1d(s.landmarks, rows)
-        s.set_landmarks(target, text=f"Import {Path(path).name} ({mode})")
+        # (a replacing file's landmarks are of unknown origin: no rule is said of them)
+        s.set_landmarks(target, text=f"Import {Path(path).name} ({mode})",
+                        rules=frozenset() if mode == "replace" else None)
         self.window.statusBar().showMessage(f"Imported {rows.size:,} landmarks from {path}", 8000)
         self.imported.emit(int(s.landmarks.size))
         return True

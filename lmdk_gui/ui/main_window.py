@@ -829,7 +829,8 @@ class MainWindow(QMainWindow):
         focus = self.metrics_table.selected_scheme() or "adaptive"
         start = read_setting(self._settings, "lastExportDir", "", str) or str(Path.home())
         s = self.session
-        dlg = ExportDialog(s.snapshot(), focus, start, self, average=s.average, preview=s.preview)
+        dlg = ExportDialog(s.snapshot(), focus, start, self, average=s.average, preview=s.preview,
+                           landmark_rules=s.landmark_rules)
         # The R-run average may still be computing: the dialog's advice fills in when it arrives.
         fill = lambda: dlg.set_advice(s.average, s.preview)  # noqa: E731
         s.metricsChanged.connect(fill)
@@ -866,7 +867,8 @@ class MainWindow(QMainWindow):
         opts = ExportOptions(scheme=scheme, include_budget=include_budget, include_flags=include_flags, seed=seed,
                              backend=backend, force=force, chunk_rows=16384,
                              include_input_name=include_input_name, verbatim_labels=verbatim_labels,
-                             denoise=self.session.settings.denoise if denoise is None else bool(denoise))
+                             denoise=self.session.settings.denoise if denoise is None else bool(denoise),
+                             landmarks_rule=", ".join(sorted(self.session.landmark_rules)) or None)
         job = ExportJob(self.session.snapshot(), path, opts, self)
         self.export_job = job
         job.progress.connect(self._export_progress)

@@ -238,7 +238,8 @@ class ProjectUI(QObject):
             return False
         p = Path(path)
         try:
-            project = Project.from_series(series, s.landmarks, s.settings, seed=s.seed, view=self.view_state())
+            project = Project.from_series(series, s.landmarks, s.settings, seed=s.seed, view=self.view_state(),
+                                          landmark_rules=s.landmark_rules)
             save_project(p, project)
         except (OSError, ValueError) as e:
             msg = f"{p}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
@@ -374,7 +375,8 @@ class ProjectUI(QObject):
         s = self.session
         self._opening = True
         try:
-            s.set_series(series, landmarks=rows, settings=project.settings, seed=project.seed)
+            s.set_series(series, landmarks=rows, settings=project.settings, seed=project.seed,
+                         landmark_rules=frozenset(project.landmark_rules) if rows.size else frozenset())
         except ValueError as e:
             self._fail("Cannot open the project", f"{path.name}: {e}")
             return False

@@ -117,12 +117,13 @@ class _LandmarkEdit(QUndoCommand):
     from a command the stack owns in C++ back to the session made a cycle whose collection crashed."""
 
     def __init__(self, session: Session, after: np.ndarray, added: np.ndarray, removed: np.ndarray,
-                 text: str) -> None:
+                 text: str, rules: tuple[frozenset[str], frozenset[str]]) -> None:
         super().__init__(text)
         self._session_ref = weakref.ref(session)
         self._added = added
         self._removed = removed
         self._first: np.ndarray | None = after  # the push's redo applies it as it is
+        self._rules_before, self._rules_after = rules
 
     def redo(self) -> None:
         session = self._session_ref()
@@ -131,11 +132,13 @@ class _LandmarkEdit(QUndoCommand):
             return
         if after is None:
             after = apply_rows(session.landmarks, self._added, self._removed)
+        session._landmark_rules = self._rules_after
         session._apply_landmarks(after)
 
     def undo(self) -> None:
         session = self._session_ref()
         if session is not None:
+            session._landmark_rules = self._rules_before
             session._apply_landmarks(apply_rows(session.landmarks, self._removed, self._added))
 
 
@@ -181,6 +184,8 @@ class Session(QObject):
         super().__init__(parent)
         self.series: Series | None = None
         self._landmarks = np.zeros(0, dtype=np.int64)
+        # the suggestion rules whose proposals are in the landmark set (see landmark_rules)
+        self._landmark_rules: frozenset[str] = frozenset()
         self._settings = PrivacySettings()
         self._seed = 1
         self._runs = 20
@@ -323,14 +328,16 @@ class Session(QObject):
 
     # ---------------------------------------------------------------------------------- series
     def set_series(self, series: Series, *, landmarks=None, settings: PrivacySettings | None = None,
-                   seed: int | None = None) -> None:
-        """Replace the series (and optionally landmarks/settings/seed) in one step; clears undo history."""
+                   seed: int | None = None, landmark_rules: frozenset[str] = frozenset()) -> None:
+        """Replace the series (and optionally landmarks/settings/seed, and the rules those landmarks come from:
+        :attr:`landmark_rules`) in one step; clears undo history."""
         if settings is not None:
             settings.validate()
         lm = _own(normalize_landmarks(landmarks, series.n), landmarks) if landmarks is not None else \
             np.zeros(0, np.int64)
         self.series = series
         self._landmarks = _frozen(lm)
+        self._landmark_rules = landmark_rules
         if settings is not None:
             self._settings = settings
         elif series.kind != "categorical" and self._settings.categories is not None:
@@ -376,9 +383,19 @@ class Session(QObject):
         self.preview_plain = self.preview if same else strip(self.preview_plain)
         self._stale_denoised = frozenset(LANDMARK_SCHEMES)
 
-    def _edit(self, after: np.ndarray, text: str, diff: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
+    @property
+    def landmark_rules(self) -> frozenset[str]:
+        """The labels of the suggestion rules whose proposals are in the landmark set (applied, or added to,
+        and not replaced since): landmarks found from the values tell about them wherever a release shows
+        where they are, which the export says (``ExportOptions.landmarks_rule``). Follows undo and redo; an
+        emptied set, a new series and a replacing landmark file start again with none."""
+        return self._landmark_rules
+
+    def _edit(self, after: np.ndarray, text: str, diff: tuple[np.ndarray, np.ndarray] | None = None,
+              rules: frozenset[str] | None = None) -> bool:
         """Push one undo step from the current landmarks to ``after``; ``diff`` = (added, removed) when the
-        caller knows it (a toggle), else it is computed here."""
+        caller knows it (a toggle), else it is computed here; ``rules``: the set's rules afterwards (None: the
+        same ones, none for an empty set)."""
         if self.series is None:
             return False
         before = self._landmarks
@@ -386,7 +403,9 @@ class Session(QObject):
             return False
         if diff is None:
             diff = (np.setdiff1d(after, before, assume_unique=True), np.setdiff1d(before, after, assume_unique=True))
-        self.undo_stack.push(_LandmarkEdit(self, after, *diff, text))
+        if rules is None:
+            rules = self._landmark_rules if after.size else frozenset()
+        self.undo_stack.push(_LandmarkEdit(self, after, *diff, text, (self._landmark_rules, rules)))
         return True
 
     def toggle_landmark(self, row: int) -> bool:
@@ -405,10 +424,11 @@ class Session(QObject):
         self._edit(np.insert(lm, i, row), f"Mark event {row}", (one, none))
         return True
 
-    def set_landmarks(self, rows, text: str = "Set landmarks") -> None:
+    def set_landmarks(self, rows, text: str = "Set landmarks", rules: frozenset[str] | None = None) -> None:
+        """``rules``: the suggestion rules the new set comes from (:attr:`landmark_rules`; None: unchanged)."""
         if self.series is None:
             raise RuntimeError("no series is open")
-        self._edit(_own(normalize_landmarks(rows, self.series.n), rows), text)
+        self._edit(_own(normalize_landmarks(rows, self.series.n), rows), text, rules=rules)
 
     def add_range(self, first: int, last: int) -> None:
         """Mark every event in rows first..last (inclusive) — one undo step."""

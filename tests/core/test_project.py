@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -54,8 +55,12 @@ def test_round_trip(tmp_path, data_file):
     back = load_project(out)
     assert back == proj
     assert back.settings == SETTINGS and back.seed == 7 and back.view == VIEW
-    assert back.landmarks.tolist() == [3, 10, 50]
+    assert back.landmarks.tolist() == [3, 10, 50] and back.landmark_rules == ()
     np.testing.assert_array_equal(back.landmark_times, series.times[[3, 10, 50]])
+    ruled = dataclasses.replace(proj, landmark_rules=("Value threshold",))  # the rules the landmarks come from
+    save_project(out, ruled)
+    assert load_project(out) == ruled and load_project(out) != proj
+    save_project(out, proj)
     assert back.input_relpath == "../data/energy.csv"
     assert back.columns == ColumnChoice(time_col="timestamp", value_col="kwh", kind="numeric")
     assert back.rows == series.n == 744

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -358,3 +360,43 @@ def test_panel_switches_rule_when_the_kind_changes(qtbot, window):
     assert [panel.rule_combo.itemData(i) for i in range(panel.rule_combo.count())] == ["stay"]
     qtbot.waitUntil(panel.is_current, timeout=WAIT)
     assert panel.proposal.size == sugg.count(window.session.series, "stay")[0]
+
+
+def test_landmarks_from_a_rule_are_said_so_in_the_export_and_follow_undo(qtbot, window, tmp_path):
+    """A threshold rule's landmarks tell which hours passed it wherever a release shows where they are: the
+    session keeps which rules its landmark set comes from (through undo and redo, clicks, an emptied set, a
+    replacing landmark file); the export dialog warns, and the sidecar's statement names the rule."""
+    from lmdk_gui.ui.export import ExportDialog
+
+    s = window.session
+    s.set_landmarks([3, 4, 5])
+    assert s.landmark_rules == frozenset()
+    panel = _open(qtbot, window, "threshold", below=0.6, above=None)
+    assert panel.apply("replace")
+    assert s.landmark_rules == {"Value threshold"}
+    s.toggle_landmark(7)  # a click keeps them: most of the set is still the rule's
+    assert s.landmark_rules == {"Value threshold"}
+    s.undo_stack.undo()
+    s.undo_stack.undo()
+    assert s.landmarks.tolist() == [3, 4, 5] and s.landmark_rules == frozenset()
+    s.undo_stack.redo()
+    assert s.landmark_rules == {"Value threshold"}
+    wait_preview(qtbot, window)
+    dlg = ExportDialog(s.snapshot(), "skip", str(tmp_path), window, landmark_rules=s.landmark_rules)
+    qtbot.addWidget(dlg)
+    assert not dlg.rule_warning.isHidden() and "(Value threshold)" in dlg.rule_warning.text()
+    out = tmp_path / "rel.csv"
+    job = window.export_release(out, "skip")
+    qtbot.waitUntil(lambda: not job.is_running(), timeout=60_000)
+    statement = json.loads((tmp_path / "rel.csv.json").read_text())["statement"]
+    assert "the landmarks were found by a rule on these values (Value threshold)" in statement
+    s.clear_landmarks()  # an emptied set starts again with none
+    assert s.landmark_rules == frozenset()
+    s.undo_stack.undo()
+    lm_file = tmp_path / "lm.csv"
+    lm_file.write_text("row\n10\n11\n")
+    assert window.extensions["landmarks_ui"].import_landmarks(lm_file, mode="replace")
+    assert s.landmarks.tolist() == [10, 11] and s.landmark_rules == frozenset()
+    plain = ExportDialog(s.snapshot(), "skip", str(tmp_path), window, landmark_rules=s.landmark_rules)
+    qtbot.addWidget(plain)
+    assert plain.rule_warning.isHidden()

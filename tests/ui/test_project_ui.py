@@ -391,3 +391,17 @@ def test_an_extension_state_that_is_not_json_is_left_out(qtbot, new_window, data
     assert _pui(w).save_to(path)
     exts = json.loads(path.read_text())["view"]["extensions"]
     assert "bad" not in exts and exts["good"] == {"y": 1}
+
+
+def test_the_rules_the_landmarks_come_from_are_saved_and_reopened(qtbot, new_window, data_copy, tmp_path):
+    """A project of landmarks a rule found reopens with that said (its exports name the rule); the file keeps
+    the rule's label only, as private as the landmarks beside it."""
+    w1 = new_window(data_copy)
+    w1.session.set_landmarks([5, 6], rules=frozenset({"Value threshold"}))
+    path = tmp_path / "r.lmdk.json"
+    assert _pui(w1).save_to(path)
+    assert json.loads(path.read_text())["landmarks"]["rules"] == ["Value threshold"]
+    w2 = new_window()
+    with qtbot.waitSignal(w2.session.previewChanged, timeout=WAIT):
+        assert _pui(w2).open_project(path)
+    assert w2.session.landmarks.tolist() == [5, 6] and w2.session.landmark_rules == {"Value threshold"}
