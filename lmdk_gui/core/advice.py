@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .mechanisms import haversine
-from .metrics import RunStats
+from .metrics import RunStats, readable_number
 from .series import Series
 from .settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
 
@@ -96,7 +96,7 @@ def fmt(value: float, unit: str) -> str:
     if not math.isfinite(value):
         return "—"
     u = "" if unit in ("", "share", "mismatch rate") else f" {unit}"
-    return f"{value:.3g}{u}"
+    return f"{readable_number(value, 3)}{u}"
 
 
 def noise_warning(error: float, series: Series, settings: PrivacySettings, unit: str,

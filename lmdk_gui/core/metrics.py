@@ -11,6 +11,7 @@ case: they are excluded from the mean but reported through ``missing_share``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -139,6 +140,21 @@ def relative_error(series: Series, release: Release) -> float | None:
     if denom == 0.0:
         return None
     return mae(series, release) / denom
+
+
+def readable_number(x: float | None, digits: int = 4) -> str:
+    """An error or a spread for people, the one way every view writes it: ``digits`` significant digits,
+    never an exponent from 10^``digits`` to 10^9 ("4420", "430,647" rather than "4.42e+03", "4.31e+05": GPS
+    errors in metres), "—" for none."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    # the ranges are those of the rounded value: 99.7 at two digits is 100, which "g" writes "1e+02"
+    r = float(f"{x:.{digits}g}")
+    if 1e4 <= abs(r) < 1e9:
+        return f"{x:,.0f}" if digits >= 4 else f"{r:,.0f}"
+    if 10 ** digits <= abs(r) < 1e4:  # e.g. 690 rather than 6.9e+02
+        return f"{r:.0f}"
+    return f"{x:.{digits}g}"
 
 
 def unit_label(series: Series) -> str:

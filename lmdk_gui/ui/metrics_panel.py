@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QTableWidgetItem
 
-from ..core.metrics import unit_label
+from ..core.metrics import readable_number, unit_label
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
 from .session import Session
 from .tables import FittedTable
@@ -38,18 +38,7 @@ PLAIN_COLUMNS = (7, 8)
 DENOISED_COLUMNS = (9, 10)
 
 
-def fmt(x: float | None, digits: int = 4) -> str:
-    """``digits`` significant digits; large numbers (metres of GPS error) as grouped integers, which read
-    better than 2.497e+05 in a narrow column."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    # the ranges are those of the rounded value: 99.7 at two digits is 100, which "g" writes "1e+02"
-    r = float(f"{x:.{digits}g}")
-    if 1e4 <= abs(r) < 1e9:
-        return f"{x:,.0f}" if digits >= 4 else f"{r:,.0f}"
-    if 10 ** digits <= abs(r) < 1e4:  # e.g. 690 rather than 6.9e+02
-        return f"{r:.0f}"
-    return f"{x:.{digits}g}"
+fmt = readable_number  # (the metrics' numbers are written as everywhere else)
 
 
 class MetricsTable(FittedTable):

@@ -29,7 +29,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QTransform
 
-from ..core.metrics import unit_label
+from ..core.metrics import readable_number, unit_label
 from ..core.priority import HELPER, lower_this_thread
 from ..core.series import Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
@@ -1080,7 +1080,8 @@ class PreviewPlot(_Rows):
             else:
                 unit = unit_label(self.series)
                 # raw → denoised (the tooltip says so): short enough for the note column at 1280 px
-                lines.append(f"error {mae:.3g} → {den:.3g} {unit}" if shown else f"mean error {mae:.3g} {unit}")
+                raw = readable_number(mae, 3)  # (not "4.42e+03 m": a GPS error)
+                lines.append(f"error {raw} → {readable_number(den, 3)} {unit}" if shown else f"mean error {raw} {unit}")
         off = n_above + n_below
         if off:
             arrows = " ".join(t for t in (f"▲{n_above:,}" if n_above else "", f"▼{n_below:,}" if n_below else "")

@@ -695,3 +695,25 @@ def test_a_long_status_message_is_elided_in_the_middle_not_cut_under_the_counts(
     window.export_progress.hide()
     sb.showMessage("Opened a.csv")  # a short one is shown whole
     assert super(type(sb), sb).currentMessage() == "Opened a.csv" and sb.toolTip() == ""
+
+
+def test_the_preview_notes_and_the_advice_write_large_errors_as_the_metrics_do(qtbot):
+    """GPS errors of thousands of metres read "error 4.42e+03 → 377 m" in the preview notes (and "4.42e+03 m"
+    in the export advice and the What-ε tab) while the metrics table below wrote 4424: one formatter for all."""
+    from lmdk_gui.core.advice import fmt as advice_fmt
+    from lmdk_gui.core.metrics import readable_number
+    from lmdk_gui.ui import MainWindow
+
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+        assert w.open_series(SAMPLES / "gps_bus_limerick.csv")
+    w.resize(1280, 800)
+    w.show()
+    w.session.set_epsilon(0.05)  # errors of thousands of metres
+    wait_denoised(qtbot, w)
+    notes = [w.preview_plot.note_text(s) for s in ("uniform", "skip", "adaptive", "balanced")]
+    assert not any("e+" in t for t in notes), notes
+    mae = w.session.preview["uniform"].mae
+    assert mae >= 1000 and f"error {readable_number(mae, 3)} → " in notes[0]
+    assert advice_fmt(4424.0, "m") == "4420 m" and advice_fmt(0.5512, "kWh") == "0.551 kWh"
