@@ -21,6 +21,7 @@ class ElidingStatusBar(QStatusBar):
         self._permanent: list[QWidget] = []
         self._full = ""
         self._until: float | None = None  # when a timed message ends (monotonic seconds)
+        self.messageChanged.connect(lambda text: text or self.setToolTip(""))  # (cleared, or timed out)
 
     def addPermanentWidget(self, widget: QWidget, stretch: int = 0) -> None:  # noqa: N802 - Qt naming
         self._permanent.append(widget)

@@ -17,6 +17,8 @@ class _WrappingHeader(QHeaderView):
 
     def __init__(self, parent=None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setSectionsClickable(True)  # (as the header QTableView makes for itself)
+        self.setHighlightSections(True)
         self.setDefaultAlignment(Qt.AlignmentFlag(int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap)))
 
     def sectionSizeFromContents(self, logical: int) -> QSize:  # noqa: N802 - Qt naming

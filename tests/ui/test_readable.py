@@ -693,23 +693,22 @@ def test_a_long_status_message_is_elided_in_the_middle_not_cut_under_the_counts(
     narrower = super(type(sb), sb).currentMessage()
     assert sb.fontMetrics().horizontalAdvance(narrower) <= window.export_progress.geometry().left() - sb.GAP
     window.export_progress.hide()
+    sb.showMessage(full)
+    sb.clearMessage()  # no tooltip of a message no longer shown
+    assert sb.currentMessage() == "" and sb.toolTip() == ""
     sb.showMessage("Opened a.csv")  # a short one is shown whole
     assert super(type(sb), sb).currentMessage() == "Opened a.csv" and sb.toolTip() == ""
 
 
-def test_the_preview_notes_and_the_advice_write_large_errors_as_the_metrics_do(qtbot):
+def test_the_preview_notes_and_the_advice_write_large_errors_as_the_metrics_do(qtbot, window):
     """GPS errors of thousands of metres read "error 4.42e+03 → 377 m" in the preview notes (and "4.42e+03 m"
     in the export advice and the What-ε tab) while the metrics table below wrote 4424: one formatter for all."""
     from lmdk_gui.core.advice import fmt as advice_fmt
     from lmdk_gui.core.metrics import readable_number
-    from lmdk_gui.ui import MainWindow
 
-    w = MainWindow(load_default=False)
-    qtbot.addWidget(w)
+    w = window
     with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
         assert w.open_series(SAMPLES / "gps_bus_limerick.csv")
-    w.resize(1280, 800)
-    w.show()
     w.session.set_epsilon(0.05)  # errors of thousands of metres
     wait_denoised(qtbot, w)
     notes = [w.preview_plot.note_text(s) for s in ("uniform", "skip", "adaptive", "balanced")]
