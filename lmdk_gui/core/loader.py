@@ -1738,10 +1738,8 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
         notes.append("the file has a header but no data rows")
     id_col = suggest_id_column(sample)
     guess, more_notes, problems = _detect(sample, ctx, id_col=id_col)
-    if id_col is not None:
-        k = int(sample[id_col].nunique())
-        more_notes.insert(0, f"'{id_col}' looks like a person id column ({k:,} id{'' if k == 1 else 's'} in the "
-                          f"first {len(sample):,} rows): one person's rows are read at a time")
+    if id_col is not None:  # (not "1 id in the first 200 rows" beside the dialog's count of the whole file)
+        more_notes.insert(0, f"'{id_col}' looks like a person id column: one person's rows are read at a time")
     if guess.pair_cols is not None:
         problems.append(_person_problem(guess.pair_cols, None))
     t = sample[guess.time_col] if raw.sheet and guess.time_col in sample.columns else None
