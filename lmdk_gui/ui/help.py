@@ -33,7 +33,9 @@ WORKFLOW = (
                       "import dialog shows the first rows; check the time column, the value column and the kind "
                       "(number, location, label)."),
     ("Mark the landmarks", "Click an event on the top plot to mark or unmark it; Shift-drag marks a time range, "
-                           "Ctrl-drag unmarks one. Landmarks › Suggest proposes landmarks from simple rules."),
+                           "Ctrl-drag unmarks one. Landmarks › Suggest proposes landmarks from simple rules. A "
+                           "release shows where its landmarks are unless dummy landmarks hide them, so landmarks "
+                           "a rule found from your values tell which events passed it."),
     ("Set the privacy budget", "In the Settings dock on the left: ε, and Δ (numbers) or r (locations)."),
     ("Compare the schemes", "The budget bars show how each scheme spends ε over time, the preview shows a noisy "
                             "release beside the original, the metrics table shows the error and checks the "
