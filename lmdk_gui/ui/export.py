@@ -39,14 +39,17 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
 
 from ..core import advice, ledger
@@ -140,8 +143,19 @@ class ExportDialog(QDialog):
         self._fixed_error_field = error_field
         self.setMinimumWidth(640)
         lay = QVBoxLayout(self)
-        form = QFormLayout()
-        lay.addLayout(form)
+        # The choices scroll when the dialog would be taller than the screen (its notes, the key's and a rule's
+        # warnings made it ≈ 850 px: at 1280×800 Export was off the screen); the guarantee and the buttons stay.
+        self._body = QWidget()
+        self._body.setObjectName("exportBody")
+        form = QFormLayout(self._body)
+        form.setContentsMargins(0, 0, 0, 0)
+        self._scroll = QScrollArea()
+        self._scroll.setObjectName("exportScroll")
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._scroll.setWidget(self._body)
+        lay.addWidget(self._scroll, 1)
 
         self._build_scheme_chooser(form, default_scheme)
         self.republish_warning = QLabel(f"⚠ {REPUBLISH_WARNING} (Dummy landmarks panel).")
@@ -257,12 +271,21 @@ class ExportDialog(QDialog):
         return done
 
     def _fit_height(self) -> None:
-        """Grow to the height the contents need at this width. A window is not grown by its layout's height
-        for width: at the minimum height the wrapped notes were drawn over the advice table (640×556, the
-        notes needing 710), also when a note appears or the table fills in later."""
-        need = self.layout().totalHeightForWidth(self.width())
-        if need > self.height():
-            self.resize(self.width(), need)
+        """Grow to the height the contents need at this width, up to the screen's: a window is not grown by
+        its layout's height for width (at the minimum height the wrapped notes were drawn over the advice
+        table: 640×556, the notes needing 710), also when a note appears or the table fills in later. Past the
+        screen's height the choices scroll."""
+        body = self._body.layout().totalHeightForWidth(self._scroll.viewport().width())
+        need = self.height() - self._scroll.viewport().height() + body
+        screen = self.screen()
+        room = screen.availableGeometry().height() - 40 if screen is not None else need  # (the title bar)
+        target = min(need, max(room, self.minimumSizeHint().height()))
+        if target > self.height():
+            self.resize(self.width(), target)
+        if screen is not None and self.isVisible():  # grown downwards from where it was centred: back on screen
+            frame, avail = self.frameGeometry(), screen.availableGeometry()
+            if frame.bottom() > avail.bottom():
+                self.move(frame.x(), max(avail.top(), avail.bottom() - frame.height()))
 
     # ----------------------------------------------------------------------------- scheme chooser
     def _build_scheme_chooser(self, form: QFormLayout, default_scheme: str) -> None:

@@ -290,7 +290,7 @@ def _overlaps(dlg) -> list[str]:
     """The shown fields of the dialog's form that start above the end of the one before them."""
     from PySide6.QtWidgets import QFormLayout
 
-    form = dlg.layout().itemAt(0).layout()
+    form = dlg._body.layout()
     shown = [it.widget() for r in range(form.rowCount())
              if (it := form.itemAt(r, QFormLayout.ItemRole.FieldRole)) is not None and it.widget() is not None
              and it.widget().isVisible()]
@@ -311,8 +311,38 @@ def test_dialog_is_tall_enough_for_its_notes(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: not _overlaps(dlg))
     assert dlg.advice_caption.y() > dlg.advice_table.geometry().bottom()
     dlg.use_seed.setChecked(True)  # the key's warning appears
-    qtbot.waitUntil(lambda: dlg.seed_warning.isVisible() and not _overlaps(dlg)
-                    and dlg.height() >= dlg.layout().totalHeightForWidth(dlg.width()))
+    room = dlg.screen().availableGeometry().height() - 40
+
+    def fitted() -> bool:  # the choices shown whole, or the dialog as tall as the screen allows (they scroll)
+        body = dlg._body.layout().totalHeightForWidth(dlg._scroll.viewport().width())
+        return dlg._scroll.viewport().height() >= body or dlg.height() >= room
+
+    qtbot.waitUntil(lambda: dlg.seed_warning.isVisible() and not _overlaps(dlg) and fitted())
+    assert dlg.height() <= max(room, dlg.minimumSizeHint().height())
+
+
+def test_the_dialog_never_grows_past_the_screen_its_choices_scroll(qtbot, window, tmp_path):
+    """With its notes, the key's warning and a rule's warning the dialog needed ≈ 850 px: on a 1280×800 screen
+    Export was below the screen's edge. The dialog stops at the screen's height; the choices scroll above the
+    guarantee and the buttons, which stay in view."""
+    s = window.session
+    s.set_landmarks(range(100, 140), rules=frozenset({"Value threshold"}))
+    qtbot.waitUntil(lambda: s.average is not None and s.is_preview_current(), timeout=60_000)
+    dlg = ExportDialog(s.snapshot(), "skip", str(tmp_path), window, average=s.average, preview=s.preview,
+                       landmark_rules=s.landmark_rules)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    dlg.use_seed.setChecked(True)
+    dlg.include_budget.setChecked(True)  # every note at once
+    room = dlg.screen().availableGeometry().height() - 40
+    body = lambda: dlg._body.layout().totalHeightForWidth(dlg._scroll.viewport().width())  # noqa: E731
+    qtbot.waitUntil(lambda: dlg.height() >= min(room, dlg.height() - dlg._scroll.viewport().height() + body()))
+    assert body() > dlg._scroll.viewport().height() and dlg.height() <= room  # more than fits: it scrolls
+    assert dlg._scroll.verticalScrollBar().maximum() > 0
+    for w in (dlg.export_button, dlg.summary):  # the guarantee and Export stay inside the dialog, on screen
+        assert w.isVisible() and w.geometry().bottom() <= dlg.height()
+    assert dlg.frameGeometry().bottom() <= dlg.screen().availableGeometry().bottom()
 
 
 def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, monkeypatch):
