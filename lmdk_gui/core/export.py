@@ -120,8 +120,8 @@ class ExportOptions:
     reexport_of: str | None = None
     # Post-processing (issue 12): write the denoised release instead of the raw one (see _post_process).
     denoise: bool = True
-    # The label of the suggestion rule that found the landmarks on this series' own values (Export all persons
-    # with a rule): the statement says that where the landmarks are tells about the values.
+    # The label(s) of the suggestion rule(s) that found the landmarks on this series' own values (the app's
+    # Session.landmark_rules, a batch's --rule): the statement says that where they are tells about the values.
     landmarks_rule: str | None = None
 
 
