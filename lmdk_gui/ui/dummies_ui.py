@@ -42,7 +42,7 @@ from ..core.dummies import (
     UTILITIES,
     DummySettings,
 )
-from .theme import DUMMY_COLOR, count_noun, darker
+from .theme import DUMMY_COLOR, count_noun, darker, share
 
 GENERATOR_ITEMS = {
     "partitioned": "Partitioned (default)",
@@ -214,10 +214,9 @@ class HideLandmarksPanel(QScrollArea):
             return
         n = s.n
         k = sel.landmarks.size - sel.dummies.size
-        pct = 100 * sel.landmarks.size / n if n else 0.0
         lines = [
             f"<b>{sel.dummies.size:,}</b> dummies added to {count_noun(k, 'landmark')}",
-            f"protected together: <b>{sel.landmarks.size:,}</b> of {n:,} events ({pct:.1f}%)",
+            f"protected together: <b>{sel.landmarks.size:,}</b> of {n:,} events ({share(sel.landmarks.size, n)})",
             f"ε spent on choosing the dummies: <b>{sel.epsilon_selection:.4g}</b> · left for the release: "
             f"<b>{sel.epsilon_remaining:.4g}</b>",
         ]

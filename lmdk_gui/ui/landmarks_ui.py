@@ -54,7 +54,7 @@ from ..core.landmark_files import read_landmark_file, write_landmark_file
 from ..core.series import LoadError, Series
 from .plots import PassiveScatter, step_runs
 from .runner import LatestOnlyRunner
-from .theme import darker, rgba
+from .theme import darker, rgba, share
 
 #: Proposal highlight: a teal used by no scheme, not by landmarks (red) and not by dummies (pink).
 PROPOSAL_COLOR = (23, 170, 190)
@@ -264,8 +264,7 @@ class LabelsField(QWidget):
         for code in np.argsort(-freq, kind="stable"):
             label = cats[int(code)]
             f = int(freq[code])
-            pct = 100.0 * f / series.n if series.n else 0.0
-            item = QListWidgetItem(f"{label}    {f:,} events ({pct:.1f} %)")
+            item = QListWidgetItem(f"{label}    {f:,} events ({share(f, series.n)})")
             item.setData(Qt.ItemDataRole.UserRole, label)
             item.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
             item.setCheckState(Qt.CheckState.Checked if label in chosen else Qt.CheckState.Unchecked)
@@ -722,9 +721,8 @@ class SuggestionPanel(QWidget):
         assert self.proposal is not None and self.series is not None
         n = self.series.n
         k = int(self.proposal.size)
-        pct = 100.0 * k / n if n else 0.0
         self._set_count_text(f"<b style='font-size:11pt'>{k:,}</b> of {n:,} events "
-                             f"(<b>{pct:.1f} %</b>) would be landmarks")
+                             f"(<b>{share(k, n)}</b>) would be landmarks")
         self.apply_button.setEnabled(True)
         if self._active:
             self.overlay.show(self.proposal)

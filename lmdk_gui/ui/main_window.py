@@ -57,7 +57,7 @@ from .session import Session
 from .settings_panel import SettingsPanel
 from .startup import clean_load_options, read_setting, restore_window, save_window, write_options
 from .statusbar import ElidingStatusBar
-from .theme import count_noun
+from .theme import count_noun, share
 
 if TYPE_CHECKING:  # imported where first used: the first paint needs neither dialog (cold start, issue 15)
     from .export import ExportJob
@@ -728,7 +728,7 @@ class MainWindow(QMainWindow):
         n = s.n
         k = int(s.landmarks.size)
         _set_status(self.status_events, count_noun(n, "event"))
-        _set_status(self.status_landmarks, f"{count_noun(k, 'landmark')} ({100 * k / n:.1f}%)" if n else "no landmarks")
+        _set_status(self.status_landmarks, f"{count_noun(k, 'landmark')} ({share(k, n)})" if n else "no landmarks")
         if s.preview and s.is_preview_current():
             bad = [SCHEME_LABELS[x] for x in LANDMARK_SCHEMES if not s.preview[x].guarantee.holds]
             if bad:

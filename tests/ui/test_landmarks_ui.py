@@ -97,7 +97,7 @@ def test_threshold_live_count_highlight_apply_replace_add_and_undo(qtbot, window
     k, pct = sugg.count(series, "threshold", below=0.6)
     assert np.array_equal(panel.proposal, expected) and panel.proposal.size == k
     text = panel.count_label.text()
-    assert f"{k:,}" in text and f"{pct:.1f} %" in text
+    assert f"{k:,}" in text and f"{pct:.1f}%" in text
     # the proposal is highlighted (band and rings on the series plot) before anything is applied
     ov = panel.overlay
     assert ov.shown and ov.band in window.series_plot.getPlotItem().items
@@ -182,7 +182,7 @@ def test_stay_points_on_the_gps_track(qtbot, make_window):
     panel = _open(qtbot, w, "stay", distance_m=50.0, duration_min=1.0)
     k, pct = sugg.count(s.series, "stay", distance_m=50.0, duration_min=1.0)
     assert panel.proposal.size == k == 238
-    assert f"{pct:.1f} %" in panel.count_label.text()
+    assert f"{pct:.1f}%" in panel.count_label.text()
     # for a location series the proposal is also drawn on the track map
     assert panel.overlay.track_rings in w.track_plot.getPlotItem().items
     assert panel.apply("replace")

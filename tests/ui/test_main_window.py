@@ -248,3 +248,17 @@ def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, win
     with qtbot.waitSignal(s.denoisedChanged, timeout=10_000):
         check.setChecked(True)
     np.testing.assert_array_equal(s.preview["skip"].denoised_values, ref.values)
+
+
+def test_one_landmark_of_thousands_is_not_zero_percent(qtbot, window):
+    """The status bar read "1 landmark (0.0%)" for one of 2,144 events: a share that rounds to 0 or 100 % but
+    is not is written "<0.1%" / ">99.9%", there and in the suggestion and dummy counts."""
+    from lmdk_gui.ui.theme import share
+
+    s = window.session
+    with qtbot.waitSignal(s.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")  # 2,144 events
+    s.set_landmarks([5])
+    assert "1 landmark (<0.1%)" in window.status_landmarks.text()
+    assert share(1, 2144) == "<0.1%" and share(2143, 2144) == ">99.9%" and share(0, 10) == "0.0%"
+    assert share(10, 10) == "100.0%" and share(74, 744) == "9.9%"
