@@ -25,7 +25,7 @@ import json
 import numpy as np
 
 from ..core import accuracy, advice
-from ..core.metrics import unit_label
+from ..core.metrics import share, unit_label
 from ..core.preview import NoiseCache, Snapshot, compute_average, compute_preview
 from ..core.release import normalize_landmarks
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_table(args, sel, rows: list[dict], info: dict | None, unit: str, best: str | None) -> None:
     n = sel.series.n
     print(f"{args.input}: {n} events, {len(sel.landmarks)} landmarks "
-          f"({100 * len(sel.landmarks) / max(n, 1):.1f}%), ε = {sel.settings.epsilon:g}, MAE over {args.runs} runs")
+          f"({share(len(sel.landmarks), n)}), ε = {sel.settings.epsilon:g}, MAE over {args.runs} runs")
     if info is not None:
         print(f"dummy landmarks: {info['generator']}, {info['utility']} utility, ε_sel = "
               f"{info['epsilon_selection']:.4g} ({100 * info['share']:g}% of ε); the '+ dummies' lines use L' and "

@@ -20,6 +20,7 @@ from ..core.correlation import (
     no_correlation_value,
     read_matrix_file,
 )
+from ..core.metrics import share
 from ..core.noise import UnitNoise
 from ..core.release import compute_all
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                           "seed": args.seed, "correlation": corr, "schemes": rows}, indent=2))
         return 0
     print(f"{args.input}: {n} events, {len(sel.landmarks)} landmarks "
-          f"({100 * len(sel.landmarks) / max(n, 1):.1f}%), ε = {sel.settings.epsilon:g}; "
+          f"({share(len(sel.landmarks), n)}), ε = {sel.settings.epsilon:g}; "
           f"correlation: {model.description}")
     head = f"{'scheme':<12} {'max landmark TPL':>17} {'at row':>7} {'without corr.':>14} {'ε':>8}"
     print(head)

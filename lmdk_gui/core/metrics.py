@@ -157,6 +157,17 @@ def readable_number(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
+def share(k: int, n: int) -> str:
+    """k of n as a percentage for people: "9.9%", never "0.0%" for one landmark of 2,144 ("<0.1%") nor
+    "100.0%" for all but one (">99.9%")."""
+    pct = 100.0 * k / n if n else 0.0
+    if 0 < k and pct < 0.05:
+        return "<0.1%"
+    if k < n and pct >= 99.95:
+        return ">99.9%"
+    return f"{pct:.1f}%"
+
+
 def unit_label(series: Series) -> str:
     """The errors' unit: a numeric series' own, else what its value column's name says (the sidecar's
     :func:`~.writers.value_units`: "kwh" → kWh, "Verbrauch (kWh)" → kWh), else that name."""

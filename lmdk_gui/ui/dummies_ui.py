@@ -42,7 +42,8 @@ from ..core.dummies import (
     UTILITIES,
     DummySettings,
 )
-from .theme import DUMMY_COLOR, count_noun, darker, share
+from ..core.metrics import share
+from .theme import DUMMY_COLOR, count_noun, darker
 
 GENERATOR_ITEMS = {
     "partitioned": "Partitioned (default)",

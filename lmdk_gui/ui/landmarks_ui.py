@@ -51,10 +51,11 @@ from PySide6.QtWidgets import (
 
 from ..core import suggestions as sugg
 from ..core.landmark_files import read_landmark_file, write_landmark_file
+from ..core.metrics import share
 from ..core.series import LoadError, Series
 from .plots import PassiveScatter, step_runs
 from .runner import LatestOnlyRunner
-from .theme import darker, rgba, share
+from .theme import darker, rgba
 
 #: Proposal highlight: a teal used by no scheme, not by landmarks (red) and not by dummies (pink).
 PROPOSAL_COLOR = (23, 170, 190)

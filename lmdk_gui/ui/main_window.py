@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from ..core import lazyjit
 from ..core.loader import inspect_table, load_series
+from ..core.metrics import share
 from ..core.series import LoadError, Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
 from .dialogs import deleted_after
@@ -57,7 +58,7 @@ from .session import Session
 from .settings_panel import SettingsPanel
 from .startup import clean_load_options, read_setting, restore_window, save_window, write_options
 from .statusbar import ElidingStatusBar
-from .theme import count_noun, share
+from .theme import count_noun
 
 if TYPE_CHECKING:  # imported where first used: the first paint needs neither dialog (cold start, issue 15)
     from .export import ExportJob

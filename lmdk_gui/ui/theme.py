@@ -35,17 +35,6 @@ def darker(color: tuple[int, int, int], factor: float = 0.6) -> tuple[int, int, 
     return (int(r * factor), int(g * factor), int(b * factor))
 
 
-def share(k: int, n: int) -> str:
-    """k of n as a percentage for people: "9.9%", never "0.0%" for one landmark of 2,144 ("<0.1%") nor
-    "100.0%" for all but one (">99.9%")."""
-    pct = 100.0 * k / n if n else 0.0
-    if 0 < k and pct < 0.05:
-        return "<0.1%"
-    if k < n and pct >= 99.95:
-        return ">99.9%"
-    return f"{pct:.1f}%"
-
-
 def count_noun(k: int, word: str, plural: str | None = None) -> str:
     """"1 landmark", "2 landmarks", "1,234 events" (never "1 landmarks")."""
     return f"{k:,} {word if k == 1 else (plural or word + 's')}"

@@ -253,7 +253,7 @@ def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, win
 def test_one_landmark_of_thousands_is_not_zero_percent(qtbot, window):
     """The status bar read "1 landmark (0.0%)" for one of 2,144 events: a share that rounds to 0 or 100 % but
     is not is written "<0.1%" / ">99.9%", there and in the suggestion and dummy counts."""
-    from lmdk_gui.ui.theme import share
+    from lmdk_gui.core.metrics import share
 
     s = window.session
     with qtbot.waitSignal(s.previewChanged, timeout=30_000):
