@@ -65,7 +65,7 @@ from ..core.loader import person_ids
 from ..core.project import ColumnChoice
 from ..core.series import LoadError, Series
 from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
-from .dialogs import deleted_after
+from .dialogs import deleted_after, warning_label
 from .person_chooser import PersonChooser, signals_blocked
 from .plots import load_for_view
 from .runner import LatestOnlyRunner, WorkerJob
@@ -272,10 +272,8 @@ class ExportAllDialog(QDialog):
         self.rule_help.setWordWrap(True)
         self.rule_help.setStyleSheet(_NOTE)
         form.addRow(self.rule_help)
-        self.rule_warning = QLabel(f"⚠ {sugg.RULE_WARNING} Each person's sidecar says so.")
-        self.rule_warning.setObjectName("exportAllRuleWarning")
-        self.rule_warning.setWordWrap(True)
-        self.rule_warning.setStyleSheet("color: #a05a00;")
+        self.rule_warning = warning_label(f"⚠ {sugg.RULE_WARNING} Each person's sidecar says so.",
+                                          "exportAllRuleWarning")
         form.addRow(self.rule_warning)
         self.params_box = QWidget()
         self.params_form = QFormLayout(self.params_box)

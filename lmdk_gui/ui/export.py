@@ -74,6 +74,7 @@ from ..core.settings import (
     categories_from_data,
     categories_from_data_risk,
 )
+from .dialogs import warning_label
 from .runner import LatestOnlyRunner, WorkerJob
 from .session import AverageResult, SchemePreview, Snapshot
 from .theme import count_noun
@@ -158,18 +159,13 @@ class ExportDialog(QDialog):
         lay.addWidget(self._scroll, 1)
 
         self._build_scheme_chooser(form, default_scheme)
-        self.republish_warning = QLabel(f"⚠ {REPUBLISH_WARNING} (Dummy landmarks panel).")
-        self.republish_warning.setObjectName("exportRepublishWarning")
-        self.republish_warning.setWordWrap(True)
-        self.republish_warning.setStyleSheet("color: #a05a00;")
+        self.republish_warning = warning_label(f"⚠ {REPUBLISH_WARNING} (Dummy landmarks panel).",
+                                               "exportRepublishWarning")
         form.addRow("", self.republish_warning)
         rules = ", ".join(sorted(landmark_rules))
-        self.rule_warning = QLabel(f"⚠ These landmarks were found by a rule on the values ({rules}): wherever a "
-                                   "release shows where they are, it shows which events passed the rule. The "
-                                   "file's metadata says so.")
-        self.rule_warning.setObjectName("exportRuleWarning")
-        self.rule_warning.setWordWrap(True)
-        self.rule_warning.setStyleSheet("color: #a05a00;")
+        self.rule_warning = warning_label(f"⚠ These landmarks were found by a rule on the values ({rules}): "
+                                          "wherever a release shows where they are, it shows which events passed "
+                                          "the rule. The file's metadata says so.", "exportRuleWarning")
         self.rule_warning.setVisible(bool(rules))
         form.addRow("", self.rule_warning)
 
@@ -190,8 +186,7 @@ class ExportDialog(QDialog):
         self.include_input_name = QCheckBox("Name the input file in the metadata (off: a file name can name a person)")
         self.include_input_name.setObjectName("exportIncludeInputName")
         form.addRow("Metadata", self.include_input_name)
-        self.columns_warning = QLabel("⚠ These columns reveal where the landmarks are.")
-        self.columns_warning.setStyleSheet("color: #a05a00;")
+        self.columns_warning = warning_label("⚠ These columns reveal where the landmarks are.")
         form.addRow("", self.columns_warning)
 
         self.backend = QComboBox()
@@ -216,11 +211,9 @@ class ExportDialog(QDialog):
         krow.addWidget(self.seed, 1)
         krow.addWidget(self.copy_key)
         form.addRow("Export key", krow)
-        self.seed_warning = QLabel("⚠ Anyone who holds this key can reproduce the noise (and remove it): keep it "
-                                   "secret. It is kept in your private release ledger so that the same release "
-                                   "can be made again without spending ε again.")
-        self.seed_warning.setWordWrap(True)
-        self.seed_warning.setStyleSheet("color: #a05a00;")
+        self.seed_warning = warning_label("⚠ Anyone who holds this key can reproduce the noise (and remove it): "
+                                          "keep it secret. It is kept in your private release ledger so that the "
+                                          "same release can be made again without spending ε again.")
         form.addRow("", self.seed_warning)
         self.verbatim_labels = QCheckBox("Keep text cells verbatim, formulas included")
         self.verbatim_labels.setToolTip("Off (default): a label starting with = + - @, a tab or a carriage return "
@@ -335,10 +328,7 @@ class ExportDialog(QDialog):
         caption.setStyleSheet("color: #555;")
         form.addRow("", caption)
 
-        self.noise_warning = QLabel()
-        self.noise_warning.setObjectName("exportNoiseWarning")
-        self.noise_warning.setWordWrap(True)
-        self.noise_warning.setStyleSheet("color: #a05a00;")
+        self.noise_warning = warning_label(name="exportNoiseWarning")
         form.addRow("", self.noise_warning)
 
     @property

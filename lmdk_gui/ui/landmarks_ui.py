@@ -53,6 +53,7 @@ from ..core import suggestions as sugg
 from ..core.landmark_files import read_landmark_file, write_landmark_file
 from ..core.metrics import share
 from ..core.series import LoadError, Series
+from .dialogs import warning_label
 from .plots import PassiveScatter, step_runs
 from .runner import LatestOnlyRunner
 from .theme import darker, rgba
@@ -510,11 +511,7 @@ class SuggestionPanel(QWidget):
         self.target_status.hide()
         tv.addWidget(self.target_status)
         lay.addWidget(tgt)
-        note = QLabel(f"⚠ {sugg.RULE_WARNING}")
-        note.setObjectName("suggestWarning")
-        note.setWordWrap(True)
-        note.setStyleSheet("color: #a05a00;")
-        lay.addWidget(note)
+        lay.addWidget(warning_label(f"⚠ {sugg.RULE_WARNING}", "suggestWarning"))
         lay.addStretch(1)
         self._body_layout = lay
 

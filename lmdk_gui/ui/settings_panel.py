@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.settings import ALL_SCHEMES, SCHEME_LABELS, AdaptiveParams, PrivacySettings, sensitivity_warning
+from .dialogs import warning_label
 from .session import Session
 from .theme import SCHEME_COLORS
 
@@ -138,10 +139,7 @@ class SettingsPanel(QScrollArea):
         self.sens_from_bounds = QPushButton("Use Δ = hi − lo")
         self.sens_from_bounds.setObjectName("sensitivityFromBounds")
         self.sens_from_bounds.setToolTip("Protect any value within the bounds: Δ = the bounds' width")
-        self.sens_warning = QLabel()
-        self.sens_warning.setObjectName("sensitivityWarning")
-        self.sens_warning.setWordWrap(True)
-        self.sens_warning.setStyleSheet("color: #a05a00;")
+        self.sens_warning = warning_label(name="sensitivityWarning")
         mf.addRow(self.sens_warning)
         mf.addRow("", self.sens_from_bounds)
         self.radius_spin = _spin(0.1, 1e7, 100.0, 1, 10.0, " m", RADIUS_TIP)
@@ -155,10 +153,7 @@ class SettingsPanel(QScrollArea):
         self.cat_edit.setToolTip("The public list of categories. Empty = the data's own categories (leaks which occur)")
         self.cat_label = QLabel("Categories")
         mf.addRow(self.cat_label, self.cat_edit)
-        self.leak_note = QLabel()
-        self.leak_note.setObjectName("leakNote")
-        self.leak_note.setWordWrap(True)
-        self.leak_note.setStyleSheet("color: #a05a00;")
+        self.leak_note = warning_label(name="leakNote")
         mf.addRow(self.leak_note)
         lay.addWidget(self.mech_box)
 
