@@ -373,7 +373,13 @@ class _Rows(pg.GraphicsLayoutWidget):
 
     def paintEvent(self, ev) -> None:  # noqa: N802 - Qt naming
         super().paintEvent(ev)
+        self._painted_generation = self._applied_generation
         self.painted.emit()
+
+    def has_painted_latest(self) -> bool:
+        """Whether the view has painted what its latest redraw asked for (a large view's rows come from the
+        helper thread: not before they have arrived)."""
+        return self._painted_generation == self._generation
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -387,6 +393,8 @@ class _Rows(pg.GraphicsLayoutWidget):
         self._master: pg.ViewBox | None = None
         #: whether the last row shows the time axis
         self.time_labels = True
+        # the redraw whose rows the items hold, and the one the last paint showed (has_painted_latest)
+        self._applied_generation = self._painted_generation = -1
 
     def _make_row(self, scheme: str, plot: pg.PlotItem, named: bool = True) -> dict:
         color = SCHEME_COLORS[scheme]
@@ -722,6 +730,7 @@ class BudgetPlot(_Rows):
     def _apply(self, generation: int, data: dict) -> None:
         if generation != self._generation:
             return  # a newer view or preview was asked for meanwhile
+        self._applied_generation = generation
         for scheme, items in data.items():
             if scheme not in self.rows:
                 continue
@@ -1036,6 +1045,7 @@ class PreviewPlot(_Rows):
             self.redraw()
             return
         self._generation += 1  # a large view's redraw still on the helper thread is out of date
+        self._applied_generation = self._generation
         for scheme in self._values:
             line = self._denoised.get(scheme)
             ok = line is not None and line.size == self._values[scheme].size
@@ -1045,6 +1055,7 @@ class PreviewPlot(_Rows):
     def _apply(self, generation: int, data: dict) -> None:
         if generation != self._generation:
             return  # a newer view or preview was asked for meanwhile
+        self._applied_generation = generation
         in_view = data.pop(None)
         for scheme, row in data.items():
             if scheme not in self.rows:

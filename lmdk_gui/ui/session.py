@@ -305,6 +305,11 @@ class Session(QObject):
         i = int(np.searchsorted(self._landmarks, row))
         return i < self._landmarks.size and int(self._landmarks[i]) == row
 
+    @property
+    def preview_generation(self) -> int:
+        """Which preview the session holds: a new number each time it takes one, before ``previewChanged``."""
+        return self._preview_generation
+
     def is_preview_current(self) -> bool:
         return self._preview_generation == self._preview_runner.generation and bool(self.preview)
 

@@ -70,25 +70,26 @@ def wait_until(cond, timeout: float = 120.0) -> None:
 
 
 class PaintWatch(QObject):
-    """Whether the budget and preview plots have painted since the last ``previewChanged``: the scenes paint
-    in an event-loop pass after the preview's slots (``repaint()`` of a QGraphicsView paints its frame, not
-    its viewport), so "repainted" is when both viewports have painted the new preview."""
+    """Whether the budget and preview plots have painted the preview the session holds: each viewport's paint
+    events are stamped with the session's ``preview_generation`` (the window paints the rows in its
+    ``previewChanged`` slot, and would otherwise in an event-loop pass after it; ``repaint()`` of a
+    QGraphicsView paints its frame, not its viewport)."""
 
     def __init__(self, window) -> None:
         super().__init__()
+        self.session = window.session
         self.views = [window.budget_plot.viewport(), window.preview_plot.viewport()]
-        self.painted: set = set(self.views)
+        self.painted: dict = {}
         for v in self.views:
             v.installEventFilter(self)
-        window.session.previewChanged.connect(self.painted.clear)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
         if event.type() == QEvent.Type.Paint:
-            self.painted.add(obj)
+            self.painted[obj] = self.session.preview_generation
         return False
 
     def done(self) -> bool:
-        return len(self.painted) == len(self.views)
+        return all(self.painted.get(v) == self.session.preview_generation for v in self.views)
 
 
 def wait_repainted(session, watch: PaintWatch, timeout: float = 120.0) -> None:

@@ -167,6 +167,27 @@ def test_normalize_landmarks():
         normalize_landmarks([-1], 6)
 
 
+def test_normalize_landmarks_checks_again_what_can_change():
+    """A read-only array it found sorted is not sorted again (issue 15: seven checks a click), but its range
+    still is, and an array that can be written, or a view of one, is checked every time."""
+    frozen = np.array([1, 3, 5], dtype=np.int64)
+    frozen.setflags(write=False)
+    assert normalize_landmarks(frozen, 6) is frozen
+    assert normalize_landmarks(frozen, 6) is frozen
+    with pytest.raises(ValueError):
+        normalize_landmarks(frozen, 5)
+    mutable = np.array([1, 3, 5], dtype=np.int64)
+    assert normalize_landmarks(mutable, 6) is mutable
+    mutable[:] = [5, 3, 3]
+    assert normalize_landmarks(mutable, 6).tolist() == [3, 5]
+    base = np.array([1, 3, 5], dtype=np.int64)
+    view = base[:]
+    view.setflags(write=False)
+    assert normalize_landmarks(view, 6) is view
+    base[:] = [5, 1, 1]  # (the view cannot be written, its base can)
+    assert normalize_landmarks(view, 6).tolist() == [1, 5]
+
+
 def test_location_release_is_metres_scale():
     rng = np.random.default_rng(0)
     latlon = np.column_stack([52.6 + rng.random(200) * 0.01, -8.6 + rng.random(200) * 0.01])
