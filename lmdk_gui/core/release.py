@@ -87,7 +87,10 @@ def _known_sorted(lm: np.ndarray) -> bool:
 def _remember_sorted(lm: np.ndarray) -> None:
     if lm.flags.owndata and not lm.flags.writeable and id(lm) not in _SORTED:
         key = id(lm)
-        _SORTED[key] = weakref.ref(lm, lambda _ref, key=key: _SORTED.pop(key, None))
+
+        def forget(_ref: weakref.ref) -> None:
+            _SORTED.pop(key, None)
+        _SORTED[key] = weakref.ref(lm, forget)
 
 
 def normalize_landmarks(landmarks: Iterable[int] | np.ndarray | None, n: int) -> np.ndarray:
