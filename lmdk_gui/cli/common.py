@@ -12,7 +12,7 @@ import numpy as np
 
 from ..argtypes import int_in, number_in, path_arg
 from ..core.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
-from ..core.landmark_files import parse_row_spec, read_landmark_file
+from ..core.landmark_files import parse_row_spec, read_landmark_list
 from ..core.loader import DUPLICATE_POLICIES, load_series, scan_table
 from ..core.series import LoadError, Series
 from ..core.settings import AdaptiveParams, PrivacySettings
@@ -174,6 +174,8 @@ class Selection:
     series: Series
     landmarks: np.ndarray
     settings: PrivacySettings
+    #: the suggestion rules the landmark file says found its landmarks (its 'rule' column)
+    landmark_rules: frozenset[str] = frozenset()
 
 
 def load_selection(args: argparse.Namespace) -> Selection:
@@ -182,8 +184,10 @@ def load_selection(args: argparse.Namespace) -> Selection:
         cats = tuple(c.strip() for c in args.categories.split(",") if c.strip())
     series = load_input(args, cats)
     rows = [np.zeros(0, dtype=np.int64)]
+    rules: frozenset[str] = frozenset()
     if getattr(args, "landmarks", None):
-        rows.append(read_landmark_file(args.landmarks, series))
+        from_file, rules = read_landmark_list(args.landmarks, series)
+        rows.append(from_file)
     if getattr(args, "landmark_rows", None):
         rows.append(parse_row_spec(args.landmark_rows, series.n))
     landmarks = np.unique(np.concatenate(rows))
@@ -196,4 +200,4 @@ def load_selection(args: argparse.Namespace) -> Selection:
         adaptive=AdaptiveParams(args.adaptive_inc, args.adaptive_dec, args.adaptive_min_rate),
     )
     settings.validate()
-    return Selection(series, landmarks, settings)
+    return Selection(series, landmarks, settings, rules)

@@ -27,6 +27,7 @@ from ..core.export import (
     new_export_key,
 )
 from ..core.settings import ALL_SCHEMES, categories_from_data, categories_from_data_risk, sensitivity_warning
+from ..core.suggestions import RULE_WARNING
 from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 from .common import (
     add_dummy_options,
@@ -115,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
                          force=args.force, dummies=dummies, include_input_name=args.include_input_name,
                          verbatim_labels=args.verbatim_labels,
                          categories_from_data=sel.series.kind == "categorical" and not args.categories,
-                         denoise=args.denoise)
+                         denoise=args.denoise, landmarks_rule=", ".join(sorted(sel.landmark_rules)) or None)
+    if sel.landmark_rules and dummies is None:
+        print(f"lmdk: warning: {args.landmarks} says its landmarks were found by a rule on the values "
+              f"({opts.landmarks_rule}). {RULE_WARNING} (--dummies; the sidecar says so)", file=sys.stderr)
     src = sel.series.source
     notice = ledger.composition_notice(src.sha256 if src is not None else None, sel.settings.epsilon)
     if notice:

@@ -1,6 +1,7 @@
 """``lmdk landmarks``: propose landmarks with a suggestion rule and write them as a landmark file.
 
-The file is the format ``lmdk export --landmarks`` reads (``timestamp,row``). Without ``-o`` the command
+The file is the format ``lmdk export --landmarks`` reads (``timestamp,row,rule``: the rule's label in the last
+column, so that the export says that the landmarks tell about the values). Without ``-o`` the command
 prints how many events the rule selects and the first few timestamps.
 """
 
@@ -51,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "--distance; category: --values; changepoints: --penalty) that comes closest to this "
                    "percentage of landmarks; the other parameters keep the values given")
     o = p.add_argument_group("output")
-    o.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write the landmark file (timestamp,row) here")
+    o.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write the landmark file (timestamp,row,rule) here")
     o.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     o.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     p.set_defaults(run=run)
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     shown = [str(t) for t in format_timestamps(series.times[rows[:_SHOWN]], fmt)]
     if out is not None:
         try:
-            write_landmark_file(out, series, rows)
+            write_landmark_file(out, series, rows, {rule.label})
         except OSError as e:  # name the file asked for, not the temporary one next to it
             raise ValueError(f"{out}: cannot write the landmark file ({e.strerror or e})") from None
     if args.json:
@@ -139,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.input}: {k} of {n} events are landmarks ({pct:.2f}%) by rule {args.rule} "
           f"({_fmt_params(params)})")
     if out is not None:
-        print(f"wrote {out} (timestamp,row; private: it lists the landmarks)")
+        print(f"wrote {out} (timestamp,row,rule; private: it lists the landmarks, and 'lmdk export' says that "
+              "they were found by a rule on the values)")
     elif k:
         more = f" … and {k - _SHOWN} more" if k > _SHOWN else ""
         print("first landmarks: " + ", ".join(shown) + more)

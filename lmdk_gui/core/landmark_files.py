@@ -3,6 +3,10 @@
 A landmark file is a CSV with a ``timestamp`` column whose values match the series' timestamps, or a ``row``
 column of 0-based row positions after sorting by time. Importing refuses the whole file when any entry
 does not match (it names how many and which), so a half-applied list never happens.
+
+A list found by a suggestion rule on the values (the app's Suggest panel, ``lmdk landmarks``) is written with a
+``rule`` column naming it, and read back with it (:func:`read_landmark_list`): a release shows where its
+landmarks are, so an export of such a list says that they tell about the values, wherever the list was made.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -64,8 +69,33 @@ def _examples(values, limit: int = 5) -> str:
     return ", ".join(vals) + more
 
 
+#: the column naming the suggestion rules a landmark list was found by ("; " between two)
+RULE_COLUMN = "rule"
+
+
 def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
     """Rows of the series named by a landmark file; raises :class:`LoadError` (adding nothing) otherwise."""
+    return read_landmark_list(path, series)[0]
+
+
+def read_landmark_list(path: str | os.PathLike, series: Series) -> tuple[np.ndarray, frozenset[str]]:
+    """Rows of the series named by a landmark file, and the suggestion rules its ``rule`` column names (none
+    when it has no such column); raises :class:`LoadError` (adding nothing) otherwise."""
+    df = _read_table(path)
+    rows = landmark_rows(df, series, Path(path).name, str(path)) if df is not None else np.zeros(0, dtype=np.int64)
+    return rows, rules_named(df) if df is not None else frozenset()
+
+
+def rules_named(df: pd.DataFrame) -> frozenset[str]:
+    """The rules a landmark table's ``rule`` column names."""
+    col = {c.strip().lower(): c for c in df.columns}.get(RULE_COLUMN)
+    if col is None:
+        return frozenset()
+    return frozenset(r.strip() for cell in df[col].unique() for r in str(cell).split(";") if r.strip())
+
+
+def _read_table(path: str | os.PathLike) -> pd.DataFrame | None:
+    """A landmark file as text columns (None when it is empty)."""
     p = Path(path)
     name = p.name
     try:
@@ -77,7 +107,7 @@ def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
     except UnicodeDecodeError as e:
         raise LoadError(f"{name}: not UTF-8 text (bad byte at offset {e.start})", path=str(p)) from None
     if not text.strip():
-        return np.zeros(0, dtype=np.int64)
+        return None
     try:
         # The sniffer picks a letter as the delimiter of a one-column file ("timestamp" → "t"), so only
         # sniff when the header has a delimiter at all.
@@ -86,7 +116,7 @@ def read_landmark_file(path: str | os.PathLike, series: Series) -> np.ndarray:
         df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, sep=sep, engine="python")
     except Exception as e:  # noqa: BLE001 - pandas raises many types for malformed text
         raise LoadError(f"{name}: not a readable CSV ({e})", path=str(p)) from None
-    return landmark_rows(df, series, name, str(p))
+    return df
 
 
 def landmark_rows(df: pd.DataFrame, series: Series, name: str, path: str | None = None) -> np.ndarray:
@@ -145,13 +175,17 @@ def _parse_times(vals: pd.Series, series: Series) -> np.ndarray | None:
         return None
 
 
-def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarray) -> None:
-    """Write a landmark list (``timestamp`` and ``row`` columns), atomically; a new file is owner-only."""
+def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarray, rules: Iterable[str] = ()
+                        ) -> None:
+    """Write a landmark list (``timestamp`` and ``row`` columns, and a ``rule`` column when ``rules`` name the
+    suggestion rules it was found by), atomically; a new file is owner-only."""
     rows = np.asarray(rows, dtype=np.int64)
     fmt = series.source.time_format if series.source is not None else "iso"
     if fmt == "date+hour":
         fmt = "iso"
     df = pd.DataFrame({"timestamp": format_timestamps(series.times[rows], fmt), "row": rows})
+    if rules:
+        df[RULE_COLUMN] = "; ".join(sorted(rules))
     with AtomicFile(path, private=True) as af:
         # our own timestamps and row numbers: never a formula, but every text cell goes through one rule
         neutralise_frame(df).to_csv(af.file, index=False, lineterminator="\n")

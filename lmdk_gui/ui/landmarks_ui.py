@@ -50,7 +50,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core import suggestions as sugg
-from ..core.landmark_files import read_landmark_file, write_landmark_file
+from ..core.landmark_files import read_landmark_list, write_landmark_file
 from ..core.metrics import share
 from ..core.series import LoadError, Series
 from .dialogs import warning_label
@@ -1056,7 +1056,7 @@ class LandmarksUI(QObject):
         if s.series is None:
             raise RuntimeError("no series is open")
         try:
-            rows = read_landmark_file(path, s.series)
+            rows, rules = read_landmark_list(path, s.series)
         except LoadError as e:
             self.window.show_error("Cannot import the landmark list", str(e))
             return False
@@ -1068,10 +1068,11 @@ class LandmarksUI(QObject):
         if mode not in ("replace", "add"):
             raise ValueError(f"mode must be 'replace' or 'add', got {mode!r}")
         target = rows if mode == "replace" else np.union1d(s.landmarks, rows)
-        # (a replacing file's landmarks are of unknown origin: no rule is said of them)
+        # (a file says which rules found its landmarks in its 'rule' column; without one, none is said of them)
         s.set_landmarks(target, text=f"Import {Path(path).name} ({mode})",
-                        rules=frozenset() if mode == "replace" else None)
-        self.window.statusBar().showMessage(f"Imported {rows.size:,} landmarks from {path}", 8000)
+                        rules=rules if mode == "replace" else s.landmark_rules | rules)
+        found = f" (found by a rule: {', '.join(sorted(rules))}; the export says so)" if rules else ""
+        self.window.statusBar().showMessage(f"Imported {rows.size:,} landmarks from {path}{found}", 8000)
         self.imported.emit(int(s.landmarks.size))
         return True
 
@@ -1090,7 +1091,7 @@ class LandmarksUI(QObject):
         if s.series is None:
             raise RuntimeError("no series is open")
         try:
-            write_landmark_file(path, s.series, s.landmarks)
+            write_landmark_file(path, s.series, s.landmarks, s.landmark_rules)
         except OSError as e:
             self.window.show_error("Cannot export the landmark list", f"{path}: {e.strerror or e}")
             return False

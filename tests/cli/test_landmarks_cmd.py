@@ -41,7 +41,9 @@ def test_output_file_is_a_landmark_file(tmp_path, capsys, energy):
     code, out, _ = run(capsys, "landmarks", ENERGY, "--duplicates", "first", "--rule", "threshold", "--below",
                        "0.3", "-o", str(out_file))
     assert code == 0 and f"wrote {out_file}" in out
-    assert out_file.read_text().startswith("timestamp,row\n")
+    text = out_file.read_text()
+    assert text.startswith("timestamp,row,rule\n")  # the rule's label on every row
+    assert all(line.endswith(",Value threshold") for line in text.splitlines()[1:])
     np.testing.assert_array_equal(read_landmark_file(out_file, energy), sg.threshold(energy, below=0.3))
     # refuses to overwrite without --force
     code, _, err = run(capsys, "landmarks", ENERGY, "--duplicates", "first", "--rule", "threshold", "--below",
@@ -80,7 +82,7 @@ def test_category_and_changepoints(tmp_path, capsys, energy):
     out_file = tmp_path / "c.csv"
     assert run(capsys, "landmarks", CONTACTS, *CONTACT_OPTS, "--rule", "category", "--values", "1651,1164",
                "-o", str(out_file))[0] == 0
-    assert out_file.read_text().splitlines()[1] == "1353408380,223"
+    assert out_file.read_text().splitlines()[1] == "1353408380,223,Category membership"
     contacts = load_series(CONTACTS, kind="categorical", duplicates="first")
     np.testing.assert_array_equal(read_landmark_file(out_file, contacts),
                                   sg.category_membership(contacts, ["1651", "1164"]))
@@ -135,3 +137,28 @@ def test_argparse_errors_exit_2(capsys):
     assert code == 2 and "expected a number, got 'abc'" in err
     code, _, err = run(capsys, "landmarks", GPS, "--rule", "wobble")
     assert code == 2 and "invalid choice" in err
+
+
+def test_a_rule_made_file_is_said_so_by_the_export(tmp_path, capsys, energy):
+    """Landmarks a rule found on the values tell which events passed it wherever a release shows where they
+    are: a file from 'lmdk landmarks' says so to 'lmdk export', which warns (without dummies) and writes it
+    in the sidecar's statement; a plain list says nothing."""
+    from tests.keys import test_key
+
+    lm = tmp_path / "lm.csv"
+    assert run(capsys, "landmarks", ENERGY, "--duplicates", "first", "--rule", "threshold", "--above", "2",
+               "-o", str(lm))[0] == 0
+    out = tmp_path / "r.csv"
+    code, _, err = run(capsys, "export", ENERGY, "--duplicates", "first", "--landmarks", str(lm), "--scheme",
+                       "skip", "--epsilon", "1", "--seed", test_key(3), "-o", str(out))
+    assert code == 0, err
+    assert "says its landmarks were found by a rule on the values (Value threshold)" in err
+    statement = json.loads((tmp_path / "r.csv.json").read_text())["statement"]
+    assert "the landmarks were found by a rule on these values (Value threshold)" in statement
+    plain = tmp_path / "plain.csv"
+    plain.write_text("row\n" + "\n".join(map(str, sg.threshold(energy, above=2))) + "\n")
+    code, _, err = run(capsys, "export", ENERGY, "--duplicates", "first", "--landmarks", str(plain),
+                       "--scheme", "skip", "--epsilon", "1", "--seed", test_key(3), "-o", str(tmp_path / "p.csv"))
+    assert code == 0, err
+    assert "found by a rule" not in err
+    assert "found by a rule" not in json.loads((tmp_path / "p.csv.json").read_text())["statement"]

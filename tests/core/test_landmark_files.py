@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core.landmark_files import parse_row_spec, read_landmark_file, write_landmark_file
+from lmdk_gui.core.landmark_files import (
+    parse_row_spec,
+    read_landmark_file,
+    read_landmark_list,
+    write_landmark_file,
+)
 from lmdk_gui.core.loader import load_series
 from lmdk_gui.core.series import LoadError
 from tests.conftest import SAMPLES
@@ -76,3 +81,20 @@ def test_parse_row_spec_refuses_huge_ranges_before_allocating():
     with pytest.raises(ValueError, match="more than"):
         parse_row_spec("0-10000000000")
     assert parse_row_spec("5-7,", n=8).tolist() == [5, 6, 7]
+
+
+def test_a_list_names_the_rules_that_found_it(tmp_path, energy):
+    """A list a rule found on the values says so in a 'rule' column, read back with the rows (two rules: both);
+    a list without the column names none, and a reader of rows only sees the same rows."""
+    p = tmp_path / "lm.csv"
+    write_landmark_file(p, energy, np.array([5, 24]), {"Value threshold", "Change points"})
+    assert p.read_text().splitlines()[:2] == ["timestamp,row,rule",
+                                              "2013-01-01 05:00:00,5,Change points; Value threshold"]
+    rows, rules = read_landmark_list(p, energy)
+    assert rows.tolist() == [5, 24] and rules == {"Value threshold", "Change points"}
+    assert read_landmark_file(p, energy).tolist() == [5, 24]
+    write_landmark_file(p, energy, np.array([5, 24]))
+    assert p.read_text().splitlines()[0] == "timestamp,row"
+    assert read_landmark_list(p, energy)[1] == frozenset()
+    p.write_text("")
+    assert read_landmark_list(p, energy)[0].size == 0

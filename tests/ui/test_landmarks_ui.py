@@ -400,3 +400,22 @@ def test_landmarks_from_a_rule_are_said_so_in_the_export_and_follow_undo(qtbot, 
     plain = ExportDialog(s.snapshot(), "skip", str(tmp_path), window, landmark_rules=s.landmark_rules)
     qtbot.addWidget(plain)
     assert plain.rule_warning.isHidden()
+
+
+def test_a_landmark_list_keeps_the_rule_that_found_it(qtbot, window, tmp_path):
+    """Export list writes the rules the set comes from; importing that file (replacing, or adding to a set
+    whose rules are kept) brings them back, so the export still says so."""
+    s = window.session
+    ext = window.extensions["landmarks_ui"]
+    panel = _open(qtbot, window, "threshold", below=0.6, above=None)
+    assert panel.apply("replace")
+    made = s.landmarks.copy()
+    path = tmp_path / "lm.csv"
+    assert ext.export_landmarks(path)
+    s.clear_landmarks()
+    assert s.landmark_rules == frozenset()
+    assert ext.import_landmarks(path, mode="replace")
+    assert np.array_equal(s.landmarks, made) and s.landmark_rules == {"Value threshold"}
+    s.clear_landmarks()
+    s.set_landmarks([1, 2])
+    assert ext.import_landmarks(path, mode="add") and s.landmark_rules == {"Value threshold"}
