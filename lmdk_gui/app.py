@@ -158,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         from .ui.startup import run_smoke_test
 
         return run_smoke_test(app, window)
-    window.show()
+    from .ui.startup import show_window
+
+    show_window(window)
     return app.exec()
 
 

@@ -157,6 +157,17 @@ def readable_number(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
+def compact_count(k: int) -> str:
+    """A count for a narrow note: "12,345" below 100,000, else three digits and k / M / G ("412k", "4.12M")."""
+    if abs(k) < 100_000:
+        return f"{k:,}"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        v = float(f"{k / div:.3g}")  # (999,999 is "1M", not "1e+03k")
+        if 1 <= abs(v) < 1000:
+            return f"{v:g}{suffix}"
+    return f"{k / 1e9:.3g}G"
+
+
 def share(k: int, n: int) -> str:
     """k of n as a percentage for people: "9.9%", never "0.0%" for one landmark of 2,144 ("<0.1%") nor
     "100.0%" for all but one (">99.9%")."""

@@ -350,7 +350,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.central_stack)
         self._help_dialog: HelpDialog | None = None
         install_help_menu(self, self.help_menu)
-        restore_window(self, self._settings)
+        #: whether the launch shows the window maximized (a first launch on a short screen: startup.show_window)
+        self.start_maximized = restore_window(self, self._settings)
         self._docks_hidden_while_empty: list[QDockWidget] = []
         self._show_plots_or_empty()
 

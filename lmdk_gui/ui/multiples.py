@@ -29,7 +29,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QTransform
 
-from ..core.metrics import readable_number, unit_label
+from ..core.metrics import compact_count, readable_number, unit_label
 from ..core.priority import HELPER, lower_this_thread
 from ..core.series import Series
 from ..core.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
@@ -879,7 +879,7 @@ class PreviewPlot(_Rows):
     """One row per shown scheme: the original in grey and the scheme's noisy release on a y range fitted
     to the original (off-chart values marked and counted); republished events as rings."""
 
-    ROW_MIN = 54
+    ROW_MIN = 48  # three lines of note (_note); with four, the last row ran below a 1280×800 screen's edge
 
     _rowsReady = Signal(int, object)
 
@@ -1095,10 +1095,11 @@ class PreviewPlot(_Rows):
                 lines.append(f"error {raw} → {readable_number(den, 3)} {unit}" if shown else f"mean error {raw} {unit}")
         off = n_above + n_below
         if off:
-            arrows = " ".join(t for t in (f"▲{n_above:,}" if n_above else "", f"▼{n_below:,}" if n_below else "")
-                              if t)
-            lines.append(f"<span style='color:#a00000'><b>{off:,}</b> value{'s' if off != 1 else ''} beyond<br>"
-                         f"the chart, of {in_view:,}</span><br>{arrows}")
+            # three lines in all (ROW_MIN): "196 of 744 beyond" / "the chart: ▲29 ▼167" ("412k" in a million)
+            arrows = " ".join(t for t in (f"▲{compact_count(n_above)}" if n_above else "",
+                                          f"▼{compact_count(n_below)}" if n_below else "") if t)
+            lines.append(f"<span style='color:#a00000'><b>{compact_count(off)}</b> of {compact_count(in_view)} "
+                         f"beyond</span><br>the chart: {arrows}")
         else:
             lines.append("all values on the chart")
         r["note"].setText("<br>".join(lines))

@@ -131,18 +131,42 @@ def fits_a_screen(rect: QRect) -> bool:
     return rect.width() <= avail.width() and rect.height() <= avail.height()
 
 
-def restore_window(window, settings: QSettings) -> None:
-    """Apply the saved geometry and dock layout when valid; otherwise size the window to its screen."""
+#: the window height that holds the series, four budget rows, four preview rows and the metrics without a
+#: scroll bar; on a screen whose 90 % is lower (a 1280×800 or 1366×768 laptop) the window starts maximized
+ROOMY_HEIGHT = 800
+
+
+def starts_maximized(available: QRect) -> bool:
+    """Whether a first launch on a screen of this available area opens maximized: at 90 % of a laptop's
+    screen the preview rows ran below the window's edge (a scroll bar at the first look)."""
+    return fitted_geometry(available).height() < ROOMY_HEIGHT
+
+
+def restore_window(window, settings: QSettings) -> bool:
+    """Apply the saved geometry and dock layout when valid; otherwise size the window to its screen. True when
+    the window should start maximized (no saved geometry, and a short screen: :func:`starts_maximized`); the
+    launch shows it so (:func:`show_window`), a test's window keeps the size it is given."""
     geometry = read_setting(settings, "windowGeometry", None, bytes)
     restored = geometry is not None and window.restoreGeometry(geometry)
     if geometry is not None and not restored:
         log.warning("settings: ignoring windowGeometry in %s (not a saved window geometry)", settings.fileName())
+    maximize = False
     if not restored or not fits_a_screen(window.geometry()):
         screen = window.screen() or QGuiApplication.primaryScreen()
-        window.setGeometry(fitted_geometry(screen.availableGeometry()))
+        window.setGeometry(fitted_geometry(screen.availableGeometry()))  # (also the size it returns to)
+        maximize = starts_maximized(screen.availableGeometry())
     state = read_setting(settings, "windowState", None, bytes)
     if state is not None and not window.restoreState(state, WINDOW_STATE_VERSION):
         log.warning("settings: ignoring windowState in %s (from another version or damaged)", settings.fileName())
+    return maximize
+
+
+def show_window(window) -> None:
+    """Show the launched window: maximized when :func:`restore_window` said so (``window.start_maximized``)."""
+    if getattr(window, "start_maximized", False):
+        window.showMaximized()
+    else:
+        window.show()
 
 
 def save_window(window, settings: QSettings, *, with_state: bool = True) -> None:
@@ -211,7 +235,7 @@ def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
             return
         succeed()
 
-    window.show()
+    show_window(window)
     target = window.preview_plot.viewport() if window.session.series is not None or window.is_loading() \
         else window.empty_state
     counter = _PaintCounter(target, painted if target is window.preview_plot.viewport() else None)

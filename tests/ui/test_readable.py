@@ -11,6 +11,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QGroupBox, QLabel, QTableWidget
 
 from lmdk_gui.core.guarantee import allocatable
+from lmdk_gui.core.metrics import compact_count
 from lmdk_gui.core.settings import ALL_SCHEMES
 from lmdk_gui.ui.multiples import bar_steps, column_bins, envelope, mark_positions, robust_range
 from tests.conftest import SAMPLES
@@ -89,7 +90,8 @@ def test_preview_rows_count_values_beyond_the_chart(qtbot, window):
             gap = np.abs(rows_above[:, None] - xa[None, :]).min(axis=1)
             assert gap.max() <= (s.n / pp.rows[scheme]["plot"].getViewBox().width()) * 4 + 1
         if above + below:
-            assert f"<b>{above + below:,}</b> values beyond<br>the chart, of {s.n:,}" in pp.note_text(scheme)
+            assert f"<b>{compact_count(above + below)}</b> of {compact_count(s.n)} beyond</span><br>the chart: " \
+                in pp.note_text(scheme)
         else:
             assert "all values on the chart" in pp.note_text(scheme)
     # Uniform's noise is hundreds of kWh here: most of its values are off the chart, and it says so.
@@ -698,6 +700,22 @@ def test_a_long_status_message_is_elided_in_the_middle_not_cut_under_the_counts(
     assert sb.currentMessage() == "" and sb.toolTip() == ""
     sb.showMessage("Opened a.csv")  # a short one is shown whole
     assert super(type(sb), sb).currentMessage() == "Opened a.csv" and sb.toolTip() == ""
+
+
+def test_a_preview_note_is_three_lines_that_fit_the_notes_column(qtbot, window):
+    """The rows' height is three lines of note (PreviewPlot.ROW_MIN): with a fourth, the last row ran below the
+    edge of a maximized window on a 1280×800 screen. Counts of a million events still fit the column."""
+    from lmdk_gui.ui.multiples import NOTE_W
+
+    wait_denoised(qtbot, window)
+    pp = window.preview_plot
+    note = pp.rows["uniform"]["note"]
+    for above, below, n in ((0, 0, 744), (29, 167, 744), (0, 5, 744), (412_345, 487_654, 1_000_000),
+                              (4_123_456, 5_876_543, 10_000_000)):
+        pp._note("uniform", above, below, n)
+        assert len(note._text.lines) <= 3, note.text
+        assert note._text.width <= NOTE_W, note.text
+        assert note._text.height() <= pp.ROW_MIN
 
 
 def test_the_preview_notes_and_the_advice_write_large_errors_as_the_metrics_do(qtbot, window):

@@ -19,7 +19,7 @@ from lmdk_gui.app import SAMPLE_FILES
 from lmdk_gui.core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
 from lmdk_gui.ui import MainWindow
 from lmdk_gui.ui.help import SCHEME_HELP
-from lmdk_gui.ui.startup import fitted_geometry, read_setting
+from lmdk_gui.ui.startup import ROOMY_HEIGHT, fitted_geometry, read_setting, show_window, starts_maximized
 from tests.conftest import ROOT, SAMPLES
 
 #: Every key the app reads from its settings file.
@@ -135,6 +135,50 @@ def test_window_size_fits_the_available_screen(avail, size):
     assert g.size() == size
     assert avail.contains(g)
     assert g.center() == avail.center()
+
+
+@pytest.mark.parametrize(("avail", "maximized"), [
+    (QRect(0, 0, 1280, 800), True),      # at 1152×720 the last preview rows ran below the edge
+    (QRect(0, 28, 1366, 740), True),     # a 1366×768 laptop under a panel
+    (QRect(0, 0, 1440, 870), True),
+    (QRect(0, 0, 1280, 1024), False),    # 1152×900: room enough
+    (QRect(0, 30, 1920, 1050), False),
+])
+def test_a_first_launch_on_a_laptop_screen_opens_maximized(avail, maximized):
+    assert starts_maximized(avail) == maximized
+
+
+def test_the_launch_shows_a_new_window_maximized_on_a_short_screen(qtbot):
+    """The offscreen screen is 800 px high: a first launch (no saved geometry) shows the window maximized;
+    once its geometry is saved, it comes back as it was left."""
+    w = _new_window(qtbot, load_default=False)
+    assert w.start_maximized == starts_maximized(w.screen().availableGeometry())
+    assert w.start_maximized and w.screen().availableGeometry().height() * 0.9 < ROOMY_HEIGHT
+    show_window(w)
+    qtbot.waitExposed(w)
+    assert w.windowState() & Qt.WindowState.WindowMaximized
+    w.showNormal()
+    w.close()  # (saves the geometry)
+    again = _new_window(qtbot, load_default=False)
+    assert not again.start_maximized
+
+
+@pytest.mark.parametrize("name", ["energy_hue_2013_jan.csv", "gps_bus_limerick.csv"])
+def test_the_rows_fit_a_maximized_1280x800_window_without_scrolling(qtbot, name):
+    """Series, four budget rows, four preview rows and the metrics in a 1280×800 screen's window under a thin
+    title bar: the tab shows every row without a scroll bar (each preview row's note is three lines)."""
+    from PySide6.QtWidgets import QScrollArea
+
+    w = _new_window(qtbot, load_default=False)
+    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+        assert w.open_series(SAMPLES / name)
+    w.resize(1280, 780)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(w.session.is_denoised_current, timeout=30_000)
+    scroll = w.findChild(QScrollArea, "centralScroll")
+    qtbot.waitUntil(lambda: len(w.preview_plot.shown()) == 4)
+    assert scroll.verticalScrollBar().maximum() == 0
 
 
 @pytest.mark.parametrize("name", ["energy_hue_2013_jan.csv", "gps_bus_limerick.csv"])
