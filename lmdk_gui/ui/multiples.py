@@ -398,7 +398,7 @@ class _Rows(pg.GraphicsLayoutWidget):
 
     def _make_row(self, scheme: str, plot: pg.PlotItem, named: bool = True) -> dict:
         color = SCHEME_COLORS[scheme]
-        label = _NameLabel(f"<b>{SCHEME_LABELS[scheme]}</b>" if named else "", angle=-90, color=color, size="8pt")
+        label = _NameLabel(f"<b>{SCHEME_LABELS[scheme]}</b>" if named else "", angle=-90, color=color, size="7pt")
         label.setFixedWidth(LABEL_W)
         note = NoteItem()
         plot.setMenuEnabled(False)
