@@ -296,11 +296,14 @@ class _Label(pg.LabelItem):
 
 
 class _NameLabel(_Label):
-    """A rotated scheme name that never forces its row taller than the row's own minimum."""
+    """A rotated scheme name that never forces its row taller than the row's own minimum, in a column of
+    LABEL_W whatever its font (pyqtgraph sets the minimum to the text's size: the rows moved off the series
+    plot's x)."""
 
     def updateMin(self):  # noqa: N802 - pyqtgraph naming
         super().updateMin()
         self.setMinimumHeight(0)
+        self.setMinimumWidth(LABEL_W)
 
 
 class _HeaderLabel(_Label):
