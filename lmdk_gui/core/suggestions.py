@@ -510,8 +510,8 @@ class Rule:
 #: privacy guarantee holds for a given landmark set; one computed from the values carries them.
 RULE_WARNING = ("A release shows where its landmarks are unless dummy landmarks hide them (Skip and Adaptive "
                 "repeat values there). Landmarks found by a rule on the values then tell anyone which events "
-                "passed it (e.g. every hour below the threshold): add dummy landmarks, or choose landmarks from "
-                "something public.")
+                "passed it (e.g. every hour above a threshold, every place where someone stayed): add dummy "
+                "landmarks, or choose landmarks from something public.")
 
 RULES: dict[str, Rule] = {
     r.name: r

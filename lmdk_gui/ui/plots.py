@@ -840,7 +840,9 @@ class SeriesPlot(pg.PlotWidget):
             return
         font = QFont(self.font())
         font.setPointSizeF(9.0)
-        room = self.width() - 12
+        # The title is centred over the plot column, left of the widget's centre (the legend's column on the
+        # right is wider than the axis on the left): it fits when it fits twice the way to the nearer edge.
+        room = self.width() - abs(NOTE_W - (LABEL_W + AXIS_W)) - 12
         fm = QFontMetrics(font)
         title = next((t for t in SERIES_TITLES if fm.horizontalAdvance(t) <= room), SERIES_TITLES[-1])
         if getattr(pi.titleLabel, "text", None) != title:

@@ -645,7 +645,7 @@ def test_the_series_title_fits_and_keeps_its_start(qtbot, width):
     …"): the longest variant that fits is shown, starting with the plot's name; the whole hint is its tooltip."""
     from PySide6.QtGui import QFont, QFontMetrics
 
-    from lmdk_gui.ui.plots import SERIES_TITLES, SeriesPlot
+    from lmdk_gui.ui.plots import AXIS_W, LABEL_W, NOTE_W, SERIES_TITLES, SeriesPlot
 
     plot = SeriesPlot()
     qtbot.addWidget(plot)
@@ -656,12 +656,32 @@ def test_the_series_title_fits_and_keeps_its_start(qtbot, width):
     font = QFont(plot.font())
     font.setPointSizeF(9.0)
     assert title.text in SERIES_TITLES and title.text.startswith("Series")
-    fits = [t for t in SERIES_TITLES if QFontMetrics(font).horizontalAdvance(t) <= width - 12]
+    room = width - abs(NOTE_W - (LABEL_W + AXIS_W)) - 12  # centred over the plot column, not the widget
+    fits = [t for t in SERIES_TITLES if QFontMetrics(font).horizontalAdvance(t) <= room]
     assert title.text == (fits[0] if fits else SERIES_TITLES[-1])
-    assert QFontMetrics(font).horizontalAdvance(title.text) <= width or title.text == "Series"
     if width in (1100, 200):
         assert (title.text == SERIES_TITLES[0]) == (width == 1100)
     assert title.item.toolTip() == SERIES_TITLES[0]
+
+
+@pytest.mark.parametrize("size", [(1280, 780), (1152, 720), (1600, 900)])
+def test_the_series_title_is_drawn_whole_beside_the_suggest_panel(qtbot, window, size):
+    """The Suggest panel widens the left dock: beside the track view the series plot's title ran past its left
+    edge ("ies — click: mark/unmark …"), centred over the plot column, left of the widget's centre. The title
+    chosen is drawn whole inside the plot."""
+    with qtbot.waitSignal(window.session.previewChanged, timeout=30_000):
+        assert window.open_series(SAMPLES / "gps_bus_limerick.csv")  # (with the track view beside the plots)
+    window.resize(*size)
+    window.extensions["landmarks_ui"].open_suggestions("stay")
+    plot = window.series_plot
+    title = plot.getPlotItem().titleLabel
+
+    def drawn():
+        return plot.mapFromScene(title.item.sceneBoundingRect()).boundingRect()
+    qtbot.waitUntil(lambda: plot.getPlotItem().vb.width() > 0 and title.item.sceneBoundingRect().width() > 0)
+    qtbot.wait(50)
+    r = drawn()
+    assert r.left() >= 0 and r.right() <= plot.width(), (title.text, r, plot.width())
 
 
 def test_the_loaders_make_the_preview_rows_y_range_off_the_gui_thread():
