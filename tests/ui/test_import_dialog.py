@@ -271,3 +271,72 @@ def test_the_preview_rows_carry_the_files_row_numbers_under_a_title(qtbot, tmp_p
     assert dlg.table.item(row9, 0).text() == "2013-01-01 05:00:00"
     assert dlg.table.item(row9, 0).toolTip() == "repeated time"
     assert dlg.table.item(row9 + 1, 0).toolTip() == ""
+
+
+# ------------------------------------------------- issue 15: no frozen window while a file is first read
+
+def test_which_files_are_read_on_a_worker_before_the_dialog(tmp_path, monkeypatch):
+    """A large file is read whole (its encoding: 0.9 s for a 10^7-row CSV) and a workbook or a track converted
+    whole before the import dialog can show it: those are read on a worker, a small CSV at once."""
+    from lmdk_gui.core import loader
+
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    wb.active.append(["timestamp", "kwh"])
+    wb.save(tmp_path / "m.xlsx")
+    (tmp_path / "t.gpx").write_text('<?xml version="1.0"?><gpx version="1.1"><trk></trk></gpx>')
+    assert not loader.slow_to_inspect(SAMPLES / "energy_hue_2013_jan.csv")
+    assert loader.slow_to_inspect(tmp_path / "m.xlsx") and loader.slow_to_inspect(tmp_path / "t.gpx")
+    assert not loader.slow_to_inspect(tmp_path / "missing.csv")  # (inspect_table says so, at once)
+    monkeypatch.setattr(loader, "INSPECT_INLINE_BYTES", 1000)
+    assert loader.slow_to_inspect(SAMPLES / "energy_hue_2013_jan.csv")
+
+
+def test_a_slow_first_read_keeps_the_window_painting_and_can_be_cancelled(qtbot, window, monkeypatch):
+    """File › Open of a large file froze the window until it had been read (no repaint, no way back). It is
+    read on a worker behind a busy dialog: the event loop keeps running (a 10 ms timer is never held up), the
+    dialog that follows gets the same preview, and Cancel gives up without opening anything."""
+    import threading
+    import time
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QProgressDialog
+
+    from lmdk_gui.ui import main_window as mw
+
+    read_on: list[threading.Thread] = []
+
+    def slow_inspect(path, *a, **k):
+        read_on.append(threading.current_thread())
+        time.sleep(0.4)
+        return inspect_table(path, *a, **k)
+
+    monkeypatch.setattr(mw, "inspect_table", slow_inspect)
+    monkeypatch.setattr(mw, "slow_to_inspect", lambda path: True)
+    beats: list[float] = []
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: beats.append(time.perf_counter()))
+    timer.start()
+    shown: list[ImportDialog] = []
+    window.ask_import = lambda dlg: shown.append(dlg) or False
+    assert not window.import_with_dialog(str(SAMPLES / "gps_bus_limerick.csv"), ask=False)
+    timer.stop()
+    assert read_on and read_on[0] is not threading.main_thread()
+    assert len(shown) == 1 and shown[0].preview.columns == inspect_table(SAMPLES / "gps_bus_limerick.csv").columns
+    gaps = [b - a for a, b in zip(beats, beats[1:], strict=False)]
+    assert len(beats) > 10 and max(gaps) < 0.2, max(gaps)
+
+    def cancel_when_shown() -> None:
+        shown_now = [b for b in window.findChildren(QProgressDialog, "busyDialog") if b.isVisible()]
+        if not shown_now:
+            QTimer.singleShot(20, cancel_when_shown)
+            return
+        from PySide6.QtWidgets import QPushButton
+
+        qtbot.mouseClick(shown_now[0].findChild(QPushButton), Qt.MouseButton.LeftButton)  # its Cancel
+
+    QTimer.singleShot(20, cancel_when_shown)
+    before = window.session.n
+    assert not window.import_with_dialog(str(SAMPLES / "gps_bus_limerick.csv"), ask=False)
+    assert len(shown) == 1 and window.session.n == before  # nothing asked, nothing opened
