@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ _OPTIONS = {
     "penalty": ("changepoints", "penalty"),
 }
 _SHOWN = 5
+#: percentage points between --target and the closest setting's share above which the command says so
+TARGET_MISS = 1.0
 
 
 _number = number_in(-math.inf, what="a finite number")
@@ -139,6 +142,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.input}: {k} of {n} events are landmarks ({pct:.2f}%) by rule {args.rule} "
           f"({_fmt_params(params)})")
+    if args.target is not None and abs(pct - args.target) >= TARGET_MISS:
+        # (stay points come in whole stays: on a bus ride 10 % was 0 % or 37.8 %, and an empty list was
+        # written without a word)
+        print(f"lmdk: note: no setting of the rule gives {args.target:g}% on this series; the closest gives "
+              f"{pct:.2f}%" + (" (no landmarks at all)" if not k else ""), file=sys.stderr)
     if out is not None:
         print(f"wrote {out} (timestamp,row,rule; private: it lists the landmarks, and 'lmdk export' says that "
               "they were found by a rule on the values)")

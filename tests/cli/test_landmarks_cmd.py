@@ -162,3 +162,15 @@ def test_a_rule_made_file_is_said_so_by_the_export(tmp_path, capsys, energy):
     assert code == 0, err
     assert "found by a rule" not in err
     assert "found by a rule" not in json.loads((tmp_path / "p.csv.json").read_text())["statement"]
+
+
+def test_a_target_the_rule_cannot_reach_is_said(tmp_path, capsys):
+    """Stay points come in whole stays: on the bus ride no distance gives 10 % (0 % or 37.8 %). The closest
+    setting is still written, and the command says that it is not the share asked for."""
+    out_file = tmp_path / "stay.csv"
+    code, out, err = run(capsys, "landmarks", GPS, "--rule", "stay", "--target", "10", "-o", str(out_file))
+    assert code == 0 and f"wrote {out_file}" in out
+    assert "no setting of the rule gives 10% on this series; the closest gives" in err
+    code, out, err = run(capsys, "landmarks", ENERGY, "--duplicates", "first", "--rule", "threshold",
+                         "--target", "10")
+    assert code == 0 and err == ""  # a threshold comes within a point of it
