@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from .core.landmark_files import parse_row_spec
+    from .core.loader import slow_to_inspect
     from .ui.main_window import SAMPLES, MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -107,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         project = window.extensions.get("project_ui")
         if args.file.endswith(".lmdk.json") and project is not None:
             ok = project.open_project(args.file)
+        elif not (args.screenshot or args.smoke_test or args.landmark_rows) and slow_to_inspect(args.file):
+            # a large file, a workbook or a track: the window shows first, then reads it (5 s without a window
+            # at 10^7 rows); --landmark-rows needs the series now, the scripted modes a synchronous result
+            QTimer.singleShot(0, lambda: window.open_path_in_background(args.file))
+            ok = True
         else:
             # An ambiguous or problematic file opens the import dialog (not offscreen: nobody could answer it)
             ok = window.open_series(args.file) if args.screenshot else window.open_path(args.file)

@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         self._loader.finished.connect(self._on_loaded)
         self._loader.failed.connect(self._on_load_failed)
         self._pending_load: tuple[str, dict] | None = None
+        self._dialog_if_refused: TablePreview | None = None  # (open_series_async)
         self.export_job: ExportJob | None = None
         #: Callables asked before the window closes / before a user action replaces the series; each returns
         #: True to go on (e.g. "save unsaved changes?"). Scripted ``open_series`` does not ask.
@@ -479,16 +480,20 @@ class MainWindow(QMainWindow):
         self._apply_loaded(series, str(path), columns)
         return True
 
-    def open_series_async(self, path: str, options: dict | None = None) -> None:
-        """Load on a worker thread (File › Open, drops, recent files): the window stays responsive."""
+    def open_series_async(self, path: str, options: dict | None = None, *,
+                          dialog_if_refused: TablePreview | None = None) -> None:
+        """Load on a worker thread (File › Open, drops, recent files): the window stays responsive.
+        ``dialog_if_refused``: the file's preview, for the import dialog when the options cannot read it."""
         options = dict(options or {})
         self._pending_load = (path, options)
+        self._dialog_if_refused = dialog_if_refused
         self.statusBar().showMessage(f"Loading {path}…")
         self.setCursor(Qt.CursorShape.BusyCursor)
         self._loader.submit(load_job, path, options)
 
     def _on_loaded(self, _generation: int, series: Series) -> None:
         self.unsetCursor()
+        self._dialog_if_refused = None
         if self._pending_load is None:
             return
         path, options = self._pending_load
@@ -507,6 +512,10 @@ class MainWindow(QMainWindow):
         self.unsetCursor()
         self._pending_load = None
         self.statusBar().clearMessage()
+        preview, self._dialog_if_refused = self._dialog_if_refused, None
+        if preview is not None and message.startswith("LoadError: "):  # the defaults cannot read it: choose
+            self._import_dialog(preview.path, preview)
+            return
         msg = message.split(": ", 1)[1] if message.startswith("LoadError: ") else message
         self.show_error("Cannot open the file", msg)
         self.loadFailed.emit(msg)
@@ -541,6 +550,10 @@ class MainWindow(QMainWindow):
             return False
         if preview is None:  # cancelled while the file was read
             return False
+        return self._import_dialog(path, preview)
+
+    def _import_dialog(self, path: str, preview: TablePreview) -> bool:
+        """The import dialog on ``preview``; the series it loaded (or it loads in the background) is opened."""
         from .import_dialog import ImportDialog  # superqt and the dialog load on first use (cold start)
 
         with deleted_after(ImportDialog(preview, self)) as dlg:
@@ -590,6 +603,24 @@ class MainWindow(QMainWindow):
             return opened
         self._apply_loaded(series, str(path), {})
         return True
+
+    def open_path_in_background(self, path: str) -> None:
+        """:meth:`open_path` with the window already shown, for a file that takes a while to read
+        (``loader.slow_to_inspect``): ``lmdk-gui FILE`` of 10^7 rows showed no window for 5 s. The file is
+        looked at behind a busy dialog, loaded on the loader's worker, and the import dialog comes when it
+        has an id column or the defaults cannot read it, as with open_path."""
+        try:
+            preview = self._inspect(path)
+        except LoadError as e:
+            self.last_error = str(e)
+            self.show_error("Cannot open the file", str(e))
+            return
+        if preview is None:
+            return
+        if preview.guess.id_col is not None:
+            self._import_dialog(path, preview)
+            return
+        self.open_series_async(path, {}, dialog_if_refused=preview)
 
     def _remember(self, path: str, options: dict) -> None:
         p = str(Path(path).resolve())

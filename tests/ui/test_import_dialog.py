@@ -340,3 +340,24 @@ def test_a_slow_first_read_keeps_the_window_painting_and_can_be_cancelled(qtbot,
     before = window.session.n
     assert not window.import_with_dialog(str(SAMPLES / "gps_bus_limerick.csv"), ask=False)
     assert len(shown) == 1 and window.session.n == before  # nothing asked, nothing opened
+
+
+def test_a_large_file_given_at_launch_opens_after_the_window_shows(qtbot, monkeypatch):
+    """``lmdk-gui FILE`` of 10^7 rows showed no window for 5 s (the file read and loaded first). The launch
+    now shows the window and then opens the file as open_path would: loaded on the worker when the defaults
+    read it; the import dialog when they cannot (repeated hours) or it has an id column."""
+    from lmdk_gui.ui import main_window as mw
+
+    monkeypatch.setattr(mw, "slow_to_inspect", lambda path: True)  # (the busy dialog's path too)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.show()
+    asked: list[ImportDialog] = []
+    w.ask_import = lambda dlg: asked.append(dlg) or False
+    with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):
+        w.open_path_in_background(str(SAMPLES / "energy_hue_2013_jan.csv"))
+    assert w.session.n == 744 and not asked
+    w.open_path_in_background(str(DATA / "energy_hue_residential1_2013.csv"))  # a repeated hour
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=30_000)
+    assert asked[0].preview.path.endswith("energy_hue_residential1_2013.csv") and w.session.n == 744
+    w.close()
