@@ -6,6 +6,7 @@ It replaces the plots (no empty axes) until the session has a series. Object nam
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -23,6 +24,13 @@ class EmptyState(QWidget):
     openRequested = Signal()
     sampleRequested = Signal(str)  # a key of SAMPLE_TEXT
 
+    TITLE = "<h2>Open a time series to begin</h2>"
+
+    def show_loading(self, name: str | None) -> None:
+        """The title while file ``name`` loads in the background (a 10^7-row file: seconds), else the
+        invitation to open one."""
+        self.title.setText(self.TITLE if name is None else f"<h2>Opening {html.escape(name)}…</h2>")
+
     def __init__(self, samples: dict[str, Path], parent=None) -> None:
         """``samples`` maps a sample's key to its file; a sample whose file is missing is disabled."""
         super().__init__(parent)
@@ -36,7 +44,8 @@ class EmptyState(QWidget):
         lay.setContentsMargins(28, 24, 28, 24)
         lay.setSpacing(12)
 
-        title = QLabel("<h2>Open a time series to begin</h2>")
+        title = self.title = QLabel(self.TITLE)
+        title.setObjectName("emptyStateTitle")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(title)
         what = QLabel("A CSV or TSV file or an Excel workbook with a time column and, per row, a number, a "

@@ -488,12 +488,14 @@ class MainWindow(QMainWindow):
         self._pending_load = (path, options)
         self._dialog_if_refused = dialog_if_refused
         self.statusBar().showMessage(f"Loading {path}…")
+        self.empty_state.show_loading(Path(path).name)
         self.setCursor(Qt.CursorShape.BusyCursor)
         self._loader.submit(load_job, path, options)
 
     def _on_loaded(self, _generation: int, series: Series) -> None:
         self.unsetCursor()
         self._dialog_if_refused = None
+        self.empty_state.show_loading(None)
         if self._pending_load is None:
             return
         path, options = self._pending_load
@@ -510,6 +512,7 @@ class MainWindow(QMainWindow):
 
     def _on_load_failed(self, _generation: int, message: str) -> None:
         self.unsetCursor()
+        self.empty_state.show_loading(None)
         self._pending_load = None
         self.statusBar().clearMessage()
         preview, self._dialog_if_refused = self._dialog_if_refused, None

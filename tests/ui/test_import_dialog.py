@@ -361,3 +361,23 @@ def test_a_large_file_given_at_launch_opens_after_the_window_shows(qtbot, monkey
     qtbot.waitUntil(lambda: len(asked) == 1, timeout=30_000)
     assert asked[0].preview.path.endswith("energy_hue_residential1_2013.csv") and w.session.n == 744
     w.close()
+
+
+def test_the_empty_window_says_which_file_it_is_opening(qtbot, tmp_path):
+    """While a file given at launch (or picked) loads in the background, the empty window's title said
+    "Open a time series to begin" under the status bar's "Loading …"; it names the file being opened, and
+    goes back when the load fails."""
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.show()
+    title = w.empty_state.title
+    assert "Open a time series to begin" in title.text()
+    with qtbot.waitSignal(w.loadFailed, timeout=30_000):
+        w.open_series_async(str(tmp_path / "gone.csv"))
+        assert "Opening gone.csv…" in title.text()
+    assert "Open a time series to begin" in title.text()
+    with qtbot.waitSignal(w.seriesLoaded, timeout=30_000):
+        w.open_series_async(str(SAMPLES / "energy_hue_2013_jan.csv"))
+        assert "Opening energy_hue_2013_jan.csv…" in title.text()
+    assert "Open a time series to begin" in title.text()
+    w.close()
