@@ -586,21 +586,22 @@ class MainWindow(QMainWindow):
         repeated times, missing values, a contact log's person) show the import dialog instead of failing.
         A file that cannot be read at all is reported as by :meth:`open_series`. A table of many persons (an id
         column) always goes through the dialog: its rows read as one series would mix the persons."""
+        # (one look at the file serves the id check and the dialog: it reads a large file whole)
+        preview: TablePreview | None = None
         try:
-            if inspect_table(path).guess.id_col is not None:
-                return self.import_with_dialog(str(path), ask=False)
-        except LoadError:
-            pass  # reported below, as load_series words it
+            preview = inspect_table(path)
+        except LoadError as bad:
+            unreadable = bad  # reported below if load_series cannot read it either
+        if preview is not None and preview.guess.id_col is not None:
+            return self._import_dialog(str(path), preview)
         try:
             series = load_series(path)
         except LoadError as e:
-            try:  # a file that is unreadable as such (missing, not text) has no choice to offer
-                inspect_table(path)
-            except LoadError as bad:
+            if preview is None:  # a file that is unreadable as such (missing, not text) has no choice to offer
                 # said in the window: started from a file manager, nobody reads the terminal
-                self.show_error("Cannot open the file", str(bad))
+                self.show_error("Cannot open the file", str(unreadable))
                 return False
-            opened = self.import_with_dialog(str(path), ask=False)
+            opened = self._import_dialog(str(path), preview)
             if not opened:
                 self.last_error = str(e)
             return opened
