@@ -46,7 +46,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from ..core import lazyjit
+from ..core import heap, lazyjit
 from ..core.dummies import DummyOptions, DummySelection, DummySettings
 from ..core.metrics import RunStats
 from ..core.preview import (
@@ -341,6 +341,7 @@ class Session(QObject):
         lm = _own(normalize_landmarks(landmarks, series.n), landmarks) if landmarks is not None else \
             np.zeros(0, np.int64)
         self.series = series
+        heap.map_large_blocks(self.lean)  # a lean session's freed arrays go back to the system at once
         self._landmarks = _frozen(lm)
         self._landmark_rules = landmark_rules
         if settings is not None:

@@ -112,6 +112,55 @@ def test_release_free_heap_trims_only_a_large_process(monkeypatch):
     assert heap.release_free_heap() and calls == [0]
 
 
+def test_map_large_blocks_sets_glibc_thresholds_once_asked(monkeypatch):
+    """Nothing is set until a large series asks (glibc's sliding threshold cannot be restored); then blocks of
+    1 MB are mapped on their own, and after it the heap keeps blocks up to glibc's own ceiling."""
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(heap, "_set_option", lambda opt, value: calls.append((opt, value)) or 1)
+    monkeypatch.setattr(heap, "_mapped", False)
+    assert not heap.map_large_blocks(False) and calls == []
+    assert heap.map_large_blocks(True)
+    assert calls == [(-3, 1 << 20), (-1, 2 << 20)]
+    assert not heap.map_large_blocks(True) and len(calls) == 2
+    assert heap.map_large_blocks(False)
+    assert calls[2:] == [(-3, 32 << 20), (-1, 64 << 20)]
+
+
+@pytest.mark.skipif(heap._set_option is None, reason="glibc's mallopt only")
+def test_mapped_large_blocks_go_back_to_the_system_when_freed(monkeypatch):
+    """The arrays of test_release_free_heap_returns_freed_arrays_to_the_system, with large blocks mapped:
+    freed, their pages leave at once, without a trim."""
+    monkeypatch.setattr(heap, "_mapped", False)
+    assert heap.map_large_blocks(True)
+    try:
+        big = np.ones(2**20)
+        del big
+        arrays = [np.ones(2**19) for _ in range(100)]
+        before = _rss_mb()
+        del arrays[::2]
+        assert before - _rss_mb() > 150
+        del arrays
+    finally:
+        heap.map_large_blocks(False)
+
+
+def test_a_large_series_maps_large_blocks(monkeypatch, qapp):
+    """The session asks for mapped blocks with a lean series and gives them up with the next small one."""
+    from lmdk_gui.ui import session as session_mod
+
+    asked: list[bool] = []
+    monkeypatch.setattr(heap, "map_large_blocks", asked.append)
+    s = session_mod.Session()
+    try:
+        s.set_series(Series.from_arrays(np.arange(50.0)))
+        monkeypatch.setattr(session_mod, "LEAN_MIN", 40)
+        s.set_series(Series.from_arrays(np.arange(50.0)))
+        s.set_series(Series.from_arrays(np.arange(30.0)))
+    finally:
+        s.shutdown()
+    assert asked == [False, True, False]
+
+
 def _rss_mb() -> float:
     for line in open("/proc/self/status"):
         if line.startswith("VmRSS:"):
