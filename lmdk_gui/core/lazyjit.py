@@ -51,6 +51,22 @@ def imported() -> bool:
     return _numba is not None
 
 
+def loading() -> bool:
+    """Whether another thread is importing numba or compiling a kernel (or loading it from the on-disk cache)
+    right now: the objects it makes live as long as the process, and the window's garbage collector leaves
+    them to its next freeze (ui/main_window.py)."""
+    if _numba is None:
+        lock = _lock
+    else:
+        from numba.core.compiler_lock import global_compiler_lock
+
+        lock = global_compiler_lock._lock  # (numba's own RLock: acquire(False) only tells whether it is free)
+    if not lock.acquire(False):
+        return True
+    lock.release()
+    return False
+
+
 def _interpret() -> bool:
     return _numba is None and getattr(_local, "on", False)
 
