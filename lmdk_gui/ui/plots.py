@@ -215,14 +215,27 @@ def column_extremes(y: np.ndarray, starts: np.ndarray, end: int,
     with np.errstate(invalid="ignore"):
         lo = np.fmin.reduceat(blo, idx)[0::2]
         hi = np.fmax.reduceat(bhi, idx)[0::2]
-    off = np.arange(block)
     for first, stop in ((starts, fb * block), (lb * block, ends)):  # partial head and tail of each column
-        rows = first[:, None] + off
-        part = np.where(rows < stop[:, None], y[np.minimum(rows, y.size - 1)], np.nan)
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lo = np.fmin(lo, np.nanmin(part, axis=1))
-            hi = np.fmax(hi, np.nanmax(part, axis=1))
+        part_lo, part_hi = _segment_extremes(y, first, stop)
+        lo, hi = np.fmin(lo, part_lo), np.fmax(hi, part_hi)
+    return lo, hi
+
+
+def _segment_extremes(y: np.ndarray, first: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NaN-ignoring min and max of each ``y[first[i]:stop[i]]`` (NaN when empty): one gather of those rows,
+    reduced in place (a column's partial blocks padded to a full block each and reduced as a 2-D array took
+    ≈ 4 ms of a full draw at 10^7 events)."""
+    lens = np.maximum(stop - first, 0)
+    lo, hi = np.full(first.size, np.nan), np.full(first.size, np.nan)
+    total = int(lens.sum())
+    if total == 0:
+        return lo, hi
+    offs = np.cumsum(lens) - lens  # where each segment starts among the gathered rows
+    g = y[np.repeat(first - offs, lens) + np.arange(total)]
+    some = lens > 0  # (the non-empty segments lie end to end in g)
+    with np.errstate(invalid="ignore"):
+        lo[some] = np.fmin.reduceat(g, offs[some])
+        hi[some] = np.fmax.reduceat(g, offs[some])
     return lo, hi
 
 

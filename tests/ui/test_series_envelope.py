@@ -61,6 +61,22 @@ def test_pyramid_equals_direct_reduction():
     np.testing.assert_array_equal(direct[1], fast[1])
 
 
+def test_pyramid_equals_direct_reduction_at_block_borders_and_across_gaps():
+    """Columns that start or end on a block border (no partial head or tail), and columns whose partial rows
+    or whole blocks hold no value at all (NaN: a gap in the line)."""
+    rng = np.random.default_rng(4)
+    y = rng.standard_normal(200_000)
+    y[10 * BLOCK + 7:14 * BLOCK + 3] = np.nan  # whole blocks and partial rows without a value
+    y[50_000:50_300] = np.nan
+    starts = np.array([0, 3 * BLOCK, 10 * BLOCK + 7, 14 * BLOCK + 3, 20 * BLOCK, 49_990, 52_000, 60_001])
+    for end in (70_000, 260 * BLOCK - 1):
+        direct = column_extremes(y, starts, end)
+        fast = column_extremes(y, starts, end, block_extremes(y))
+        np.testing.assert_array_equal(direct[0], fast[0])
+        np.testing.assert_array_equal(direct[1], fast[1])
+    assert np.isnan(direct[0][2])  # the gap's own column
+
+
 def test_few_events_are_drawn_themselves():
     y = np.arange(100, dtype=np.float64)
     xs, ys = pixel_envelope(y, 10, 60, 9.5, 0.5)
