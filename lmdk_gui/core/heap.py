@@ -49,9 +49,9 @@ _set_option = _mallopt()
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: a large series: blocks from 1 MB are mapped on their own (and unmapped when freed)
 LARGE_BLOCK_BYTES = 1 << 20
-#: otherwise glibc's own ceiling for its sliding threshold (32 MB on 64-bit systems) and twice that for the
-#: trim, which is where its dynamic rule settles once arrays of that size have been freed: blocks stay for
-#: reuse without faulting their pages in again (each 8 MB array of a 10^6-event click would)
+#: after a large series: glibc's own ceiling for its sliding threshold (32 MB on 64-bit systems) and twice that
+#: for the trim, where its sliding rule settles once blocks of that size have been freed (the sliding rule
+#: itself cannot be switched back on)
 _DEFAULT_MMAP_BYTES = 32 << 20
 _mapped = False
 
