@@ -51,16 +51,21 @@ def imported() -> bool:
     return _numba is not None
 
 
-def loading() -> bool:
-    """Whether another thread is importing numba or compiling a kernel (or loading it from the on-disk cache)
-    right now: the objects it makes live as long as the process, and the window's garbage collector leaves
-    them to its next freeze (ui/main_window.py)."""
+def loading_lock() -> Any:
+    """The lock a thread holds while it imports numba (this module's) or compiles a kernel or loads it from the
+    on-disk cache (numba's own RLock: ``acquire(False)`` only tells whether it is free)."""
     if _numba is None:
-        lock = _lock
-    else:
-        from numba.core.compiler_lock import global_compiler_lock
+        return _lock
+    from numba.core.compiler_lock import global_compiler_lock
 
-        lock = global_compiler_lock._lock  # (numba's own RLock: acquire(False) only tells whether it is free)
+    return global_compiler_lock._lock
+
+
+def loading() -> bool:
+    """Whether another thread is importing numba or compiling a kernel right now: the objects it makes live as
+    long as the process, and the window's garbage collector leaves them to its next freeze
+    (ui/main_window.py)."""
+    lock = loading_lock()
     if not lock.acquire(False):
         return True
     lock.release()

@@ -124,9 +124,7 @@ def _freeze_numba_once() -> None:
     global _numba_frozen
     if _numba_frozen or not lazyjit.imported():
         return
-    from numba.core.compiler_lock import global_compiler_lock
-
-    lock = global_compiler_lock._lock  # (numba's own RLock: acquire(False) only tells whether it is free)
+    lock = lazyjit.loading_lock()  # numba's compiler lock, now that it is imported
     if not lock.acquire(False):
         return
     try:
