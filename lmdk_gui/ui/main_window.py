@@ -751,15 +751,13 @@ class MainWindow(QMainWindow):
         self.preview_plot.set_preview(pv, s.visible_schemes, bounds)
         if self._track_shown():
             self.track_plot.set_preview(pv, s.visible_schemes)  # drops tracks of another state's stage
+        self._refresh_hover()
+        self._update_status()
         # Each scene marks its view dirty in a queued call of its own: the budget rows were painted in one pass
         # of the event loop and the preview rows in the next (the status bar twice). Those calls run now, and
         # the rows are painted here, in this slot (≈ 2 ms of a click at 10^5, issue 15).
         for view in (self.budget_plot, self.preview_plot):
             QCoreApplication.sendPostedEvents(view.scene(), QEvent.Type.MetaCall)
-        # The hover box and the status bar after the rows' paint: they are painted in the event loop's next
-        # pass either way, and the rows no longer wait for their text (≈ 1 ms of a click at 10^5).
-        self._refresh_hover()
-        self._update_status()
 
     def _denoised_lines(self) -> dict[str, np.ndarray]:
         """With Denoise on, each row's line is what the export writes (the post-processed release), once
