@@ -18,34 +18,21 @@ import os
 import sys
 
 
-def _malloc_trim():
+def _glibc(name: str, *argtypes):
+    """glibc's function ``name`` (returning an int), or None on another system or libc (musl has neither)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        fn = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        return None
-    fn.argtypes = [ctypes.c_size_t]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_trim = _malloc_trim()
-
-
-def _mallopt():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL("libc.so.6").mallopt
+        fn = getattr(ctypes.CDLL("libc.so.6"), name)
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_int]
+    fn.argtypes = list(argtypes)
     fn.restype = ctypes.c_int
     return fn
 
 
-_set_option = _mallopt()
+_trim = _glibc("malloc_trim", ctypes.c_size_t)
+_set_option = _glibc("mallopt", ctypes.c_int, ctypes.c_int)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: a large series: blocks from 1 MB are mapped on their own (and unmapped when freed)
 LARGE_BLOCK_BYTES = 1 << 20

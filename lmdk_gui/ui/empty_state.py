@@ -26,11 +26,6 @@ class EmptyState(QWidget):
 
     TITLE = "<h2>Open a time series to begin</h2>"
 
-    def show_loading(self, name: str | None) -> None:
-        """The title while file ``name`` loads in the background (a 10^7-row file: seconds), else the
-        invitation to open one."""
-        self.title.setText(self.TITLE if name is None else f"<h2>Opening {html.escape(name)}…</h2>")
-
     def __init__(self, samples: dict[str, Path], parent=None) -> None:
         """``samples`` maps a sample's key to its file; a sample whose file is missing is disabled."""
         super().__init__(parent)
@@ -104,3 +99,8 @@ class EmptyState(QWidget):
         outer.addStretch(1)
         outer.addLayout(centred)
         outer.addStretch(2)
+
+    def show_loading(self, name: str | None) -> None:
+        """The title while file ``name`` loads in the background (a 10^7-row file: seconds), else the
+        invitation to open one."""
+        self.title.setText(self.TITLE if name is None else f"<h2>Opening {html.escape(name)}…</h2>")
