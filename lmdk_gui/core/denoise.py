@@ -65,8 +65,10 @@ class Denoised:
 
 def denoise(kind: str, released: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, *,
             sensitivity: float | None = None, bounds: tuple[float, float] | None = None,
-            radius_m: float | None = None, n_categories: int | None = None) -> Denoised:
-    """The denoised release (see the module docstring). Deterministic: same inputs, same bits."""
+            radius_m: float | None = None, n_categories: int | None = None, consume: bool = False) -> Denoised:
+    """The denoised release (see the module docstring). Deterministic: same inputs, same bits. ``consume``:
+    the caller lets go of ``released`` (an R-run average's run): a numeric release's own float64 array then
+    holds the result, written over it (one array of n fewer: 80 MB at 10^7 events)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
     budgets = np.asarray(budgets, dtype=np.float64)  # constant budgets (zero stride) are read, not copied
@@ -83,7 +85,9 @@ def denoise(kind: str, released: np.ndarray, budgets: np.ndarray, approximated: 
         if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1])
                                        and bounds[0] < bounds[1]):
             raise ValueError(f"denoise: bounds must be two finite numbers lo < hi, got {tuple(bounds)}")
-        return _numeric(released.astype(np.float64, copy=False), budgets, approximated, float(sensitivity), bounds)
+        y = released.astype(np.float64, copy=False)
+        out = y if consume and y is released and y.flags.c_contiguous and y.flags.writeable else None
+        return _numeric(y, budgets, approximated, float(sensitivity), bounds, out)
     if kind == "location":
         if radius_m is None or not radius_m > 0:
             raise ValueError("denoise: location releases need the public radius r > 0 (metres)")
@@ -256,7 +260,7 @@ def _level_smooth(m, gain, lo, hi, out):  # pragma: no cover - compiled
 
 
 def _numeric(y: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, sens: float,
-             bounds: tuple[float, float] | None) -> Denoised:
+             bounds: tuple[float, float] | None, out: np.ndarray | None = None) -> Denoised:
     n = y.shape[0]
     fresh = _fresh(y, budgets, approximated)
     lo, hi = (float(bounds[0]), float(bounds[1])) if bounds is not None else (-np.inf, np.inf)
@@ -289,7 +293,8 @@ def _numeric(y: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, sens:
 
     log_q, ll, evals = ml_search(loglik, math.log(scale2) - 25.0, math.log(scale2) + 1.0)
     q = math.exp(log_q)
-    fm = np.empty(n)
+    # ``out`` may be y itself: the filter reads each observation before it writes that event's mean
+    fm = out if out is not None else np.empty(n)
     gain = np.empty(n)
     _level_filter(y, budgets, inv_sens, fresh, q, p_max, m0, p0, lo, hi, _SKIP_OBS, 0, n, fm, gain, False)
     out = fm  # the smoother reads m_t before it writes x̂_t

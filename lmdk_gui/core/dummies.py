@@ -1059,8 +1059,8 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
             plain[s].append(mae(series, rp, settings))
             withd[s].append(mae(series, rw, st))
             if denoise:
-                plain_d[s].append(denoised_mae(series, rp, settings)[1])
-                withd_d[s].append(denoised_mae(series, rw, st)[1])
+                plain_d[s].append(denoised_mae(series, rp, settings, consume=True)[1])  # (raw errors are in)
+                withd_d[s].append(denoised_mae(series, rw, st, consume=True)[1])
             del rp, rw
         del noise
 

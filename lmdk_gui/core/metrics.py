@@ -118,10 +118,12 @@ def _mean_of(sums: np.ndarray, n: int, errors) -> float:
     return float(np.nanmean(err))
 
 
-def denoised_mae(series: Series, release: Release, settings: PrivacySettings) -> tuple[Denoised | None, float]:
+def denoised_mae(series: Series, release: Release, settings: PrivacySettings, *,
+                 consume: bool = False) -> tuple[Denoised | None, float]:
     """The release's post-processing (:func:`.pipeline.denoised_values`: released values, budgets, flags and
-    public settings only) and its MAE against the true series; (None, NaN) when the kind has no denoiser."""
-    den = denoised_values(release, settings)
+    public settings only) and its MAE against the true series; (None, NaN) when the kind has no denoiser.
+    ``consume``: the caller lets go of the release (its values may hold the denoised ones afterwards)."""
+    den = denoised_values(release, settings, consume=consume)
     if den is None:
         return None, float("nan")
     return den, denoised_error(series, release, settings, den)
@@ -257,7 +259,7 @@ def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs:
             if denoise:
                 if stop():
                     break
-                one_d[s] = denoised_mae(series, rel, settings)[1]
+                one_d[s] = denoised_mae(series, rel, settings, consume=True)[1]  # (its raw error is in)
             del rel  # at most one release of this run alive (10^7 events: ≈ 0.2 GB each)
         if len(one) < len(schemes) or (denoise and len(one_d) < len(schemes)):
             break  # cancelled inside the run: only complete runs count

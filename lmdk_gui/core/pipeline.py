@@ -398,13 +398,14 @@ class CategoricalKind(Kind):
         return err
 
 
-def denoise_release(release: Release, settings: PrivacySettings) -> Denoised:
+def denoise_release(release: Release, settings: PrivacySettings, *, consume: bool = False) -> Denoised:
     """The denoiser of :mod:`.denoise` on a release: its own released values, budgets and approximated flags
-    (with dummies on: the release on L′) and the public settings only — never the true data."""
+    (with dummies on: the release on L′) and the public settings only — never the true data. ``consume``:
+    the release's values may be written over (:func:`.denoise.denoise`)."""
     k = len(release.categories) if release.categories is not None else None
     return denoise(release.kind, release.values, release.budgets, release.approximated,
                    sensitivity=settings.sensitivity, bounds=settings.bounds, radius_m=settings.radius_m,
-                   n_categories=k)
+                   n_categories=k, consume=consume)
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (NumericKind(), LocationKind(), CategoricalKind())}
@@ -687,11 +688,14 @@ def _next_fresh(b, start):  # pragma: no cover - compiled
     return b.shape[0]
 
 
-def denoised_values(release: Release, settings: PrivacySettings) -> Denoised | None:
+def denoised_values(release: Release, settings: PrivacySettings, *, consume: bool = False) -> Denoised | None:
     """The kind's post-processing of a release, or None when the kind has no denoiser (raw is published).
-    The release must be the one published (its budgets are the plan's, or Adaptive's as drawn)."""
+    The release must be the one published (its budgets are the plan's, or Adaptive's as drawn). ``consume``:
+    the caller lets go of the release, whose values the default denoiser may then write over."""
     fn = KINDS[release.kind].denoise
-    return None if fn is None else fn(release, settings)
+    if fn is None:
+        return None
+    return fn(release, settings, consume=True) if consume and fn is denoise_release else fn(release, settings)
 
 
 # ------------------------------------------------------------------------------------- export runner

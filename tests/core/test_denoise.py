@@ -90,6 +90,24 @@ def test_same_inputs_same_bits_for_every_kind():
         assert a.method == b.method and json.dumps(a.params) == json.dumps(b.params)
 
 
+@pytest.mark.parametrize("bounds", [None, (0.0, 5.0)])
+@pytest.mark.parametrize("scheme", ["skip", "adaptive", "uniform"])
+def test_a_consumed_release_holds_the_same_bits(scheme, bounds):
+    """``consume`` (the R-run average lets go of each run's release): the numeric result is written over the
+    release's own array, bit for bit what a separate array gets; other kinds ignore it."""
+    series, s = numeric_series("sine"), PrivacySettings(sensitivity=5.0, bounds=bounds)
+    rel = compute_release(series, every_tenth(series.n), s, scheme, UnitNoise(series.n, 3))
+    want = run(rel, s).values.tobytes()
+    own = rel.values
+    got = denoise(rel.kind, own, rel.budgets, rel.approximated, **public(rel, s), consume=True)
+    assert got.values is own and own.tobytes() == want
+    loc = compute_release(Series.from_arrays(track(300, 1), kind="location"), every_tenth(300),
+                          PrivacySettings(radius_m=100.0), scheme, UnitNoise(300, 3))
+    kept = loc.values.copy()
+    assert denoise(loc.kind, loc.values, loc.budgets, loc.approximated, radius_m=100.0, consume=True).values \
+        is not loc.values and np.array_equal(loc.values, kept)
+
+
 @pytest.mark.parametrize("kind", ["numeric", "location", "categorical"])
 def test_two_true_series_with_the_same_release_give_the_same_bits(kind):
     """Skip releases nothing at landmarks, so true series that differ only there publish identical arrays;
