@@ -261,10 +261,10 @@ def test_hover_box_is_read_whole_in_a_short_series_plot(qtbot, window):
     window._on_hover((QPointF(scene),))
     plot, info = window.series_plot, window.series_plot.info
     assert info.isVisible() and info.toPlainText().count("ε") >= 6
-    box = info.sceneBoundingRect()
+    box = info.geometry()  # (in the viewport's pixels, which are the scene's)
     assert box.height() > plot.vb.sceneBoundingRect().height()  # taller than the view it describes
-    assert box.top() >= 0 and box.bottom() <= plot.viewport().height()
-    assert info.parentItem() is None  # (on the scene: the view box clips its children)
+    assert box.top() >= 0 and box.bottom() < plot.viewport().height()
+    assert info.parentWidget() is plot.viewport()  # (not in the view box, which clips its children)
 
 
 def _wheel(widget, pos: QPoint, mods=Qt.KeyboardModifier.NoModifier) -> None:
