@@ -738,12 +738,20 @@ def _same_data(old: tuple, new: tuple) -> bool:
         return False
     for a, b in zip((*oargs, *okw.values()), (*nargs, *nkw.values()), strict=True):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) or isinstance(a, list) or isinstance(b, list):
-            a, b = np.asarray(a), np.asarray(b)
-            if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            if not _same_array(np.asarray(a), np.asarray(b)):
                 return False
         elif a != b:
             return False
     return True
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal shape, type and values, NaN equal to NaN. The bytes are compared first (equal bytes, equal data;
+    ≈ 1 µs against ≈ 8 µs for ``np.array_equal`` of a row's few hundred points, some 70 a click at 10^5):
+    only arrays whose bytes differ are compared as numbers (a NaN of another sign, −0.0 and 0.0)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return a.tobytes() == b.tobytes() or (a.dtype.kind == "f" and bool(np.array_equal(a, b, equal_nan=True)))
 
 
 # --------------------------------------------------------------------------------------- the plots

@@ -36,6 +36,11 @@ def test_same_data_is_not_handed_again(qtbot, monkeypatch):
     set_data(item, np.arange(3.0), y, connect="finite")
     set_data(item, np.arange(3.0), y.copy(), connect="finite")  # equal, NaN included: nothing to do
     assert len(counted) == 1
+    other_nan = y.copy()
+    other_nan[1] = -np.nan  # another NaN's bits (x86's 0/0 has the sign set), and −0.0 for 0.0: the same drawing
+    set_data(item, np.arange(3.0), other_nan, connect="finite")
+    set_data(item, np.array([-0.0, 1.0, 2.0]), y, connect="finite")
+    assert len(counted) == 1 and np.signbit(other_nan[1]) and other_nan.tobytes() != y.tobytes()
     set_data(item, np.arange(3.0), y, connect="all")  # another option is another drawing
     set_data(item, np.arange(3.0), np.array([1.0, 2.0, 3.0]))
     assert len(counted) == 3
