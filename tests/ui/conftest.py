@@ -24,6 +24,16 @@ def _collect_garbage_on_the_gui_thread():
 
 
 @pytest.fixture(autouse=True)
+def _closing_cancels_a_running_export(monkeypatch):
+    """A window closed at a test's end while an export still runs (a slow machine) cancels it, as answering
+    Yes would: the question box is modal, and its event loop keeps pytest-timeout's alarm from ever firing
+    (the suite hung in a teardown). Tests of the question set ``confirm_cancel_export`` on their window."""
+    from lmdk_gui.ui.main_window import MainWindow
+
+    monkeypatch.setattr(MainWindow, "confirm_cancel_export", lambda self: True)
+
+
+@pytest.fixture(autouse=True)
 def isolated_settings(tmp_path_factory, monkeypatch):
     """Never read or write the user's real preferences (recent files, last file)."""
     monkeypatch.setenv("LMDK_GUI_SETTINGS", str(tmp_path_factory.mktemp("settings") / "lmdk_gui_test.ini"))
