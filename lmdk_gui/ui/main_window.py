@@ -71,6 +71,8 @@ EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "eva
 #: the tabs of their own, which ``MainWindow(defer_tabs=True)`` (``lmdk-gui``) installs after its first paint:
 #: ≈ 0.1 s of a cold start (imports, superqt, their plots), ui/extensions.py
 DEFERRED_TABS = ("correlation_ui", "evaluation_ui", "accuracy_ui")
+#: an edit's hover box and "computing…" wait this long for its preview, which says both (ms)
+STALE_AFTER_MS = 100
 #: the GPS track view never opens narrower than this (px)
 TRACK_MIN_WIDTH = 280
 MAX_RECENT = 8
@@ -455,6 +457,9 @@ class MainWindow(QMainWindow):
         # (drawn first, the series was drawn again at each step of that layout pass: ≈ 25 ms at 10^7 events).
         s.seriesChanged.connect(self._show_plots_or_empty)
         s.seriesChanged.connect(self._on_series)
+        # (a timer of the window's own, not superqt's qdebounced: superqt is ≈ 0.1 s of the cold start)
+        self._stale_readouts = QTimer(self, singleShot=True, interval=STALE_AFTER_MS)
+        self._stale_readouts.timeout.connect(self._say_computing)
         s.landmarksChanged.connect(self._on_landmarks)
         s.previewChanged.connect(self._on_preview)
         self._preview_drawn = AfterPaint([self.budget_plot, self.preview_plot], self)
@@ -735,8 +740,17 @@ class MainWindow(QMainWindow):
         self.series_plot.set_landmarks(lm)
         if self._track_shown():
             self.track_plot.set_landmarks(lm)
-        self._refresh_hover()
-        self._update_status()
+        self._update_counts()
+        self._stale_readouts.start()  # (restarted by each edit)
+
+    def _say_computing(self) -> None:
+        """The hover box and the verdict of an edit whose preview has not come ``STALE_AFTER_MS`` after it
+        ("computing…"). The preview's slot says both with its budgets and verdict; a preview that comes within
+        a glance (≈ 10 ms at 10^5 events) is not announced first: that was ≈ 1 ms of each click and a repaint of
+        both (issue 15)."""
+        if self.session.series is not None and not self.session.is_preview_current():
+            self._refresh_hover()
+            self._update_verdict()
 
     def _on_preview(self) -> None:
         s = self.session
@@ -788,11 +802,18 @@ class MainWindow(QMainWindow):
         self.setWindowModified(self.session.is_dirty())
 
     def _update_status(self) -> None:
+        self._update_counts()
+        self._update_verdict()
+
+    def _update_counts(self) -> None:
         s = self.session
         n = s.n
         k = int(s.landmarks.size)
         _set_status(self.status_events, count_noun(n, "event"))
         _set_status(self.status_landmarks, f"{count_noun(k, 'landmark')} ({share(k, n)})" if n else "no landmarks")
+
+    def _update_verdict(self) -> None:
+        s = self.session
         if s.preview and s.is_preview_current():
             bad = [SCHEME_LABELS[x] for x in LANDMARK_SCHEMES if not s.preview[x].guarantee.holds]
             if bad:

@@ -85,3 +85,52 @@ def test_a_click_lays_no_part_of_the_main_window_out(qtbot, window):
     assert Count.laid == []
     assert window.status_landmarks.text().startswith("3 landmarks")
     assert "holds" in window.status_guarantee.text()
+
+
+def _verdicts(monkeypatch, window) -> list[str]:
+    from lmdk_gui.ui import main_window as mw
+
+    said: list[str] = []
+    real = mw._set_status
+
+    def spy(label, text):
+        if label is window.status_guarantee:
+            said.append(text)
+        real(label, text)
+
+    monkeypatch.setattr(mw, "_set_status", spy)
+    return said
+
+
+def test_a_preview_that_comes_at_once_is_not_announced_as_computing(qtbot, window, monkeypatch):
+    """The hover box and the verdict are said by the click's preview; "computing…" (and the box with the old
+    budgets) only when the preview is late (issue 15: ≈ 1 ms of a click and a repaint of both)."""
+    s, plot = window.session, window.series_plot
+    window._stale_readouts.setInterval(60_000)  # (the preview is never late here, however slow the machine)
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    window._on_hover((plot.mapToScene(event_point(window, 200)),))
+    said = _verdicts(monkeypatch, window)
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        s.toggle_landmark(200)
+        assert "landmark" not in plot.info.toPlainText() and window.status_landmarks.text().startswith("1 ")
+    wait_preview(qtbot, window)
+    assert "landmark" in plot.info.toPlainText() and "computing…" not in said and "holds" in said[-1]
+
+
+def test_a_late_preview_is_announced_as_computing(qtbot, window, monkeypatch):
+    import time
+
+    from lmdk_gui.ui import session as session_mod
+
+    s, plot = window.session, window.series_plot
+    window._stale_readouts.setInterval(20)
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    window._on_hover((plot.mapToScene(event_point(window, 200)),))
+    real = session_mod.compute_preview
+    monkeypatch.setattr(session_mod, "compute_preview", lambda *a, **k: (time.sleep(0.5), real(*a, **k))[1])
+    said = _verdicts(monkeypatch, window)
+    s.toggle_landmark(200)
+    qtbot.waitUntil(lambda: "computing…" in said, timeout=5_000)
+    assert not s.is_preview_current() and "landmark" in plot.info.toPlainText()  # (the box says the edit)
+    wait_preview(qtbot, window)
+    qtbot.waitUntil(lambda: "holds" in said[-1], timeout=5_000)
