@@ -695,6 +695,8 @@ def denoised_values(release: Release, settings: PrivacySettings, *, consume: boo
     fn = KINDS[release.kind].denoise
     if fn is None:
         return None
+    # (the slot's form stays (release, settings): a replaced denoiser, as the tests' and audits' are, is not
+    # asked to consume anything)
     return fn(release, settings, consume=True) if consume and fn is denoise_release else fn(release, settings)
 
 
