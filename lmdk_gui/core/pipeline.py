@@ -614,12 +614,12 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
     fit."""
     b, old, n = p.budgets, prev.budgets, p.n
     assert b is not None
-    if prev.kind != p.kind.name or old.shape != b.shape or prev.values.shape[0] != n:
+    if prev.kind != p.kind.name or old.shape != b.shape:
         return None
     lo, hi = budget_span(old, b)
-    if lo < 0:
-        return old, prev.values, prev.approximated, (0, 0)  # the same budgets: the same release
-    if hi - lo > n * PATCH_SHARE:
+    if lo < 0:  # the same budgets: the same release (its values kept or let go: Release.without_values)
+        return old, prev.values, prev.approximated, (0, 0)
+    if hi - lo > n * PATCH_SHARE or prev.values.shape[0] != n:
         return None
     # Only the span's flags are new: elsewhere the budgets, so the flags (ε_t > 0), are prev's. Series-wide
     # flags made anew were two passes over n events per click (≈ 1 ms at 10^6).

@@ -126,6 +126,11 @@ class NoiseCache:
         """The :func:`scheme_previews` memo of this (series, seed): releases worth reusing on its noise."""
         return self._entry(series, seed)[2]
 
+    def existing_memo(self, series: Series, seed: int) -> dict | None:
+        """That memo if there is one (nothing drawn nor cleared)."""
+        hit = self._items.get((id(series), seed))
+        return hit[2] if hit is not None and hit[0] is series else None
+
 
 class OptionsCache:
     """The dummy generator's options per (n, L, generator): they are deterministic, so Re-draw and re-rolls
@@ -291,6 +296,13 @@ class DenoiseMemo:
     def forget(self, role: str, scheme: str) -> None:
         self._items.pop((role, scheme), None)
 
+    def rehome(self, role: str, old: Release, new: Release) -> None:
+        """The entry of ``old`` now describes ``new``: the same release, its values let go
+        (:meth:`.Release.without_values`), and its denoised values too; its error stays."""
+        e = self._items.get((role, old.scheme))
+        if e is not None and e[2] is old.values and e[3] is old.budgets and e[4] is old.approximated:
+            self._items[(role, old.scheme)] = (*e[:2], new.values, new.budgets, new.approximated, None, e[6])
+
     def forget_schemes(self, schemes: Collection[str]) -> None:
         """Forget these schemes' entries in every role (their releases are about to be replaced)."""
         for role, scheme in [k for k in self._items if k[1] in schemes]:
@@ -357,6 +369,35 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
     return out
 
 
+def let_go_of_values(previews: dict[str, SchemePreview], schemes: Collection[str], memo: dict | None,
+                     denoise_memo: DenoiseMemo | None, role: str) -> dict[str, SchemePreview]:
+    """``previews`` with the raw and denoised values of ``schemes`` let go (:meth:`.Release.without_values`: a
+    large window's hidden schemes, once scored), in the :func:`scheme_previews` memo too (``memo``: an unchanged
+    release is reused as it is, values let go) and in the denoise memo (``role``'s entry keeps its error).
+    Only when no job uses either memo."""
+    out = dict(previews)
+    for scheme in schemes:
+        p = previews.get(scheme)
+        if p is None or not p.release.values_kept:
+            continue
+        rel = p.release.without_values()
+        out[scheme] = replace(p, release=rel, denoised=None)  # (its error stays)
+        hit = memo.get(scheme) if memo is not None else None
+        if hit is not None and hit[1] is p.release:
+            memo[scheme] = (hit[0], rel, hit[2])  # type: ignore[index]
+        if denoise_memo is not None:
+            denoise_memo.rehome(role, p.release, rel)
+    return out
+
+
+def forget_releases(memo: dict | None, schemes: Collection[str]) -> None:
+    """Forget the :func:`scheme_previews` memo's releases of ``schemes`` (in the releases with and without
+    dummies): the next preview makes them whole."""
+    for m in (memo, memo.get("with dummies") if memo is not None else None):
+        for scheme in schemes if m is not None else ():
+            m.pop(scheme, None)  # type: ignore[union-attr]
+
+
 def _stopped(should_cancel) -> bool:
     return should_cancel is not None and bool(should_cancel())
 
@@ -365,6 +406,8 @@ def _denoised_mae(series: Series, rel: Release, settings: PrivacySettings,
                   should_cancel) -> tuple[Denoised | None, float] | None:
     """:func:`~.metrics.denoised_mae`, or None when cancelled between the denoising and its error (at 10^7
     events each takes up to a second, and the denoised values are let go at once)."""
+    if not rel.values_kept:
+        raise ValueError(f"the {rel.scheme} release's values were let go: it cannot be denoised again")
     den = denoised_values(rel, settings)
     if den is None:
         return None, float("nan")

@@ -735,8 +735,8 @@ class MainWindow(QMainWindow):
 
     def _on_landmarks(self) -> None:
         lm = self.session.landmarks
-        if self.session.lean:  # its denoised values were let go of: the plot must not keep them alive
-            self.preview_plot.let_go_of_denoised(self.session.preview)
+        if self.session.lean:  # values were let go of (Session._let_go_of_replaced): the plot must not keep them
+            self.preview_plot.let_go(self.session.preview)
         self.series_plot.set_landmarks(lm)
         if self._track_shown():
             self.track_plot.set_landmarks(lm)

@@ -987,9 +987,13 @@ class PreviewPlot(_Rows):
             self._bounds = tuple(bounds) if bounds is not None else None  # type: ignore[assignment]
             self._fit_y()
         self._preview = preview
-        shown = [s for s in ALL_SCHEMES if s in visible and preview.get(s) is not None]
-        self._values = {s: display_values(self.series, preview[s].values) for s in shown}
-        self._approx = {s: np.asarray(preview[s].approximated, dtype=bool) for s in shown}
+        # A row whose values a lean session let go of (:meth:`let_go`) stays as drawn until its new preview; a
+        # scheme shown again after they were let go while it was hidden gets its row with its new preview.
+        shown = [s for s in ALL_SCHEMES if s in visible and (p := preview.get(s)) is not None
+                 and (p.release.values_kept or s in self.shown())]
+        kept = [s for s in shown if preview[s].release.values_kept]
+        self._values = {s: display_values(self.series, preview[s].values) for s in kept}
+        self._approx = {s: np.asarray(preview[s].approximated, dtype=bool) for s in kept}
         self._layout(shown)
         self.redraw()
 
@@ -1005,12 +1009,15 @@ class PreviewPlot(_Rows):
         if redraw:
             self.redraw_denoised()
 
-    def let_go_of_denoised(self, preview: dict) -> None:
-        """Drop the denoised values that ``preview`` no longer has (a lean session's landmark edit let go of
-        them) without redrawing: those lines stay as drawn (their items hold the reduced points only) until
-        the next redraw, which has none."""
+    def let_go(self, preview: dict) -> None:
+        """Drop the raw and denoised values that ``preview`` no longer has (a lean session's landmark edit let
+        go of them) without redrawing: those rows stay as drawn (their items hold the reduced points only)
+        until their new preview; a redraw meanwhile (a zoom) leaves them as they are."""
         self._denoised = {k: v for k, v in self._denoised.items()
                           if (p := preview.get(k)) is not None and p.denoised is not None}
+        gone = [k for k in self._values if (p := preview.get(k)) is None or not p.release.values_kept]
+        for k in gone:
+            del self._values[k], self._approx[k]
         self._preview = preview
 
     # ------------------------------------------------------------------------------------ drawing

@@ -1150,7 +1150,8 @@ class TrackPlot(pg.PlotWidget):
         self._redraw()
 
     def _shown(self) -> list[str]:
-        return [s for s in self.curves if s in self._visible and s in self._preview]
+        return [s for s in self.curves if s in self._visible and s in self._preview
+                and self._preview[s].release.values_kept]
 
     def _redraw(self) -> None:
         if self.series is None:

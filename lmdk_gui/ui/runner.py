@@ -110,7 +110,9 @@ class LatestOnlyRunner(QObject):
                 current = gen == self._generation and not self._stop
                 if current:
                     self._results[gen] = outcome
-            del outcome  # not kept alive by this thread while it waits for the next job
+            # not kept alive by this thread while it waits for the next job (nor the job's arguments: the
+            # previous preview's releases, whose values a large window may let go meanwhile)
+            del outcome, fn, args, kwargs
             with self._cond:  # (after the del: ``wait_stopped`` means the job's arrays are gone)
                 self._busy = False
                 self._cond.notify_all()

@@ -29,10 +29,12 @@ with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It i
 ``preview``/``preview_plain`` replaced by the same releases with their denoised values
 (:meth:`Session.is_denoised_current`). Up to ``DENOISE_INLINE_MAX`` events, once numba is imported, the
 preview job runs that same function itself: ``previewChanged`` then already carries the denoised values and
-``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None. From
-``LEAN_MIN`` events on, a hidden scheme keeps its denoised error but not its values (``denoised`` None,
-``denoised_scored`` True) until it is shown again, and a landmark edit lets go of the landmark schemes'
-denoised values at once (:meth:`Session._let_go_of_denoised`).
+``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None.
+
+From ``LEAN_MIN`` events on (memory): once scored, a hidden scheme keeps its errors, budgets, flags and check
+but not its raw or denoised values (``release.values_kept`` False, ``denoised`` None) until it is shown again,
+which makes it anew; a landmark edit lets go at once of the landmark schemes' denoised values and of the raw
+values of the releases it makes anew whole (:meth:`Session._let_go_of_replaced`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -61,6 +62,8 @@ from ..core.preview import (
     compute_average,
     compute_preview,
     denoise_preview,
+    forget_releases,
+    let_go_of_values,
     scheme_previews,
 )
 from ..core.priority import BACKGROUND
@@ -87,6 +90,9 @@ DENOISE_INLINE_MAX = 20_000
 #: of the visible schemes only (the hidden ones' errors are kept; showing one denoises it again). Below it
 #: both would cost clicks time (the 10^6 click waited for a denoising step) and save little memory.
 LEAN_MIN = 2_000_000
+#: the schemes a landmark edit makes anew whole (every budget changes), whose raw values a lean session lets
+#: go of at the edit (Skip's release is patched from the last one, Event's and User's stay)
+REMADE_BY_EDIT = frozenset({"uniform", "balanced", "adaptive"})
 
 #: how long the R-run average waits after a preview arrived (edits in between restart the wait)
 AVERAGE_DELAY_MS = 150
@@ -239,6 +245,8 @@ class Session(QObject):
         self._denoised_generation = -2  # the preview generation whose denoised values are in ``preview``
         self._inline_denoise_generation = -1  # the preview job that denoises in the same job (small series)
         self._stale_denoised: frozenset[str] = frozenset()  # let go of since the last preview (lean sessions)
+        self._stale_values: frozenset[str] = frozenset()  # raw values an edit let go of (lean sessions)
+        self._refill: frozenset[str] = frozenset()  # shown again after their values were let go (lean sessions)
         # The later stages (denoising, ``post_stage``, the average) start once the views have drawn the raw
         # preview: started before, they competed with the paint for the GIL (same-run A/B, issue 15: a 10^5
         # click repainted in 48 ms instead of 36, 10^6 in 121 instead of 101, and the denoised values came no
@@ -368,26 +376,29 @@ class Session(QObject):
     # ------------------------------------------------------------------------------- landmarks
     def _apply_landmarks(self, rows: np.ndarray) -> None:
         self._landmarks = _frozen(rows)
-        self._let_go_of_denoised()
+        self._let_go_of_replaced()
         # Submit before the views redraw the landmarks (≈ 15 ms at 10^6): the worker computes meanwhile.
         self._schedule()
         self.landmarksChanged.emit()
 
-    def _let_go_of_denoised(self) -> None:
-        """A lean session's landmark edit lets go of the denoised values of the schemes whose release it
-        replaces (LANDMARK_SCHEMES) at once, not when the new preview arrives: at 10^7 events they were
-        ≈ 0.3 GB of the click's peak, held while the new releases were made. ``preview`` keeps their errors;
-        the views stop drawing them (:meth:`lean`); the preview job forgets them in the memo (the denoise
-        stage's, once that stage has stopped: ``_after_stopped``)."""
-        if self.series is None or not self.lean or not self._settings.denoise:
+    def _let_go_of_replaced(self) -> None:
+        """A lean session's landmark edit lets go at once, not when the new preview arrives, of what that
+        preview replaces: the landmark schemes' denoised values, and the raw values of ``REMADE_BY_EDIT`` (all
+        their budgets change; Skip's release is the next one's patch source). At 10^7 events they were
+        ≈ 0.5 GB of the click's peak, held while the new releases were made. ``preview`` keeps their errors,
+        budgets, flags and checks; the views keep what they drew of them (:meth:`lean`); the preview job forgets
+        them in the memos once the stages using those have stopped (:meth:`_before_preview`)."""
+        if self.series is None or not self.lean:
             return
         def strip(pv: dict[str, SchemePreview]) -> dict[str, SchemePreview]:
-            return {k: replace(p, denoised=None) if k in LANDMARK_SCHEMES and p.denoised is not None else p
-                    for k, p in pv.items()}
+            pv = {k: replace(p, denoised=None) if k in LANDMARK_SCHEMES and p.denoised is not None else p
+                  for k, p in pv.items()}
+            return let_go_of_values(pv, REMADE_BY_EDIT, None, None, "")
         same = self.preview is self.preview_plain
         self.preview = strip(self.preview)
         self.preview_plain = self.preview if same else strip(self.preview_plain)
         self._stale_denoised = frozenset(LANDMARK_SCHEMES)
+        self._stale_values = REMADE_BY_EDIT
 
     @property
     def landmark_rules(self) -> frozenset[str]:
@@ -557,10 +568,16 @@ class Session(QObject):
             self.visible_schemes.add(scheme)
         else:
             self.visible_schemes.discard(scheme)
+        if changed and visible and (p := self.preview.get(scheme)) is not None and not p.release.values_kept:
+            # a lean session let go of its values while it was hidden: the next preview makes it again
+            self._refill |= {scheme}
+            self._schedule()
         if changed:
             self.settingsChanged.emit()
         if visible and changed:
             self._denoise_shown()
+        elif changed:
+            self._let_go_of_hidden_values()
 
     # ------------------------------------------------------------------------------ computation
     def _schedule(self, *, after_paint: bool = False) -> None:
@@ -604,8 +621,7 @@ class Session(QObject):
         inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and lazyjit.imported()
         lean = self.lean
         stages = (self._average_runner, self._denoise_runner, self._post_runner) if lean else ()
-        before = partial(self._denoise_memo.forget_schemes, self._stale_denoised) \
-            if lean and self._stale_denoised else None
+        before = self._before_preview(snap) if lean else None
         # Adaptive's uniforms (80 MB at 10^7 events) are drawn again by the next preview (≈ 50 ms, on the
         # side thread beside the other schemes) rather than held while the average and the export run.
         noise = self._noise_cache
@@ -613,6 +629,38 @@ class Session(QObject):
         gen = self._preview_runner.submit(_after_stopped, stages, before, after, compute_preview, snap,
                                           self._noise_cache, self._options_cache, denoise=inline)
         self._inline_denoise_generation = gen if inline else -1
+
+    def _before_preview(self, snap: Snapshot) -> Callable[[], None] | None:
+        """What a lean preview job does first, on its thread once the stages it waits for have stopped (they
+        use the memos): forget the denoised values an edit let go of, and the releases let go of
+        (:meth:`_let_go_of_hidden_values`) of the schemes shown again."""
+        denoised, values = self._stale_denoised | self._refill, self._stale_values | self._refill
+        if not denoised and not values:
+            return None
+        denoise_memo, noise = self._denoise_memo, self._noise_cache
+
+        def before() -> None:
+            denoise_memo.forget_schemes(denoised)
+            forget_releases(noise.existing_memo(snap.series, snap.seed), values)
+        return before
+
+    def _let_go_of_hidden_values(self) -> None:
+        """A lean session lets go of the raw values of its hidden schemes once they are scored (the denoise
+        stage is in, or there is none): 80 MB each at 10^7 events, Event's and User's by default. Their errors,
+        budgets, flags and checks stay, and a click reuses them as they are (Event's and User's budgets do not
+        depend on the landmarks); showing one makes it again (:meth:`set_scheme_visible`). Only while no
+        preview or denoise job runs: they use the memos this updates."""
+        if not self.lean or self.series is None or not self.is_preview_current() \
+                or (self._settings.denoise and not self.is_denoised_current()) \
+                or not (self._preview_runner.is_idle() and self._denoise_runner.is_idle()):
+            return
+        hidden = [x for x in ALL_SCHEMES if x not in self.visible_schemes]
+        memo = self._noise_cache.existing_memo(self.series, self._seed)
+        same = self.preview is self.preview_plain
+        self.preview_plain = let_go_of_values(self.preview_plain, hidden, memo, self._denoise_memo, "plain")
+        self.preview = self.preview_plain if same else let_go_of_values(
+            self.preview, hidden, memo.get("with dummies") if memo is not None else None, self._denoise_memo,
+            "dummies")
 
     def _denoise_shown(self) -> None:
         """Denoise again, once the current preview's stage is in, when a shown scheme has its denoised error but
@@ -658,7 +706,7 @@ class Session(QObject):
         old_error = self.dummy_error
         self.preview = result.preview
         self.preview_plain = result.plain
-        self._stale_denoised = frozenset()
+        self._stale_denoised = self._stale_values = self._refill = frozenset()
         self.dummy_selection = result.selection
         self.dummy_error = result.dummy_error
         self._dummy_options = result.options
@@ -675,6 +723,8 @@ class Session(QObject):
         self.previewChanged.emit()
         if inline and self.is_preview_current():  # (a previewChanged slot may have edited the state)
             self.denoisedChanged.emit()
+        if not self._settings.denoise:
+            self._let_go_of_hidden_values()
         if self.is_preview_current():
             self.after_draw(lambda: self._later_stages(generation, snap, result, inline))
 
@@ -716,6 +766,7 @@ class Session(QObject):
         self.preview = result.preview
         self.preview_plain = result.plain
         self._denoised_generation = self._preview_generation
+        self._let_go_of_hidden_values()
         self.denoisedChanged.emit()
         self._average_timer.start()
         self._denoise_shown()  # a scheme shown while this stage ran (with the visible schemes of its start)

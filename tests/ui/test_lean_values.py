@@ -1,0 +1,139 @@
+"""A large window lets go of its hidden schemes' raw values once they are scored (issue 15, peak memory at
+10^7 events: Event's and User's releases, 80 MB each). Their errors, budgets, flags and checks stay, bit for
+bit the one-shot path's; a click reuses them as they are; showing one makes it again and draws it."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+from lmdk_gui.core.preview import NoiseCache, compute_preview
+from lmdk_gui.core.settings import ALL_SCHEMES
+from lmdk_gui.ui import session as session_mod
+from lmdk_gui.ui.runner import LatestOnlyRunner
+
+from .conftest import wait_denoised, wait_preview
+
+
+@pytest.fixture(autouse=True)
+def _lean(monkeypatch):
+    monkeypatch.setattr(session_mod, "LEAN_MIN", 0)
+    monkeypatch.setattr(session_mod, "DENOISE_INLINE_MAX", 0)
+
+
+def _same_scores(session, hidden: list[str]) -> None:
+    ref = compute_preview(session.snapshot(), NoiseCache())
+    assert ref is not None
+    for x in ALL_SCHEMES:
+        p, q = session.preview[x], ref.preview[x]
+        assert p.mae == q.mae and p.relative == q.relative, x
+        assert p.mae_denoised == q.mae_denoised or np.isnan(p.mae_denoised) and np.isnan(q.mae_denoised), x
+        assert p.relative_denoised == q.relative_denoised, x
+        assert np.array_equal(p.budgets, q.budgets) and np.array_equal(p.approximated, q.approximated), x
+        assert p.guarantee.holds == q.guarantee.holds, x
+        assert p.release.values_kept == (x not in hidden), x
+        if x not in hidden:
+            assert np.array_equal(p.values, q.values, equal_nan=True), x
+
+
+def _memo(session) -> dict:
+    memo = session._noise_cache.existing_memo(session.series, session.seed)
+    assert memo is not None
+    return memo
+
+
+def test_hidden_schemes_values_are_let_go_once_scored_and_a_click_keeps_them_so(qtbot, window):
+    s = window.session
+    wait_denoised(qtbot, window)
+    hidden = [x for x in ALL_SCHEMES if x not in s.visible_schemes]
+    assert hidden == ["event", "user"]
+    raw: dict[str, weakref.ref] = {}
+
+    def on_preview() -> None:  # the raw releases, before the denoise stage scored them
+        raw.update({x: weakref.ref(s.preview[x].values) for x in hidden if s.preview[x].release.values_kept})
+
+    s.add_range(40, 90)
+    wait_denoised(qtbot, window)
+    s.previewChanged.connect(on_preview)
+    s.set_epsilon(0.5)  # new budgets: Event and User made anew
+    wait_denoised(qtbot, window)
+    assert set(raw) == set(hidden)
+    _same_scores(s, hidden)
+    assert all(r() is None for r in raw.values())  # nobody holds them: the session, the memos, the runners
+    assert all(not _memo(s)[x][1].values_kept for x in hidden)
+    kept = {x: s.preview[x].release.values for x in hidden}
+    s.toggle_landmark(300)
+    wait_denoised(qtbot, window)
+    _same_scores(s, hidden)
+    assert all(s.preview[x].release.values is kept[x] for x in hidden)  # reused, not made again
+
+
+def test_a_hidden_scheme_shown_again_is_made_again_and_drawn(qtbot, window):
+    s = window.session
+    s.add_range(40, 90)
+    wait_denoised(qtbot, window)
+    assert not s.preview["event"].release.values_kept
+    window.settings_panel.scheme_checks["event"].setChecked(True)
+    qtbot.waitUntil(lambda: s.is_denoised_current() and s.preview["event"].denoised is not None, timeout=30_000)
+    _same_scores(s, ["user"])
+    assert "event" in window.preview_plot._values and "event" in window.preview_plot.shown()
+    window.settings_panel.scheme_checks["event"].setChecked(False)  # hidden again: let go at once
+    assert not s.preview["event"].release.values_kept and s.preview["event"].denoised_scored
+
+
+def test_without_denoising_the_values_are_let_go_with_the_preview(qtbot, window):
+    s = window.session
+    wait_denoised(qtbot, window)
+    s.set_denoise(False)
+    wait_preview(qtbot, window)
+    assert not s.preview["user"].release.values_kept and s.preview["uniform"].release.values_kept
+    _same_scores(s, ["event", "user"])
+
+
+def test_a_runner_does_not_keep_its_last_jobs_arguments(qtbot):
+    runner = LatestOnlyRunner("test")
+    try:
+        arg = np.ones(10)
+        ref = weakref.ref(arg)
+        done = threading.Event()
+        with qtbot.waitSignal(runner.finished, timeout=10_000):
+            runner.submit(lambda a, should_cancel: (done.set(), float(a.sum()))[1], arg)
+        del arg
+        qtbot.waitUntil(lambda: ref() is None, timeout=5_000)
+    finally:
+        runner.shutdown()
+
+
+def test_a_landmark_edit_lets_go_of_the_raw_values_it_replaces_at_once(qtbot, window, monkeypatch):
+    """The releases a click makes anew whole (REMADE_BY_EDIT) are let go of before the new ones are made:
+    nobody holds their values when the preview job starts; their rows stay as drawn (a redraw meanwhile
+    leaves them); Skip's release, the next one's patch source, stays."""
+    s = window.session
+    s.add_range(40, 90)
+    wait_denoised(qtbot, window)
+    remade = sorted(session_mod.REMADE_BY_EDIT)
+    old = {x: weakref.ref(s.preview[x].values) for x in remade}
+    skip_values = s.preview["skip"].values
+    alive: list[list[str]] = []
+    real = session_mod.compute_preview
+
+    def preview(*args, **kwargs):  # (arrays are freed by their count: no collection on a worker thread)
+        alive.append(sorted(x for x, r in old.items() if r() is not None))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "compute_preview", preview)
+    rows = window.preview_plot
+    drawn = {x: rows.rows[x]["dots"].getData()[1].copy() for x in remade}
+    s.toggle_landmark(300)
+    assert all(not s.preview[x].release.values_kept for x in remade)
+    assert s.preview["skip"].values is skip_values
+    assert set(remade) <= set(rows.shown()) and not set(remade) & set(rows._values)
+    rows.redraw()  # (a zoom before the new preview)
+    assert all(np.array_equal(rows.rows[x]["dots"].getData()[1], drawn[x], equal_nan=True) for x in remade)
+    wait_denoised(qtbot, window)
+    assert alive == [[]]
+    _same_scores(s, ["event", "user"])
+    assert set(remade) <= set(rows._values)
