@@ -15,6 +15,7 @@ its message in ``dummy_error`` and the releases without dummies.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -314,29 +315,31 @@ class DenoiseMemo:
         return self._mean_abs[1]
 
 
-def denoise_preview(snap: Snapshot, result: PreviewResult, *, should_cancel=None,
-                    memo: DenoiseMemo | None = None, keep: frozenset[str] | None = None) -> PreviewResult | None:
+def denoise_preview(snap: Snapshot, result: PreviewResult, *, should_cancel=None, memo: DenoiseMemo | None = None,
+                    keep: frozenset[str] | None = None, compact: bool = False) -> PreviewResult | None:
     """The preview's later stage: ``result`` (raw, from :func:`compute_preview` of ``snap``) with every
     release's post-processing and its error filled in (``denoised``, ``mae_denoised``,
     ``relative_denoised``); ``result`` itself when ``snap.settings.denoise`` is off; None when cancelled.
     ``preview`` and ``plain`` stay one object when they were one. ``keep``: the schemes whose denoised values
-    are kept (None: all); the others get their error only (``denoised`` None, ``denoised_scored`` True)."""
+    are kept (None: all); the others get their error only (``denoised`` None, ``denoised_scored`` True).
+    ``compact``: the kept values are only drawn (a large window): :func:`compact_denoised`."""
     if not snap.settings.denoise:
         return result
     memo = memo if memo is not None else DenoiseMemo()
-    plain = _denoise_all(snap, result.plain, snap.settings, should_cancel, memo, "plain", keep)
+    plain = _denoise_all(snap, result.plain, snap.settings, should_cancel, memo, "plain", keep, compact)
     if plain is None:
         return None
     if result.preview is result.plain:
         return replace(result, preview=plain, plain=plain)
     assert result.selection is not None  # releases on L' were made with the ε left after the selection
     st = snap.settings.with_(epsilon=result.selection.epsilon_remaining)
-    withd = _denoise_all(snap, result.preview, st, should_cancel, memo, "dummies", keep)
+    withd = _denoise_all(snap, result.preview, st, should_cancel, memo, "dummies", keep, compact)
     return None if withd is None else replace(result, preview=withd, plain=plain)
 
 
 def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: PrivacySettings, should_cancel,
-                 memo: DenoiseMemo, role: str, keep: frozenset[str] | None) -> dict[str, SchemePreview] | None:
+                 memo: DenoiseMemo, role: str, keep: frozenset[str] | None,
+                 compact: bool = False) -> dict[str, SchemePreview] | None:
     series = snap.series
     denom = memo.mean_abs(series)
     wanted = {scheme: keep is None or scheme in keep for scheme in previews}
@@ -354,6 +357,8 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
                 made.append(scheme)
         if hit is not None and hit[0] is not None and not wanted[scheme]:
             hit = (None, hit[1])  # a hidden row's denoised values are let go (80 MB at 10^7 events), memo too
+        elif compact and hit is not None and hit[0] is not None:
+            hit = (compact_denoised(hit[0]), hit[1])  # (its error is in: computed from the float64 values)
         if hit is not None and hit is not hits[scheme]:
             memo.put(role, series, settings, p.release, *hit)
         if hit is None or _stopped(should_cancel):
@@ -396,6 +401,24 @@ def forget_releases(memo: dict | None, schemes: Collection[str]) -> None:
     for m in (memo, memo.get("with dummies") if memo is not None else None):
         for scheme in schemes if m is not None else ():
             m.pop(scheme, None)  # type: ignore[union-attr]
+
+
+#: a line is drawn from float32 values when they are within this share of its range of the float64 ones
+COMPACT_TOLERANCE = 1e-4
+
+
+def compact_denoised(den: Denoised) -> Denoised:
+    """A numeric release's denoised values as float32 when they are only drawn (a large window keeps them
+    for its rows: 40 MB fewer per row at 10^7 events) and float32 is within ``COMPACT_TOLERANCE`` of the
+    line's range (a fraction of a pixel), else unchanged. Its errors are computed before, from the float64."""
+    v = den.values
+    if v.dtype != np.float64 or v.ndim != 1 or not v.size:
+        return den
+    lo, hi = float(np.fmin.reduce(v)), float(np.fmax.reduce(v))  # (NaNs skipped; all NaN: NaN)
+    # float32 rounds to within 2^-24 of a value's magnitude
+    if not (math.isfinite(lo) and math.isfinite(hi) and max(-lo, hi) * 2.0**-24 <= (hi - lo) * COMPACT_TOLERANCE):
+        return den
+    return replace(den, values=v.astype(np.float32))
 
 
 def _stopped(should_cancel) -> bool:

@@ -462,6 +462,7 @@ class MainWindow(QMainWindow):
         self._stale_readouts.timeout.connect(self._say_computing)
         s.landmarksChanged.connect(self._on_landmarks)
         s.previewChanged.connect(self._on_preview)
+        s.valuesLetGo.connect(self._on_values_let_go)
         self._preview_drawn = AfterPaint([self.budget_plot, self.preview_plot], self)
         # (a view that has already painted the new preview, in _on_preview, is not waited for)
         s.after_draw = lambda start: self._preview_drawn(start, [v for v in (self.budget_plot, self.preview_plot)
@@ -733,10 +734,14 @@ class MainWindow(QMainWindow):
         if self._track_shown():
             self._settings.setValue("mainSplitterState", self.main_split.saveState())
 
+    def _on_values_let_go(self) -> None:
+        """A lean session let go of values (Session.valuesLetGo): the plots must not keep them alive."""
+        self.preview_plot.let_go(self.session.preview)
+        if self._track_plot is not None:
+            self._track_plot.let_go(self.session.preview)
+
     def _on_landmarks(self) -> None:
         lm = self.session.landmarks
-        if self.session.lean:  # values were let go of (Session._let_go_of_replaced): the plot must not keep them
-            self.preview_plot.let_go(self.session.preview)
         self.series_plot.set_landmarks(lm)
         if self._track_shown():
             self.track_plot.set_landmarks(lm)

@@ -1003,7 +1003,8 @@ class PreviewPlot(_Rows):
         with the raw noisy points faint behind it. ``None`` or a missing scheme removes its line. ``preview``
         (the same releases, now with ``mae_denoised``) feeds the row notes. Only the lines, the fading and the
         notes are redrawn (the points stay); ``redraw=False`` leaves it to the next :meth:`set_preview`."""
-        self._denoised = {s: np.asarray(v, dtype=np.float64) for s, v in denoised.items() if v is not None}
+        self._denoised = {s: v if v.dtype == np.float32 else np.asarray(v, dtype=np.float64)
+                          for s, v in denoised.items() if v is not None}
         if preview is not None:
             self._preview = preview
         if redraw:

@@ -64,8 +64,8 @@ def __getattr__(name: str):
 def display_values(series: Series, values: np.ndarray) -> np.ndarray:
     """What the y axis shows for one kind: numeric values; distance in metres from the series' first
     point (location); category codes (categorical, −1 → gap)."""
-    if series.kind == "numeric":
-        return np.asarray(values, dtype=np.float64)
+    if series.kind == "numeric":  # (a large window's denoised lines are float32: core.preview.compact_denoised)
+        return values if values.dtype == np.float32 else np.asarray(values, dtype=np.float64)
     if series.kind == "location":
         if series.n == 0:
             return np.zeros(0)
@@ -1149,9 +1149,15 @@ class TrackPlot(pg.PlotWidget):
         self._denoised = {s: v for s, v in denoised.items() if v is not None}
         self._redraw()
 
+    def let_go(self, preview: dict) -> None:
+        """The session let go of values (Session.valuesLetGo): hold its new preview, drop the denoised tracks it
+        no longer has; the curves stay as drawn until the new preview."""
+        self._preview = preview
+        self._denoised = {k: v for k, v in self._denoised.items()
+                          if (p := preview.get(k)) is not None and p.denoised is not None}
+
     def _shown(self) -> list[str]:
-        return [s for s in self.curves if s in self._visible and s in self._preview
-                and self._preview[s].release.values_kept]
+        return [s for s in self.curves if s in self._visible and s in self._preview]
 
     def _redraw(self) -> None:
         if self.series is None:
@@ -1163,6 +1169,8 @@ class TrackPlot(pg.PlotWidget):
                 curve.hide()
                 line.hide()
                 continue
+            if not self._preview[scheme].release.values_kept:
+                continue  # let go of by a lean session: as drawn (or hidden) until its new preview
             den = self._denoised.get(scheme)
             curve.setSymbolBrush(pg.mkBrush(QColor(*SCHEME_COLORS[scheme], 60 if den is not None else 140)))
             curve.setData(*_lonlat(self._preview[scheme].values))

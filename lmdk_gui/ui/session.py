@@ -185,6 +185,9 @@ class Session(QObject):
     dummiesFailed = Signal(str)  # the generator refused (e.g. Optimal beyond its limit)
     postChanged = Signal()  # the later stage (``post_stage``) of the current preview arrived
     denoisedChanged = Signal()  # ``preview``/``preview_plain`` now carry the current state's denoised values
+    # a lean session let go of values in ``preview`` (before the preview replacing them is started): views let
+    # go of theirs, keeping what they drew
+    valuesLetGo = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -399,6 +402,7 @@ class Session(QObject):
         self.preview_plain = self.preview if same else strip(self.preview_plain)
         self._stale_denoised = frozenset(LANDMARK_SCHEMES)
         self._stale_values = REMADE_BY_EDIT
+        self.valuesLetGo.emit()
 
     @property
     def landmark_rules(self) -> frozenset[str]:
@@ -661,6 +665,7 @@ class Session(QObject):
         self.preview = self.preview_plain if same else let_go_of_values(
             self.preview, hidden, memo.get("with dummies") if memo is not None else None, self._denoise_memo,
             "dummies")
+        self.valuesLetGo.emit()
 
     def _denoise_shown(self) -> None:
         """Denoise again, once the current preview's stage is in, when a shown scheme has its denoised error but
@@ -675,7 +680,7 @@ class Session(QObject):
             result = PreviewResult(self.preview, self.preview_plain, self.dummy_selection, self._dummy_options,
                                    self.dummy_error)
             self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo,
-                                        keep=self._keep())
+                                        keep=self._keep(), compact=self.lean)
 
     @property
     def lean(self) -> bool:
@@ -734,7 +739,8 @@ class Session(QObject):
         if self._closed or generation != self._preview_generation or not self.is_preview_current():
             return
         if self._settings.denoise and not inline:
-            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo, keep=self._keep())
+            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo, keep=self._keep(),
+                                        compact=self.lean)
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one

@@ -168,3 +168,21 @@ def _rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmRSS")
+
+
+def test_a_drawn_denoised_line_is_float32_only_within_a_fraction_of_its_range():
+    """A large window keeps its rows' denoised lines as float32 (core.preview.compact_denoised) only when
+    float32 is within COMPACT_TOLERANCE of the line's range; other kinds and flat lines stay as they are."""
+    from lmdk_gui.core.denoise import Denoised
+    from lmdk_gui.core.preview import COMPACT_TOLERANCE, compact_denoised
+
+    v = np.linspace(-3.0, 10.0, 1001)
+    v[5] = np.nan
+    c = compact_denoised(Denoised(v, "m", {"a": 1}))
+    assert c.values.dtype == np.float32 and c.method == "m" and c.params == {"a": 1}
+    assert np.nanmax(np.abs(c.values - v)) <= 13.0 * COMPACT_TOLERANCE and np.isnan(c.values[5])
+    assert compact_denoised(c) is c
+    flat = 2.5866 + np.linspace(0.0, 4e-6, 1001)  # float32 would draw it as steps
+    for kept in (flat, np.full(10, np.nan), np.zeros((10, 2)), np.arange(10), np.array([1.0, np.inf]),
+                 np.zeros(0)):
+        assert compact_denoised(Denoised(kept, "m")).values is kept
