@@ -1027,7 +1027,7 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
 
     Returns ``(without, with_dummies, mean |L'|)``: two ``{scheme: RunStats}`` and the mean size of L'.
     """
-    from .metrics import adaptive_first, denoised_mae, mae, run_stats
+    from .metrics import adaptive_last, denoised_mae, mae, run_stats
     from .noise import UnitNoise
     from .release import compute_release
     from .settings import ALL_SCHEMES
@@ -1051,11 +1051,12 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
                                  options=options)
         st = settings.with_(epsilon=sel.epsilon_remaining)
         sizes.append(int(sel.landmarks.size))
-        for s in adaptive_first(schemes):
+        order = adaptive_last(schemes)
+        for s in order:
             rp = compute_release(series, lm, settings, s, noise)
             rw = compute_release(series, sel.landmarks, st, s, noise)
-            if s == "adaptive":
-                noise.forget("sample")  # as mae_over_runs
+            if s == order[-1]:
+                noise.forget_all()  # as mae_over_runs
             plain[s].append(mae(series, rp, settings))
             withd[s].append(mae(series, rw, st))
             if denoise:

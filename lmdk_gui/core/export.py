@@ -599,9 +599,12 @@ def _post_process(kind: str, released: np.ndarray, budgets: np.ndarray, approxim
                   settings: PrivacySettings, labels: tuple[str, ...] | None) -> tuple[np.ndarray, dict[str, Any]]:
     """The denoised release and the sidecar's ``post_processing`` record, from the raw released values, their
     budgets and flags and the public settings (with dummies: the release on L′ and ε − ε_sel) — nothing else.
-    The budgets are the ones the final check examined (Adaptive's as drawn)."""
+    The budgets are the ones the final check examined (Adaptive's as drawn). ``released`` is consumed (numeric:
+    it holds the denoised values afterwards)."""
+    # (consumed: the raw values are not written; a numeric release's array then holds the denoised ones, one
+    # series-sized array fewer: 80 MB at 10^7 events)
     d = denoise(kind, released, budgets, approximated, sensitivity=settings.sensitivity, bounds=settings.bounds,
-                radius_m=settings.radius_m, n_categories=len(labels) if labels is not None else None)
+                radius_m=settings.radius_m, n_categories=len(labels) if labels is not None else None, consume=True)
     # Counts are left out: the number of fresh events is n − |L| for Skip, and the sidecar never says how many
     # events are landmarks (with dummies: nor how many are dummies).
     params = {k: v for k, v in d.params.items() if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool))}

@@ -9,6 +9,8 @@ the location streams).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 _STREAMS = ("laplace", "gamma", "angle", "keep", "other", "sample")
@@ -71,9 +73,35 @@ class UnitNoise:
         """Adaptive's public sampling uniforms u_t (independent of the data)."""
         return self._get("sample")
 
+    def sample_chunks(self, size: int) -> Iterator[tuple[int, np.ndarray]]:
+        """Adaptive's sampling uniforms as ``(first event, draws)`` in consecutive chunks of ``size`` events, the
+        same draws as :attr:`sample`: the whole stream (kept) when it is drawn already or no longer than
+        ``size``, else drawn chunk by chunk and not kept (80 MB fewer at once at 10^7 events)."""
+        if "sample" in self._cache or self.n <= size:
+            yield 0, self.sample
+            return
+        rng = self._rng("sample")  # a PCG64 stream's doubles come one after the other: chunks = the whole
+        for a in range(0, self.n, size):
+            yield a, rng.random(min(size, self.n - a))
+
     def forget(self, stream: str) -> None:
         """Free a drawn stream; drawn again (the same draws: each stream has its own seed) if read later."""
         self._cache.pop(stream, None)
+
+    def forget_all(self) -> None:
+        """Free every drawn stream (and what was derived from them)."""
+        self._cache.clear()
+
+    def set_aside(self) -> tuple[str, ...]:
+        """Free every drawn stream and derived array; the streams that were drawn (for :meth:`draw`)."""
+        drawn = tuple(k for k in self._cache if k in _STREAMS)
+        self._cache.clear()
+        return drawn
+
+    def draw(self, streams: tuple[str, ...]) -> None:
+        """Draw these streams (again: the same draws)."""
+        for stream in streams:
+            self._get(stream)
 
     def derived(self, key: str, fn) -> np.ndarray:
         """``fn(self)``, computed once per noise (e.g. the cosines and sines of the angles, which every

@@ -551,18 +551,26 @@ def _smallest_superset(lm: np.ndarray, n: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ preview runner
+#: Adaptive's sampling uniforms are drawn this many events at a time when not already drawn (UnitNoise.sample_chunks)
+SAMPLE_CHUNK = 1 << 21
+
+
 def run_adaptive_preview(p: Plan, noise: UnitNoise) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Adaptive's compiled loop on common random numbers: (values, budgets, fresh)."""
+    """Adaptive's compiled loop on common random numbers: (values, budgets, fresh). Run over chunks of the
+    sampling uniforms, its state carried from one to the next: the same loop over the same draws."""
     n = p.n
     x = p.inp.x
     out_v = np.empty_like(x)
     out_eps = np.empty(n)
     out_fresh = np.empty(n, dtype=np.bool_)
     mask, eps_a, base, inc, dec, rmin, param = p.adaptive_args()
+    aux = p.kind.unit_aux(noise)
     state = adaptive.new_state(int(p.landmarks.size))
-    t, _ = p.kind.preview_kernel(x, mask, noise.sample, eps_a, base, inc, dec, rmin, param, p.kind.unit_aux(noise),
-                                 0, 0, n, 1 << 62, state, out_v, out_eps, out_fresh)
-    assert t == n
+    for a, u in noise.sample_chunks(SAMPLE_CHUNK):
+        b = a + u.shape[0]
+        t, _ = p.kind.preview_kernel(x[a:b], mask[a:b], u, eps_a, base, inc, dec, rmin, param, aux[a:b], 0, 0, b - a,
+                                     1 << 62, state, out_v[a:b], out_eps[a:b], out_fresh[a:b])
+        assert t == b - a
     return out_v, out_eps, out_fresh
 
 

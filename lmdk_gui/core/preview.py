@@ -132,6 +132,11 @@ class NoiseCache:
         hit = self._items.get((id(series), seed))
         return hit[2] if hit is not None and hit[0] is series else None
 
+    def existing(self, series: Series, seed: int) -> UnitNoise | None:
+        """That noise if there is one (nothing drawn nor cleared)."""
+        hit = self._items.get((id(series), seed))
+        return hit[1] if hit is not None and hit[0] is series else None
+
 
 class OptionsCache:
     """The dummy generator's options per (n, L, generator): they are deterministic, so Re-draw and re-rolls

@@ -153,16 +153,45 @@ def fixed_budgets(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> n
     if scheme in ("skip", "balanced") and m == 0:
         return constant_budgets(n, eps_a)  # what both give without landmarks (Balanced: B* = 0)
     if scheme == "skip":
-        b = np.full(n, eps_a)
-        b[landmarks] = 0.0
-        return b
+        return _shared(scheme, n, landmarks, eps_a, lambda: _skip_budgets(n, landmarks, eps_a))
     if scheme == "balanced":
-        return balanced_budgets(n, landmarks, eps_a)
+        return _shared(scheme, n, landmarks, eps_a, lambda: balanced_budgets(n, landmarks, eps_a))
     if scheme == "event":
         return constant_budgets(n, eps_a)
     if scheme == "user":
         return constant_budgets(n, eps_a / max(n, 1))
     raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
+
+
+def _skip_budgets(n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
+    b = np.full(n, eps_a)
+    b[landmarks] = 0.0
+    return b
+
+
+#: Skip's and Balanced's budgets per (scheme, n, landmark set, ε_a), held weakly: the R-run average plans each
+#: run again, and each plan made its own copy of what the preview holds (80 MB at 10^7 events)
+_BUDGETS: dict[tuple, tuple[weakref.ref, weakref.ref]] = {}
+
+
+def _shared(scheme: str, n: int, landmarks: np.ndarray, eps_a: float, make) -> np.ndarray:
+    """``make()``, or the read-only array it gave for this very landmark set (a read-only one found sorted:
+    the session's) while someone holds it."""
+    if not _known_sorted(landmarks):
+        return make()
+    key = (scheme, n, id(landmarks), eps_a)
+    hit = _BUDGETS.get(key)
+    if hit is not None and hit[0]() is landmarks and (b := hit[1]()) is not None:
+        return b
+    b = make()
+    b.setflags(write=False)
+
+    def forget(_ref: weakref.ref) -> None:
+        if _BUDGETS.get(key) is entry:
+            del _BUDGETS[key]
+    entry = (weakref.ref(landmarks, forget), weakref.ref(b, forget))
+    _BUDGETS[key] = entry
+    return b
 
 
 def constant_budgets(n: int, value: float) -> np.ndarray:

@@ -50,10 +50,11 @@ def test_public_bounds_do_not_copy_the_series_per_scheme():
 
 # ---------------------------------------------------------------------------------- the R-run average
 @pytest.mark.parametrize("kind", KINDS)
-def test_average_runs_adaptive_first_and_gives_the_same_figures(kind, monkeypatch):
-    """Each run computes Adaptive first and then frees its sampling uniforms (80 MB at 10^7 events), which no
-    other scheme reads: every scheme's figures are those of the releases made one by one, in the usual order,
-    each on the run's full unit noise."""
+def test_average_runs_adaptive_last_and_gives_the_same_figures(kind, monkeypatch):
+    """Each run computes Adaptive last (only it reads the sampling uniforms) and frees the run's unit noise
+    once that release is made, before scoring and denoising it (80 MB per stream at 10^7 events): every
+    scheme's figures are those of the releases made one by one, in the usual order, each on the run's full
+    unit noise."""
     series = example_series(kind, 300, 1)
     lm = np.arange(0, 300, 9)
     st = PrivacySettings()
@@ -66,17 +67,63 @@ def test_average_runs_adaptive_first_and_gives_the_same_figures(kind, monkeypatc
             den.append(metrics.denoised_mae(series, rel, st)[1])
         want[s] = metrics.run_stats(raw, den)
     seen: list[tuple[str, bool]] = []
-    real = metrics.compute_release
+    real_release, real_denoised = metrics.compute_release, metrics.denoised_mae
+    noises: list[UnitNoise] = []
 
     def spy(series, landmarks, settings, scheme, noise):
         seen.append((scheme, "sample" in noise._cache))
-        return real(series, landmarks, settings, scheme, noise)
+        noises.append(noise)
+        return real_release(series, landmarks, settings, scheme, noise)
+
+    def denoised(series, rel, settings, **kw):
+        seen.append(("denoise " + rel.scheme, bool(noises[-1]._cache)))
+        return real_denoised(series, rel, settings, **kw)
 
     monkeypatch.setattr(metrics, "compute_release", spy)
+    monkeypatch.setattr(metrics, "denoised_mae", denoised)
     got = metrics.mae_over_runs(series, lm, st, runs=3, seed=4, denoise=True)
     assert got == want
-    assert [s for s, _ in seen[:len(ALL_SCHEMES)]][0] == "adaptive"
-    assert not any(held for s, held in seen if s != "adaptive")
+    assert [s for s, _ in seen if not s.startswith("denoise")][len(ALL_SCHEMES) - 1] == "adaptive"
+    assert not any(held for s, held in seen if s != "adaptive" and not s.startswith("denoise"))
+    assert ("denoise adaptive", False) in seen and ("denoise adaptive", True) not in seen
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_adaptive_over_chunks_of_its_uniforms_is_the_same_release(kind, monkeypatch):
+    """Adaptive's loop over chunks of its sampling uniforms drawn one after the other (its state carried) gives
+    the release of one pass over the whole stream, bit for bit; the chunks are not kept."""
+    from lmdk_gui.core import pipeline
+
+    series = example_series(kind, 1000, 3)
+    lm = np.arange(0, 1000, 7)
+    whole_noise = UnitNoise(series.n, 5)
+    whole_noise.sample  # noqa: B018 - drawn first: one pass
+    whole = compute_release(series, lm, PrivacySettings(), "adaptive", whole_noise)
+    monkeypatch.setattr(pipeline, "SAMPLE_CHUNK", 64)
+    noise = UnitNoise(series.n, 5)
+    chunked = compute_release(series, lm, PrivacySettings(), "adaptive", noise)
+    assert "sample" not in noise._cache
+    for a, b in ((whole.values, chunked.values), (whole.budgets, chunked.budgets),
+                 (whole.approximated, chunked.approximated)):
+        assert a.tobytes() == b.tobytes()
+    chunks = [u for _, u in UnitNoise(series.n, 5).sample_chunks(64)]
+    assert len(chunks) == 16 and np.concatenate(chunks).tobytes() == whole_noise.sample.tobytes()
+
+
+def test_a_landmark_sets_skip_and_balanced_budgets_are_shared_while_held():
+    """The R-run average plans every run again: Skip's and Balanced's budgets for the session's landmark set
+    (read-only, known sorted) are the arrays the preview holds, read-only, not new copies."""
+    from lmdk_gui.core.release import fixed_budgets, normalize_landmarks
+
+    lm = np.arange(0, 1000, 7)
+    lm.setflags(write=False)
+    lm = normalize_landmarks(lm, 1000)
+    for scheme in ("skip", "balanced"):
+        b = fixed_budgets(scheme, 1000, lm, 0.9)
+        assert not b.flags.writeable and fixed_budgets(scheme, 1000, lm, 0.9) is b
+        assert fixed_budgets(scheme, 1000, lm, 0.8) is not b
+        assert fixed_budgets(scheme, 1000, lm.copy(), 0.9) is not b  # (a writeable set: made anew)
+        np.testing.assert_array_equal(fixed_budgets(scheme, 1000, lm.copy(), 0.9), b)
 
 
 def test_a_forgotten_stream_is_drawn_again_the_same():

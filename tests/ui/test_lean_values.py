@@ -137,3 +137,25 @@ def test_a_landmark_edit_lets_go_of_the_raw_values_it_replaces_at_once(qtbot, wi
     assert alive == [[]]
     _same_scores(s, ["event", "user"])
     assert set(remade) <= set(rows._values)
+
+
+def test_the_average_runs_with_the_previews_unit_noise_set_aside(qtbot, window, monkeypatch):
+    """The R-run average draws its own noise: a lean session sets the preview's aside while it runs (80 MB per
+    stream at 10^7 events) and draws it again afterwards, the same draws."""
+    s = window.session
+    wait_denoised(qtbot, window)
+    noise = s._noise_cache.existing(s.series, s.seed)
+    assert noise is not None and "laplace" in noise._cache
+    before = noise.laplace.copy()
+    held: list[bool] = []
+    real = session_mod.compute_average
+
+    def average(*args, **kwargs):
+        held.append("laplace" in noise._cache)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "compute_average", average)
+    with qtbot.waitSignal(s.metricsChanged, timeout=30_000):
+        s.toggle_landmark(300)
+    assert held == [False]
+    assert "laplace" in noise._cache and np.array_equal(noise.laplace, before)
