@@ -92,16 +92,6 @@ class UnitNoise:
         """Free every drawn stream (and what was derived from them)."""
         self._cache.clear()
 
-    def set_aside(self) -> tuple[str, ...]:
-        """Free every drawn stream and derived array; the streams that were drawn (for :meth:`draw`)."""
-        drawn = tuple(k for k in self._cache if k in _STREAMS)
-        self._cache.clear()
-        return drawn
-
-    def draw(self, streams: tuple[str, ...]) -> None:
-        """Draw these streams (again: the same draws)."""
-        for stream in streams:
-            self._get(stream)
 
     def derived(self, key: str, fn) -> np.ndarray:
         """``fn(self)``, computed once per noise (e.g. the cosines and sines of the angles, which every

@@ -302,12 +302,13 @@ class DenoiseMemo:
     def forget(self, role: str, scheme: str) -> None:
         self._items.pop((role, scheme), None)
 
-    def rehome(self, role: str, old: Release, new: Release) -> None:
-        """The entry of ``old`` now describes ``new``: the same release, its values let go
-        (:meth:`.Release.without_values`), and its denoised values too; its error stays."""
+    def rehome(self, role: str, old: Release, new: Release, *, keep_denoised: bool = False) -> None:
+        """The entry of ``old`` now describes ``new``: the same release kept another way (its values let go:
+        :meth:`.Release.without_values`, and then its denoised values too; or at float32); its error stays."""
         e = self._items.get((role, old.scheme))
         if e is not None and e[2] is old.values and e[3] is old.budgets and e[4] is old.approximated:
-            self._items[(role, old.scheme)] = (*e[:2], new.values, new.budgets, new.approximated, None, e[6])
+            self._items[(role, old.scheme)] = (*e[:2], new.values, new.budgets, new.approximated,
+                                               e[5] if keep_denoised else None, e[6])
 
     def forget_schemes(self, schemes: Collection[str]) -> None:
         """Forget these schemes' entries in every role (their releases are about to be replaced)."""
@@ -321,30 +322,32 @@ class DenoiseMemo:
 
 
 def denoise_preview(snap: Snapshot, result: PreviewResult, *, should_cancel=None, memo: DenoiseMemo | None = None,
-                    keep: frozenset[str] | None = None, compact: bool = False) -> PreviewResult | None:
+                    keep: frozenset[str] | None = None, compact: bool = False,
+                    compact_raw: frozenset[str] = frozenset()) -> PreviewResult | None:
     """The preview's later stage: ``result`` (raw, from :func:`compute_preview` of ``snap``) with every
     release's post-processing and its error filled in (``denoised``, ``mae_denoised``,
     ``relative_denoised``); ``result`` itself when ``snap.settings.denoise`` is off; None when cancelled.
     ``preview`` and ``plain`` stay one object when they were one. ``keep``: the schemes whose denoised values
     are kept (None: all); the others get their error only (``denoised`` None, ``denoised_scored`` True).
-    ``compact``: the kept values are only drawn (a large window): :func:`compact_denoised`."""
+    ``compact``: the kept values are only drawn (a large window): :func:`compact_denoised`; ``compact_raw``:
+    the (kept) schemes whose raw values are only drawn once denoised and scored: :func:`compact_values`."""
     if not snap.settings.denoise:
         return result
     memo = memo if memo is not None else DenoiseMemo()
-    plain = _denoise_all(snap, result.plain, snap.settings, should_cancel, memo, "plain", keep, compact)
+    plain = _denoise_all(snap, result.plain, snap.settings, should_cancel, memo, "plain", keep, compact, compact_raw)
     if plain is None:
         return None
     if result.preview is result.plain:
         return replace(result, preview=plain, plain=plain)
     assert result.selection is not None  # releases on L' were made with the ε left after the selection
     st = snap.settings.with_(epsilon=result.selection.epsilon_remaining)
-    withd = _denoise_all(snap, result.preview, st, should_cancel, memo, "dummies", keep, compact)
+    withd = _denoise_all(snap, result.preview, st, should_cancel, memo, "dummies", keep, compact, compact_raw)
     return None if withd is None else replace(result, preview=withd, plain=plain)
 
 
 def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: PrivacySettings, should_cancel,
-                 memo: DenoiseMemo, role: str, keep: frozenset[str] | None,
-                 compact: bool = False) -> dict[str, SchemePreview] | None:
+                 memo: DenoiseMemo, role: str, keep: frozenset[str] | None, compact: bool = False,
+                 compact_raw: frozenset[str] = frozenset()) -> dict[str, SchemePreview] | None:
     series = snap.series
     denom = memo.mean_abs(series)
     wanted = {scheme: keep is None or scheme in keep for scheme in previews}
@@ -376,21 +379,28 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
         scored = den is not None or not np.isnan(err_d)
         out[scheme] = replace(p, denoised=den, mae_denoised=err_d,
                               relative_denoised=err_d / denom if denom != 0.0 and scored else None)
+    # once every scheme is denoised (each copy made during the stage would sit beside its denoising's arrays)
+    for scheme in compact_raw if compact else ():
+        q = out.get(scheme)
+        if q is not None and q.denoised is not None and (v := compact_values(q.values)) is not q.values:
+            out[scheme] = replace(q, release=q.release.with_values(v))
+            memo.rehome(role, q.release, out[scheme].release, keep_denoised=True)
     return out
 
 
 def let_go_of_values(previews: dict[str, SchemePreview], schemes: Collection[str], memo: dict | None,
-                     denoise_memo: DenoiseMemo | None, role: str) -> dict[str, SchemePreview]:
+                     denoise_memo: DenoiseMemo | None, role: str, *, budgets: bool = False) -> dict[str, SchemePreview]:
     """``previews`` with the raw and denoised values of ``schemes`` let go (:meth:`.Release.without_values`: a
     large window's hidden schemes, once scored), in the :func:`scheme_previews` memo too (``memo``: an unchanged
     release is reused as it is, values let go) and in the denoise memo (``role``'s entry keeps its error).
-    Only when no job uses either memo."""
+    Only when no job uses either memo. With ``budgets``, their budgets too (not in a memo: the edit that lets
+    them go replaces those releases)."""
     out = dict(previews)
     for scheme in schemes:
         p = previews.get(scheme)
-        if p is None or not p.release.values_kept:
+        if p is None or not p.release.values_kept and (not budgets or not p.release.budgets_kept):
             continue
-        rel = p.release.without_values()
+        rel = p.release.without_values(budgets)
         out[scheme] = replace(p, release=rel, denoised=None)  # (its error stays)
         hit = memo.get(scheme) if memo is not None else None
         if hit is not None and hit[1] is p.release:
@@ -398,6 +408,15 @@ def let_go_of_values(previews: dict[str, SchemePreview], schemes: Collection[str
         if denoise_memo is not None:
             denoise_memo.rehome(role, p.release, rel)
     return out
+
+
+def forget_replaced(memo: dict | None, previews: dict[str, SchemePreview], schemes: Collection[str]) -> None:
+    """Forget the memo's releases of ``schemes`` that ``previews`` holds another way (``compact_raw``): a
+    float64 copy kept for a reuse that a landmark edit never makes (their budgets all change)."""
+    for scheme in schemes if memo is not None else ():
+        hit = memo.get(scheme)  # type: ignore[union-attr]
+        if hit is not None and (p := previews.get(scheme)) is not None and hit[1] is not p.release:
+            del memo[scheme]  # type: ignore[union-attr]
 
 
 def forget_releases(memo: dict | None, schemes: Collection[str]) -> None:
@@ -412,18 +431,23 @@ def forget_releases(memo: dict | None, schemes: Collection[str]) -> None:
 COMPACT_TOLERANCE = 1e-4
 
 
-def compact_denoised(den: Denoised) -> Denoised:
-    """A numeric release's denoised values as float32 when they are only drawn (a large window keeps them
-    for its rows: 40 MB fewer per row at 10^7 events) and float32 is within ``COMPACT_TOLERANCE`` of the
-    line's range (a fraction of a pixel), else unchanged. Its errors are computed before, from the float64."""
-    v = den.values
+def compact_values(v: np.ndarray) -> np.ndarray:
+    """Numeric values that are only drawn (a large window keeps its rows': 40 MB fewer per array at 10^7
+    events) as float32 when that is within ``COMPACT_TOLERANCE`` of their range (a fraction of a pixel), else
+    ``v`` itself. Whatever is computed from them is computed before, from the float64."""
     if v.dtype != np.float64 or v.ndim != 1 or not v.size:
-        return den
+        return v
     lo, hi = float(np.fmin.reduce(v)), float(np.fmax.reduce(v))  # (NaNs skipped; all NaN: NaN)
     # float32 rounds to within 2^-24 of a value's magnitude
     if not (math.isfinite(lo) and math.isfinite(hi) and max(-lo, hi) * 2.0**-24 <= (hi - lo) * COMPACT_TOLERANCE):
-        return den
-    return replace(den, values=v.astype(np.float32))
+        return v
+    return v.astype(np.float32)
+
+
+def compact_denoised(den: Denoised) -> Denoised:
+    """The denoised release with :func:`compact_values` (a large window draws it)."""
+    v = compact_values(den.values)
+    return den if v is den.values else replace(den, values=v)
 
 
 def _stopped(should_cancel) -> bool:

@@ -44,7 +44,7 @@ class Release:
 
     @property
     def n(self) -> int:
-        return int(self.budgets.shape[0])
+        return int(self.approximated.shape[0])  # (the budgets may be let go: without_values)
 
     # Cached (a release is immutable): the metrics table reads them on every refresh of the GUI thread.
     @cached_property
@@ -76,14 +76,26 @@ class Release:
         """False for a release whose values were let go (:meth:`without_values`)."""
         return self.values.shape[0] == self.n
 
-    def without_values(self) -> Release:
-        """This release with its values let go: a large window's hidden scheme (80 MB at 10^7 events), which
-        keeps its budgets, flags, check and summaries. ``values`` is then empty (``values_kept`` False): whoever
-        needs them makes the release again."""
-        out = replace(self, values=np.empty((0,) + self.values.shape[1:], self.values.dtype))
+    @property
+    def budgets_kept(self) -> bool:
+        """False for a release whose budgets were let go (:meth:`without_values`)."""
+        return self.budgets.shape[0] == self.n
+
+    def without_values(self, budgets: bool = False) -> Release:
+        """This release with its values let go (with ``budgets``, its budgets too): a large window's hidden
+        scheme, or one a landmark edit replaces (80 MB each at 10^7 events). It keeps its flags, check and
+        summaries. What was let go is empty (``values_kept``, ``budgets_kept`` False): whoever needs it makes
+        the release again."""
+        return self.with_values(np.empty((0,) + self.values.shape[1:], self.values.dtype),
+                                np.empty(0) if budgets else self.budgets)
+
+    def with_values(self, values: np.ndarray, budgets: np.ndarray | None = None) -> Release:
+        """This release holding ``values`` (and ``budgets``) instead: the same release kept another way (let go
+        of, or at float32 to be drawn); its summaries are carried over."""
+        out = replace(self, values=values, budgets=self.budgets if budgets is None else budgets)
         for name in ("mean_budget", "max_budget", "approximated_share"):
             if name in self.__dict__:
-                out.__dict__[name] = self.__dict__[name]  # cached_property's own slot: the same arrays
+                out.__dict__[name] = self.__dict__[name]  # cached_property's own slot: the same release
         return out
 
 

@@ -737,6 +737,7 @@ class MainWindow(QMainWindow):
     def _on_values_let_go(self) -> None:
         """A lean session let go of values (Session.valuesLetGo): the plots must not keep them alive."""
         self.preview_plot.let_go(self.session.preview)
+        self.budget_plot.let_go(self.session.preview)
         if self._track_plot is not None:
             self._track_plot.let_go(self.session.preview)
 
@@ -761,7 +762,8 @@ class MainWindow(QMainWindow):
         s = self.session
         pv = s.preview
         rels = {k: v.release for k, v in pv.items() if k in LANDMARK_SCHEMES}
-        self.budget_plot.set_budgets({k: r.budgets for k, r in rels.items()}, s.landmarks, s.epsilon,
+        self.budget_plot.set_budgets({k: r.budgets if r.budgets_kept else None for k, r in rels.items()},
+                                     s.landmarks, s.epsilon,
                                      s.visible_schemes, {k: r.max_budget for k, r in rels.items()})
         bounds = s.settings.bounds if s.series is not None and s.series.kind == "numeric" else None
         # The lines go with the points in one redraw: none until this state's denoised stage has arrived
@@ -866,6 +868,9 @@ class MainWindow(QMainWindow):
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
+                if not p.release.budgets_kept:  # (a lean session's edit let go of them: its preview is coming)
+                    budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = …")
+                    continue
                 mark = " (approx.)" if p.approximated[row] else ""
                 budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[row]:.4g}{mark}")
         # two schemes a line: the box fits the series plot even at 1280×800 with all six shown
@@ -960,6 +965,7 @@ class MainWindow(QMainWindow):
                              denoise=self.session.settings.denoise if denoise is None else bool(denoise),
                              landmarks_rule=", ".join(sorted(self.session.landmark_rules)) or None)
         job = ExportJob(self.session.snapshot(), path, opts, self)
+        self.session.set_noise_aside()  # (at 10^7 events the preview's noise was 80 MB of the export's peak)
         self.export_job = job
         job.progress.connect(self._export_progress)
         job.finished.connect(self._export_finished)

@@ -665,21 +665,30 @@ class BudgetPlot(_Rows):
         self._dummies = np.asarray(rows, dtype=np.int64)
         self._set_header()
 
-    def set_budgets(self, budgets: dict[str, np.ndarray], landmarks: np.ndarray, epsilon: float,
+    def set_budgets(self, budgets: dict[str, np.ndarray | None], landmarks: np.ndarray, epsilon: float,
                     visible: set[str], tops: dict[str, float] | None = None) -> None:
         """Draw ``budgets[scheme]`` for the visible schemes; ``tops``: their largest budgets, when known
-        (``Release.max_budget``, computed on the preview worker)."""
+        (``Release.max_budget``, computed on the preview worker). A scheme whose budgets are None (a lean
+        session let go of them: :meth:`let_go`) keeps its row as drawn until they come."""
         self._landmarks = np.asarray(landmarks, dtype=np.int64)
         self._epsilon = float(epsilon)
-        shown = [s for s in LANDMARK_SCHEMES if s in visible and budgets.get(s) is not None]
+        shown = [s for s in LANDMARK_SCHEMES if s in visible and s in budgets
+                 and (budgets[s] is not None or s in self.shown())]
         self._layout(shown)
         # The split into regular / landmark / dummy bars is made in redraw() for the rows in view only, the
         # landmark and dummy masks too (bar_data): series-sized masks cost ≈ 14 ms per preview at 10^7 events.
-        self._split = {scheme: np.asarray(budgets[scheme], dtype=np.float64) for scheme in shown}
+        self._split = {scheme: np.asarray(b, dtype=np.float64) for scheme in shown
+                       if (b := budgets[scheme]) is not None}
         for scheme, b in self._split.items():
             top = tops[scheme] if tops is not None and scheme in tops else float(b.max()) if b.size else 0.0
             self._scale_row(scheme, top if top > 0 else self._epsilon)
         self.redraw()
+
+    def let_go(self, preview: dict) -> None:
+        """Drop the budgets that ``preview`` no longer has (a lean session's landmark edit let go of them)
+        without redrawing: those rows stay as drawn until their new preview."""
+        self._split = {k: b for k, b in self._split.items()
+                       if (p := preview.get(k)) is not None and p.release.budgets_kept}
 
     def _scale_row(self, scheme: str, top: float) -> None:
         """Put a row on the scale 0 – ``top``. The view's y range stays fixed (0 – 1 is the row's bar space):
@@ -898,6 +907,7 @@ class PreviewPlot(_Rows):
         self._bounds: tuple[float, float] | None = None
         self._preview: dict = {}
         self._values: dict[str, np.ndarray] = {}
+        self._sources: dict[str, np.ndarray] = {}  # the preview's arrays ``_values`` were made from
         self._approx: dict[str, np.ndarray] = {}
         self._denoised: dict[str, np.ndarray] = {}
         self._set_header("")
@@ -944,7 +954,7 @@ class PreviewPlot(_Rows):
     def set_series(self, series: Series) -> None:
         self.series = series
         self._preview = {}
-        self._values = {}
+        self._values, self._sources = {}, {}
         self._approx = {}
         self._denoised = {}
         self._y_original = display_values(series, series.values)
@@ -992,7 +1002,8 @@ class PreviewPlot(_Rows):
         shown = [s for s in ALL_SCHEMES if s in visible and (p := preview.get(s)) is not None
                  and (p.release.values_kept or s in self.shown())]
         kept = [s for s in shown if preview[s].release.values_kept]
-        self._values = {s: display_values(self.series, preview[s].values) for s in kept}
+        self._sources = {s: preview[s].values for s in kept}
+        self._values = {s: display_values(self.series, v) for s, v in self._sources.items()}
         self._approx = {s: np.asarray(preview[s].approximated, dtype=bool) for s in kept}
         self._layout(shown)
         self.redraw()
@@ -1016,9 +1027,12 @@ class PreviewPlot(_Rows):
         until their new preview; a redraw meanwhile (a zoom) leaves them as they are."""
         self._denoised = {k: v for k, v in self._denoised.items()
                           if (p := preview.get(k)) is not None and p.denoised is not None}
-        gone = [k for k in self._values if (p := preview.get(k)) is None or not p.release.values_kept]
-        for k in gone:
-            del self._values[k], self._approx[k]
+        for k in list(self._values):
+            p = preview.get(k)
+            if p is None or not p.release.values_kept:
+                del self._values[k], self._approx[k], self._sources[k]
+            elif p.values is not self._sources[k]:  # the same release kept another way (at float32)
+                self._values[k], self._sources[k] = display_values(self.series, p.values), p.values
         self._preview = preview
 
     # ------------------------------------------------------------------------------------ drawing

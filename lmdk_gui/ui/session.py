@@ -64,6 +64,7 @@ from ..core.preview import (
     compute_preview,
     denoise_preview,
     forget_releases,
+    forget_replaced,
     let_go_of_values,
     scheme_previews,
 )
@@ -117,14 +118,11 @@ def _after_stopped(stages: tuple[LatestOnlyRunner, ...], before: Callable[[], No
 
 
 def _noise_set_aside(noise: UnitNoise, fn: Callable, *args, should_cancel, **kwargs):
-    """``fn(*args, **kwargs)`` with the preview's unit noise set aside (a lean session's R-run average draws
-    its own, one run at a time: at 10^7 events the preview's Laplace draws were 80 MB of its peak), drawn
-    again afterwards unless cancelled (then the next preview draws it)."""
-    drawn = noise.set_aside()
-    result = fn(*args, should_cancel=should_cancel, **kwargs)
-    if not should_cancel():
-        noise.draw(drawn)
-    return result
+    """``fn(*args, **kwargs)`` with the preview's unit noise let go: the later stages do not read it (the R-run
+    average draws its own), and at 10^7 events its Laplace draws were 80 MB of their peaks. The next preview
+    draws them again (the same draws; ≈ 0.2 s of a click at 10^7 events)."""
+    noise.forget_all()
+    return fn(*args, should_cancel=should_cancel, **kwargs)
 
 
 class _LandmarkEdit(QUndoCommand):
@@ -398,17 +396,18 @@ class Session(QObject):
 
     def _let_go_of_replaced(self) -> None:
         """A lean session's landmark edit lets go at once, not when the new preview arrives, of what that
-        preview replaces: the landmark schemes' denoised values, and the raw values of ``REMADE_BY_EDIT`` (all
-        their budgets change; Skip's release is the next one's patch source). At 10^7 events they were
-        ≈ 0.5 GB of the click's peak, held while the new releases were made. ``preview`` keeps their errors,
-        budgets, flags and checks; the views keep what they drew of them (:meth:`lean`); the preview job forgets
-        them in the memos once the stages using those have stopped (:meth:`_before_preview`)."""
+        preview replaces: the landmark schemes' denoised values, and the raw values and budgets of
+        ``REMADE_BY_EDIT`` (all their budgets change; Skip's release is the next one's patch source). At 10^7
+        events they were ≈ 0.6 GB of the click's peak, held while the new releases were made. ``preview`` keeps
+        their errors, flags, checks and summaries; the views keep what they drew of them (:meth:`lean`); the
+        preview job forgets them in the memos once the stages using those have stopped
+        (:meth:`_before_preview`)."""
         if self.series is None or not self.lean:
             return
         def strip(pv: dict[str, SchemePreview]) -> dict[str, SchemePreview]:
             pv = {k: replace(p, denoised=None) if k in LANDMARK_SCHEMES and p.denoised is not None else p
                   for k, p in pv.items()}
-            return let_go_of_values(pv, REMADE_BY_EDIT, None, None, "")
+            return let_go_of_values(pv, REMADE_BY_EDIT, None, None, "", budgets=True)
         same = self.preview is self.preview_plain
         self.preview = strip(self.preview)
         self.preview_plain = self.preview if same else strip(self.preview_plain)
@@ -677,6 +676,8 @@ class Session(QObject):
         self.preview = self.preview_plain if same else let_go_of_values(
             self.preview, hidden, memo.get("with dummies") if memo is not None else None, self._denoise_memo,
             "dummies")
+        forget_replaced(memo, self.preview_plain, REMADE_BY_EDIT)  # (the stage's compact_raw)
+        forget_replaced(memo.get("with dummies") if memo is not None else None, self.preview, REMADE_BY_EDIT)
         self.valuesLetGo.emit()
 
     def _denoise_shown(self) -> None:
@@ -691,8 +692,7 @@ class Session(QObject):
             snap = self.snapshot()
             result = PreviewResult(self.preview, self.preview_plain, self.dummy_selection, self._dummy_options,
                                    self.dummy_error)
-            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo,
-                                        keep=self._keep(), compact=self.lean)
+            self._submit_denoise(snap, result)
 
     @property
     def lean(self) -> bool:
@@ -703,6 +703,11 @@ class Session(QObject):
     def _keep(self) -> frozenset[str] | None:
         """The schemes whose denoised values the denoise stage keeps (None: all)."""
         return frozenset(self.visible_schemes) if self.lean else None
+
+    def _compact_raw(self) -> frozenset[str]:
+        """The schemes whose raw values the denoise stage keeps at float32 once scored (lean: only drawn until
+        the next edit replaces them; Skip's, Event's and User's are the memo's, reused as they are)."""
+        return REMADE_BY_EDIT if self.lean else frozenset()
 
     def _clear_results(self) -> None:
         self.preview = {}
@@ -751,8 +756,7 @@ class Session(QObject):
         if self._closed or generation != self._preview_generation or not self.is_preview_current():
             return
         if self._settings.denoise and not inline:
-            self._denoise_runner.submit(denoise_preview, snap, result, memo=self._denoise_memo, keep=self._keep(),
-                                        compact=self.lean)
+            self._submit_denoise(snap, result)
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one
@@ -777,12 +781,29 @@ class Session(QObject):
         job, self._average_job = self._average_job, None
         if job is None or self._closed:
             return
-        snap = job[0]
+        self._submit_later(self._average_runner, job[0], compute_average, *job)
+
+    def _submit_denoise(self, snap: Snapshot, result: PreviewResult) -> None:
+        self._submit_later(self._denoise_runner, snap, denoise_preview, snap, result, memo=self._denoise_memo,
+                           keep=self._keep(), compact=self.lean, compact_raw=self._compact_raw())
+
+    def _submit_later(self, runner: LatestOnlyRunner, snap: Snapshot, fn: Callable, *args, **kwargs) -> None:
+        """A later stage's job (the preview is current: no preview job runs); in a lean session, without the
+        preview's unit noise (:func:`_noise_set_aside`: a lean preview job waits for it to stop, nothing else
+        uses that noise meanwhile)."""
         noise = self._noise_cache.existing(snap.series, snap.seed) if self.lean else None
         if noise is None:
-            self._average_runner.submit(compute_average, *job)
-        else:  # (a lean preview job waits for this one to stop: nothing else uses that noise meanwhile)
-            self._average_runner.submit(_noise_set_aside, noise, compute_average, *job)
+            runner.submit(fn, *args, **kwargs)
+        else:
+            runner.submit(_noise_set_aside, noise, fn, *args, **kwargs)
+
+    def set_noise_aside(self) -> None:
+        """A lean session lets go of its preview's unit noise while no preview job runs (an export draws its
+        own: 80 MB at 10^7 events); the next preview draws it again."""
+        noise = self._noise_cache.existing(self.series, self._seed) if self.series is not None and self.lean \
+            else None
+        if noise is not None and self._preview_runner.is_idle():
+            noise.forget_all()
 
     def _on_denoised(self, generation: int, result: PreviewResult | None) -> None:
         if result is None or not self._denoise_runner.is_current(generation) or not self.is_preview_current():

@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 import pytest
 
-from lmdk_gui.core.preview import NoiseCache, compute_preview
+from lmdk_gui.core.preview import NoiseCache, compact_values, compute_preview
 from lmdk_gui.core.settings import ALL_SCHEMES
 from lmdk_gui.ui import session as session_mod
 from lmdk_gui.ui.runner import LatestOnlyRunner
@@ -35,8 +35,9 @@ def _same_scores(session, hidden: list[str]) -> None:
         assert np.array_equal(p.budgets, q.budgets) and np.array_equal(p.approximated, q.approximated), x
         assert p.guarantee.holds == q.guarantee.holds, x
         assert p.release.values_kept == (x not in hidden), x
-        if x not in hidden:
-            assert np.array_equal(p.values, q.values, equal_nan=True), x
+        if x not in hidden:  # (the stage keeps REMADE_BY_EDIT's at float32 once scored: compact_values)
+            want = q.values if p.values.dtype == q.values.dtype else compact_values(q.values)
+            assert p.values.dtype == want.dtype and np.array_equal(p.values, want, equal_nan=True), x
 
 
 def _memo(session) -> dict:
@@ -64,6 +65,9 @@ def test_hidden_schemes_values_are_let_go_once_scored_and_a_click_keeps_them_so(
     _same_scores(s, hidden)
     assert all(r() is None for r in raw.values())  # nobody holds them: the session, the memos, the runners
     assert all(not _memo(s)[x][1].values_kept for x in hidden)
+    shown = sorted(session_mod.REMADE_BY_EDIT)  # drawn only until the next edit: float32, the memo forgets them
+    assert all(s.preview[x].values.dtype == np.float32 and x not in _memo(s) for x in shown)
+    assert all(window.preview_plot._values[x] is s.preview[x].values for x in shown)
     kept = {x: s.preview[x].release.values for x in hidden}
     s.toggle_landmark(300)
     wait_denoised(qtbot, window)
@@ -116,6 +120,7 @@ def test_a_landmark_edit_lets_go_of_the_raw_values_it_replaces_at_once(qtbot, wi
     wait_denoised(qtbot, window)
     remade = sorted(session_mod.REMADE_BY_EDIT)
     old = {x: weakref.ref(s.preview[x].values) for x in remade}
+    old.update({x + " budgets": weakref.ref(s.preview[x].budgets) for x in ("balanced", "adaptive")})
     skip_values = s.preview["skip"].values
     alive: list[list[str]] = []
     real = session_mod.compute_preview
@@ -125,37 +130,53 @@ def test_a_landmark_edit_lets_go_of_the_raw_values_it_replaces_at_once(qtbot, wi
         return real(*args, **kwargs)
 
     monkeypatch.setattr(session_mod, "compute_preview", preview)
-    rows = window.preview_plot
+    rows, bars = window.preview_plot, window.budget_plot
     drawn = {x: rows.rows[x]["dots"].getData()[1].copy() for x in remade}
+    drawn_bars = {x: bars.rows[x]["regular"].getData()[1].copy() for x in remade}
     s.toggle_landmark(300)
-    assert all(not s.preview[x].release.values_kept for x in remade)
+    assert all(not s.preview[x].release.values_kept and not s.preview[x].release.budgets_kept for x in remade)
     assert s.preview["skip"].values is skip_values
     assert set(remade) <= set(rows.shown()) and not set(remade) & set(rows._values)
-    rows.redraw()  # (a zoom before the new preview)
+    assert set(remade) <= set(bars.shown()) and not set(remade) & set(bars._split)
+    assert "Adaptive: ε<sub>t</sub> = …" in window.hover_html(300)  # (its budgets are coming)
+    window._on_settings()  # a redraw of both plots before the new preview (a zoom, a setting)
     assert all(np.array_equal(rows.rows[x]["dots"].getData()[1], drawn[x], equal_nan=True) for x in remade)
+    assert all(np.array_equal(bars.rows[x]["regular"].getData()[1], drawn_bars[x], equal_nan=True) for x in remade)
+    assert set(remade) <= set(rows.shown()) and set(remade) <= set(bars.shown())
     wait_denoised(qtbot, window)
     assert alive == [[]]
     _same_scores(s, ["event", "user"])
-    assert set(remade) <= set(rows._values)
+    assert set(remade) <= set(rows._values) and set(remade) <= set(bars._split)
+    assert "Adaptive: ε<sub>t</sub> = …" not in window.hover_html(300)
 
 
-def test_the_average_runs_with_the_previews_unit_noise_set_aside(qtbot, window, monkeypatch):
-    """The R-run average draws its own noise: a lean session sets the preview's aside while it runs (80 MB per
-    stream at 10^7 events) and draws it again afterwards, the same draws."""
+def test_the_later_stages_and_an_export_run_without_the_previews_unit_noise(qtbot, window, monkeypatch, tmp_path):
+    """The denoise stage and the R-run average do not read the preview's unit noise, an export draws its own: a
+    lean session lets go of it (80 MB per stream at 10^7 events) when they start; the next preview draws it
+    again, the same draws."""
     s = window.session
     wait_denoised(qtbot, window)
     noise = s._noise_cache.existing(s.series, s.seed)
-    assert noise is not None and "laplace" in noise._cache
-    before = noise.laplace.copy()
-    held: list[bool] = []
-    real = session_mod.compute_average
+    assert noise is not None and not noise._cache
+    held: list[tuple[str, bool]] = []
+    real_average, real_denoise = session_mod.compute_average, session_mod.denoise_preview
 
     def average(*args, **kwargs):
-        held.append("laplace" in noise._cache)
-        return real(*args, **kwargs)
+        held.append(("average", "laplace" in noise._cache))
+        return real_average(*args, **kwargs)
+
+    def denoise(*args, **kwargs):
+        held.append(("denoise", "laplace" in noise._cache))
+        return real_denoise(*args, **kwargs)
 
     monkeypatch.setattr(session_mod, "compute_average", average)
+    monkeypatch.setattr(session_mod, "denoise_preview", denoise)
     with qtbot.waitSignal(s.metricsChanged, timeout=30_000):
         s.toggle_landmark(300)
-    assert held == [False]
-    assert "laplace" in noise._cache and np.array_equal(noise.laplace, before)
+    assert held == [("denoise", False), ("average", False)] and not noise._cache
+    _same_scores(s, ["event", "user"])  # (the preview drew it again: the one-shot path's releases)
+    noise.laplace  # noqa: B018 - as a preview leaves it
+    job = window.export_release(tmp_path / "out.csv", "skip", force=True)
+    assert "laplace" not in noise._cache
+    with qtbot.waitSignal(job.finished, timeout=30_000):
+        pass
