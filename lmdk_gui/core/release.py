@@ -198,9 +198,9 @@ def _shared(scheme: str, n: int, landmarks: np.ndarray, eps_a: float, make) -> n
     b = make()
     b.setflags(write=False)
 
-    def forget(_ref: weakref.ref) -> None:
+    def forget(_ref: weakref.ref) -> None:  # (on whichever thread let go of the last reference)
         if _BUDGETS.get(key) is entry:
-            del _BUDGETS[key]
+            _BUDGETS.pop(key, None)
     entry = (weakref.ref(landmarks, forget), weakref.ref(b, forget))
     _BUDGETS[key] = entry
     return b

@@ -33,8 +33,10 @@ preview job runs that same function itself: ``previewChanged`` then already carr
 
 From ``LEAN_MIN`` events on (memory): once scored, a hidden scheme keeps its errors, budgets, flags and check
 but not its raw or denoised values (``release.values_kept`` False, ``denoised`` None) until it is shown again,
-which makes it anew; a landmark edit lets go at once of the landmark schemes' denoised values and of the raw
-values of the releases it makes anew whole (:meth:`Session._let_go_of_replaced`).
+which makes it anew; the shown rows' denoised values, and once denoised the raw values of the releases a
+landmark edit makes anew whole, are kept at float32 to be drawn (``core.preview.compact_values``); a landmark
+edit lets go at once of the landmark schemes' denoised values and of those releases' values and budgets
+(:meth:`Session._let_go_of_replaced`); the preview's unit noise is held only while a preview computes.
 """
 
 from __future__ import annotations
