@@ -63,3 +63,19 @@ def wait_denoised(qtbot, window, timeout: int = 30_000) -> None:
     """Wait until the preview for the current state also carries its denoised values (a later stage since
     issue 15: previewChanged announces the raw releases first)."""
     qtbot.waitUntil(window.session.is_denoised_current, timeout=timeout)
+
+
+def alive_at_preview_start(monkeypatch, refs: dict) -> list[list[str]]:
+    """For each preview job from now on, the names of ``refs`` (weak references) still alive when it starts
+    computing (arrays are freed by their count: no collection needed on the worker thread)."""
+    from lmdk_gui.ui import session as session_mod
+
+    alive: list[list[str]] = []
+    real = session_mod.compute_preview
+
+    def preview(*args, **kwargs):
+        alive.append(sorted(x for x, r in refs.items() if r() is not None))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "compute_preview", preview)
+    return alive

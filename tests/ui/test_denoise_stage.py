@@ -15,7 +15,7 @@ from lmdk_gui.core.preview import NoiseCache, compact_denoised, compute_preview
 from lmdk_gui.core.settings import ALL_SCHEMES
 from lmdk_gui.ui import session as session_mod
 
-from .conftest import wait_denoised
+from .conftest import alive_at_preview_start, wait_denoised
 
 
 @pytest.fixture(autouse=True)
@@ -243,14 +243,7 @@ def test_a_lean_landmark_edit_lets_go_of_the_denoised_values_it_replaces(qtbot, 
     replaced = [x for x in s.visible_schemes if x != "event"]
     old = {x: weakref.ref(s.preview[x].denoised_values) for x in replaced}
     event_line = s.preview["event"].denoised_values
-    alive_at_start: list[list[str]] = []
-    real_preview = session_mod.compute_preview
-
-    def preview(*args, **kwargs):  # (arrays are freed by their count: no collection on a worker thread)
-        alive_at_start.append(sorted(x for x, r in old.items() if r() is not None))
-        return real_preview(*args, **kwargs)
-
-    monkeypatch.setattr(session_mod, "compute_preview", preview)
+    alive_at_start = alive_at_preview_start(monkeypatch, old)
     s.toggle_landmark(300)
     kept = {x for x in replaced if s.preview[x].denoised_values is not None}
     assert kept == (set() if lean else set(replaced))

@@ -15,7 +15,7 @@ from lmdk_gui.core.settings import ALL_SCHEMES
 from lmdk_gui.ui import session as session_mod
 from lmdk_gui.ui.runner import LatestOnlyRunner
 
-from .conftest import wait_denoised, wait_preview
+from .conftest import alive_at_preview_start, wait_denoised, wait_preview
 
 
 @pytest.fixture(autouse=True)
@@ -122,14 +122,7 @@ def test_a_landmark_edit_lets_go_of_the_raw_values_it_replaces_at_once(qtbot, wi
     old = {x: weakref.ref(s.preview[x].values) for x in remade}
     old.update({x + " budgets": weakref.ref(s.preview[x].budgets) for x in ("balanced", "adaptive")})
     skip_values = s.preview["skip"].values
-    alive: list[list[str]] = []
-    real = session_mod.compute_preview
-
-    def preview(*args, **kwargs):  # (arrays are freed by their count: no collection on a worker thread)
-        alive.append(sorted(x for x, r in old.items() if r() is not None))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(session_mod, "compute_preview", preview)
+    alive = alive_at_preview_start(monkeypatch, old)
     rows, bars = window.preview_plot, window.budget_plot
     drawn = {x: rows.rows[x]["dots"].getData()[1].copy() for x in remade}
     drawn_bars = {x: bars.rows[x]["regular"].getData()[1].copy() for x in remade}
