@@ -92,7 +92,6 @@ class UnitNoise:
         """Free every drawn stream (and what was derived from them)."""
         self._cache.clear()
 
-
     def derived(self, key: str, fn) -> np.ndarray:
         """``fn(self)``, computed once per noise (e.g. the cosines and sines of the angles, which every
         location preview of every scheme would otherwise recompute)."""

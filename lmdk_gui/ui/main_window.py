@@ -965,7 +965,7 @@ class MainWindow(QMainWindow):
                              denoise=self.session.settings.denoise if denoise is None else bool(denoise),
                              landmarks_rule=", ".join(sorted(self.session.landmark_rules)) or None)
         job = ExportJob(self.session.snapshot(), path, opts, self)
-        self.session.set_noise_aside()  # (at 10^7 events the preview's noise was 80 MB of the export's peak)
+        self.session.let_go_of_preview_noise()  # (at 10^7 events the preview's noise was 80 MB of the export's peak)
         self.export_job = job
         job.progress.connect(self._export_progress)
         job.finished.connect(self._export_finished)

@@ -119,7 +119,7 @@ def _after_stopped(stages: tuple[LatestOnlyRunner, ...], before: Callable[[], No
             after()
 
 
-def _noise_set_aside(noise: UnitNoise, fn: Callable, *args, should_cancel, **kwargs):
+def _without_preview_noise(noise: UnitNoise, fn: Callable, *args, should_cancel, **kwargs):
     """``fn(*args, **kwargs)`` with the preview's unit noise let go: the later stages do not read it (the R-run
     average draws its own), and at 10^7 events its Laplace draws were 80 MB of their peaks. The next preview
     draws them again (the same draws; ≈ 0.2 s of a click at 10^7 events)."""
@@ -665,7 +665,8 @@ class Session(QObject):
         """A lean session lets go of the raw values of its hidden schemes once they are scored (the denoise
         stage is in, or there is none): 80 MB each at 10^7 events, Event's and User's by default. Their errors,
         budgets, flags and checks stay, and a click reuses them as they are (Event's and User's budgets do not
-        depend on the landmarks); showing one makes it again (:meth:`set_scheme_visible`). Only while no
+        depend on the landmarks); showing one makes it again (:meth:`set_scheme_visible`). The preview memo also
+        forgets its float64 copies of the releases the stage kept at float32 (``compact_raw``). Only while no
         preview or denoise job runs: they use the memos this updates."""
         if not self.lean or self.series is None or not self.is_preview_current() \
                 or (self._settings.denoise and not self.is_denoised_current()) \
@@ -791,15 +792,15 @@ class Session(QObject):
 
     def _submit_later(self, runner: LatestOnlyRunner, snap: Snapshot, fn: Callable, *args, **kwargs) -> None:
         """A later stage's job (the preview is current: no preview job runs); in a lean session, without the
-        preview's unit noise (:func:`_noise_set_aside`: a lean preview job waits for it to stop, nothing else
+        preview's unit noise (:func:`_without_preview_noise`: a lean preview job waits for it to stop, nothing else
         uses that noise meanwhile)."""
         noise = self._noise_cache.existing(snap.series, snap.seed) if self.lean else None
         if noise is None:
             runner.submit(fn, *args, **kwargs)
         else:
-            runner.submit(_noise_set_aside, noise, fn, *args, **kwargs)
+            runner.submit(_without_preview_noise, noise, fn, *args, **kwargs)
 
-    def set_noise_aside(self) -> None:
+    def let_go_of_preview_noise(self) -> None:
         """A lean session lets go of its preview's unit noise while no preview job runs (an export draws its
         own: 80 MB at 10^7 events); the next preview draws it again."""
         noise = self._noise_cache.existing(self.series, self._seed) if self.series is not None and self.lean \
