@@ -92,7 +92,7 @@ def ensure_gui_thread_gc() -> None:
     thousands of objects that live as long as the process) is frozen out of every later collection: a full
     collection then visits only what was made since, instead of holding the GUI thread 30-60 ms (seen while
     opening 10^7 events, issue 15). So is numba, once it has loaded (:func:`_freeze_numba_once`); while it
-    loads (``lazyjit.loading``) only the young generations are collected."""
+    loads (``lazyjit.loading``) nothing is collected."""
     global _GC
     if _GC is None:
         from pyqtgraph.util.garbage_collector import GarbageCollector
@@ -102,14 +102,9 @@ def ensure_gui_thread_gc() -> None:
                 _freeze_numba_once()
                 if not lazyjit.loading():
                     super().check()
-                    return
-                # the young generations only: a full collection would visit every object numba has made so far
-                # (≈ 40 ms of the GUI thread while a 10^7-event file opened), which the freeze is about to take
-                l0, l1, _l2 = gc.get_count()
-                if l0 > self.threshold[0]:
-                    gc.collect(0)
-                    if l1 > self.threshold[1]:
-                        gc.collect(1)
+                # While numba loads, nothing: with automatic collection off, the youngest generation holds
+                # every object made since the last check, ≈ 47,000 of numba's at once, and collecting it held
+                # the GUI thread 30-60 ms while a 10^7-event file opened; the freeze is about to take them.
 
         gc.freeze()
         _GC = _Collector(interval=1.0)

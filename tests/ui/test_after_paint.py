@@ -229,10 +229,10 @@ def test_numba_is_frozen_out_of_collections_once_loaded_and_never_mid_compilatio
     assert freezes == [1] and mw._numba_frozen
 
 
-def test_while_numba_loads_the_collector_spares_the_oldest_generation(monkeypatch, qapp):
-    """A full collection while numba loads on a worker visited every object it had made so far (≈ 40 ms of the
-    GUI thread while a 10^7-event file opened): until it has loaded (and been frozen), only generations 0 and 1
-    are collected."""
+def test_while_numba_loads_the_collector_waits(monkeypatch, qapp):
+    """A collection while numba loads on a worker visited the objects it had made so far: a full one every
+    object (≈ 40 ms of the GUI thread while a 10^7-event file opened), the youngest generation the ≈ 47,000 made
+    since the last check (30-60 ms). Until it has loaded (and been frozen), nothing is collected."""
     import gc
     import threading
 
@@ -257,13 +257,13 @@ def test_while_numba_loads_the_collector_spares_the_oldest_generation(monkeypatc
     try:
         assert lazyjit.loading()
         mw._GC.check()
-        assert collected == [0, 1]
+        assert collected == []
     finally:
         done.set()
         t.join()
     assert not lazyjit.loading()
     mw._GC.check()
-    assert collected == [0, 1, 0, 1, 2]
+    assert collected == [0, 1, 2]
 
 
 def _compiler_lock():
