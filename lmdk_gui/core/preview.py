@@ -127,15 +127,19 @@ class NoiseCache:
         """The :func:`scheme_previews` memo of this (series, seed): releases worth reusing on its noise."""
         return self._entry(series, seed)[2]
 
+    def _existing(self, series: Series, seed: int) -> tuple[Series, UnitNoise, dict] | None:
+        hit = self._items.get((id(series), seed))
+        return hit if hit is not None and hit[0] is series else None
+
     def existing_memo(self, series: Series, seed: int) -> dict | None:
         """That memo if there is one (nothing drawn nor cleared)."""
-        hit = self._items.get((id(series), seed))
-        return hit[2] if hit is not None and hit[0] is series else None
+        hit = self._existing(series, seed)
+        return None if hit is None else hit[2]
 
     def existing(self, series: Series, seed: int) -> UnitNoise | None:
         """That noise if there is one (nothing drawn nor cleared)."""
-        hit = self._items.get((id(series), seed))
-        return hit[1] if hit is not None and hit[0] is series else None
+        hit = self._existing(series, seed)
+        return None if hit is None else hit[1]
 
 
 class OptionsCache:
