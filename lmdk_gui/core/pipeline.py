@@ -41,6 +41,7 @@ from .release import (
     landmark_mask,
     normalize_landmarks,
     public_fallback,
+    skip_span,
 )
 from .series import Series
 from .settings import ALL_SCHEMES, PrivacySettings
@@ -624,7 +625,8 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
     assert b is not None
     if prev.kind != p.kind.name or old.shape != b.shape:
         return None
-    lo, hi = budget_span(old, b)
+    span = skip_span(old, prev.landmarks, b, p.landmarks, p.eps_a) if p.scheme == "skip" else None
+    lo, hi = span if span is not None else budget_span(old, b)
     if lo < 0:  # the same budgets: the same release (its values kept or let go: Release.without_values)
         return old, prev.values, prev.approximated, (0, 0)
     if hi - lo > n * PATCH_SHARE or prev.values.shape[0] != n:

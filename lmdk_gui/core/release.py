@@ -206,6 +206,41 @@ def _shared(scheme: str, n: int, landmarks: np.ndarray, eps_a: float, make) -> n
     return b
 
 
+def skip_span(old: np.ndarray, old_lm: np.ndarray, new: np.ndarray, new_lm: np.ndarray,
+              eps_a: float) -> tuple[int, int] | None:
+    """The rows (first, last) outside which two Skip budget arrays are equal, or (−1, −1) when they are equal
+    throughout, found from their landmark sets; None unless both are the arrays :func:`fixed_budgets` made
+    here for those very sets and ``eps_a`` (an audit's own allocation is compared value by value). Skip's
+    budget of an event depends only on whether it is a landmark, so the sets' first and last differences
+    bound the budgets'; comparing the budgets read 16 MB per click at 10^6 events, the sets ≈ 2 MB."""
+    n = old.shape[0]
+    for b, lm in ((old, old_lm), (new, new_lm)):
+        hit = _BUDGETS.get(("skip", n, id(lm), eps_a))
+        if hit is None or hit[0]() is not lm or hit[1]() is not b:
+            return None
+    return _sets_span(old_lm, new_lm)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sets_span(a, b):  # pragma: no cover - compiled
+    """(first, last) row in exactly one of the sorted sets a and b, bounds of every such row; (−1, −1) when
+    they are the same set. Below the first index where they differ (from the start) both hold the same rows,
+    and likewise above the first index where they differ from the end."""
+    la, lb = a.shape[0], b.shape[0]
+    m = min(la, lb)
+    i = 0
+    while i < m and a[i] == b[i]:
+        i += 1
+    if i == m and la == lb:
+        return -1, -1
+    lo = min(a[i] if i < la else 2**62, b[i] if i < lb else 2**62)
+    j = 0
+    while j < m and a[la - 1 - j] == b[lb - 1 - j]:
+        j += 1
+    hi = max(a[la - 1 - j] if j < la else -1, b[lb - 1 - j] if j < lb else -1)
+    return lo, hi
+
+
 def constant_budgets(n: int, value: float) -> np.ndarray:
     """n budgets equal to ``value`` as one float seen n times: a read-only zero-stride view. A preview holds
     Uniform's, Event's and User's on every click (80 MB each at 10^7 events as separate floats). It reads

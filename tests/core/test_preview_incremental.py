@@ -83,6 +83,7 @@ def _apply(kind: str, n: int, state: dict, op: str, arg) -> None:
         state["dummies"] = DummySettings() if arg else None
     elif op == "seed":
         state["seed"] = arg
+    state["lm"].setflags(write=False)  # as the session's sets are (Skip's budgets are then shared, skip_span)
 
 
 def _same(a: SchemePreview, b: SchemePreview) -> None:
@@ -140,8 +141,17 @@ def test_clicks_are_patched_and_still_equal_a_full_recompute(kind, monkeypatch):
         errors.append(blocks is not None)
         return real_sums(series, release, settings, blocks)
 
+    spans: list[bool] = []
+    real_span = pipeline.skip_span
+
+    def spy_span(*args):
+        out = real_span(*args)
+        spans.append(out is not None)
+        return out
+
     monkeypatch.setattr(pipeline, "_patched", spy_patch)
     monkeypatch.setattr(metrics, "error_sums", spy_sums)
+    monkeypatch.setattr(pipeline, "skip_span", spy_span)
     series = LONG[kind]
     rows = [0, 1, 2, 0, 1999, 1998, 500, 501, 502, 501, 2, 700, 1999, 0, 3]
     steps = [("range", 495), ("range", 1990)] + [("toggle", r) for r in rows] + \
@@ -149,6 +159,37 @@ def test_clicks_are_patched_and_still_equal_a_full_recompute(kind, monkeypatch):
          ("toggle", 5)]
     _run(kind, series, steps)
     assert sum(patched) >= 10 and sum(errors) >= 10, (sum(patched), sum(errors))
+    assert sum(spans) >= 10, spans  # Skip's spans came from its landmark sets
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.sets(st.integers(0, 40)), b=st.sets(st.integers(0, 40)))
+def test_the_span_of_two_landmark_sets_bounds_every_row_in_only_one(a, b):
+    """Skip's patch span from the two landmark sets (release._sets_span): every row in exactly one set lies
+    within it, and its ends are such rows; (−1, −1) for the same set."""
+    from lmdk_gui.core.release import _sets_span
+
+    x, y = np.array(sorted(a), dtype=np.int64), np.array(sorted(b), dtype=np.int64)
+    lo, hi = _sets_span(x, y)
+    only = sorted(a ^ b)
+    assert (lo, hi) == ((only[0], only[-1]) if only else (-1, -1))
+
+
+def test_skip_span_only_for_budgets_made_for_those_sets():
+    """An allocation of the caller's own (an audit's) is compared value by value: skip_span answers only for
+    the arrays fixed_budgets shared for those very landmark sets and ε_a."""
+    from lmdk_gui.core.release import fixed_budgets, normalize_landmarks, skip_span
+
+    lm1, lm2 = np.array([3, 9, 30]), np.array([3, 30])
+    for lm in (lm1, lm2):
+        lm.setflags(write=False)
+    lm1, lm2 = normalize_landmarks(lm1, 100), normalize_landmarks(lm2, 100)
+    b1, b2 = fixed_budgets("skip", 100, lm1, 1.0), fixed_budgets("skip", 100, lm2, 1.0)
+    assert skip_span(b1, lm1, b2, lm2, 1.0) == (9, 9) == pipeline.budget_span(b1, b2)
+    assert skip_span(b1, lm1, b1, lm1, 1.0) == (-1, -1)
+    assert skip_span(b1.copy(), lm1, b2, lm2, 1.0) is None  # not the shared array
+    assert skip_span(b1, lm2, b2, lm2, 1.0) is None  # not its landmark set
+    assert skip_span(b1, lm1, b2, lm2, 0.5) is None  # another ε_a
 
 
 def test_the_memo_keeps_error_sums_per_block_not_per_event():
