@@ -129,9 +129,13 @@ def test_a_small_series_gets_its_denoised_lines_with_the_raw_points(qtbot, windo
     s.previewChanged.connect(lambda: order.append(("raw", s.preview["skip"].denoised_values is None)))
     s.previewChanged.connect(lambda: lines_at_preview.append(bool(_lines(window))))
     s.denoisedChanged.connect(lambda: order.append(("denoised", s.preview["skip"].denoised_values is None)))
+    redrawn: list[int] = []  # the lines drawn again after the preview's slot drew them (a second paint)
+    real_redraw = window.preview_plot.redraw_denoised
+    monkeypatch.setattr(window.preview_plot, "redraw_denoised", lambda: (redrawn.append(1), real_redraw()))
     with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
         s.add_range(40, 90)
     assert order == [("raw", False), ("denoised", False)] and lines_at_preview == [True]
+    assert not redrawn
     assert s.is_denoised_current()
     one_shot = compute_preview(s.snapshot(), NoiseCache())
     assert one_shot is not None
