@@ -37,6 +37,7 @@ applied (null for the raw release).
 
 from __future__ import annotations
 
+import csv
 import errno
 import hashlib
 import math
@@ -632,8 +633,25 @@ def format_values(v: np.ndarray, decimals: int) -> np.ndarray:
     """Released values as text on the decimal grid ``10**-decimals`` ("" for no value): a deterministic
     function of the sampler's output, so post-processing (issue 14)."""
     out = np.round(np.asarray(v, dtype=np.float64), decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
-    text = np.char.mod(f"%.{max(decimals, 0)}f", out)
-    return np.where(np.isnan(out), "", text).astype(object)
+    # (what numpy's char.mod does per value, as a Python loop: 3x faster, and it leaves the GIL to the window
+    # between values where char.mod held it for the whole array)
+    fmt = f"%.{max(decimals, 0)}f"
+    return np.array(["" if x != x else fmt % x for x in out.tolist()], dtype=object)
+
+
+def _cells(column: np.ndarray) -> list:
+    """A column's CSV cells as pandas' writer prints them: text as it is, floats as numpy's shortest repr and
+    integers in full (``astype(str)``), no value (NaN) as an empty cell."""
+    if column.dtype == object:
+        return column.tolist()
+    text = column.astype(str)
+    if column.dtype.kind == "f":
+        text[np.isnan(column)] = ""
+    return text.tolist()
+
+
+#: rows formatted at a time (:meth:`_ChunkWriter.write`): the GIL is held ≤ 7 ms at a time, not 45-53 ms
+WRITE_ROWS = 1 << 14
 
 
 class _ChunkWriter:
@@ -664,6 +682,14 @@ class _ChunkWriter:
         return v if self.decimals is None else format_values(v, self.decimals)
 
     def write(self, a: int, b: int, vals: np.ndarray, budgets: np.ndarray, approx: np.ndarray) -> None:
+        """Rows a..b-1 (``vals``, ``budgets``, ``approx``: theirs), formatted ``WRITE_ROWS`` at a time: numpy's
+        text functions (the timestamps') hold the GIL for a whole call, and with pandas' CSV writer a chunk of
+        65,536 rows held it 45-53 ms at a time (a stall of the window during an export)."""
+        for i in range(0, b - a, WRITE_ROWS):
+            j = min(b - a, i + WRITE_ROWS)
+            self._write(a + i, a + j, vals[i:j], budgets[i:j], approx[i:j])
+
+    def _write(self, a: int, b: int, vals: np.ndarray, budgets: np.ndarray, approx: np.ndarray) -> None:
         s = self.series
         names = self.header_cells
         cols: dict[str, Any] = {names[0]: format_timestamps(s.times[a:b], self.time_format)}
@@ -686,8 +712,15 @@ class _ChunkWriter:
         if s.kind == "categorical":
             self._write_text_rows(cols)
         else:
-            pd.DataFrame(cols, copy=False).to_csv(self.fh, header=self.header, index=False,
-                                                  lineterminator="\n")
+            # Rows joined here, not by pandas' CSV writer: timestamps and numbers hold no comma, quote, CR or LF,
+            # so each row is its cells joined by commas, as the csv module writes them (the header, which may
+            # hold any text, goes through the csv module). pandas also turned each text column into an Arrow
+            # array and back: the writer took 1.6 µs per row, ≈ 0.6 now.
+            if self.header:
+                csv.writer(self.fh, lineterminator="\n").writerow(list(cols))
+            rows = "\n".join(map(",".join, zip(*(_cells(np.asarray(c)) for c in cols.values()), strict=True)))
+            if rows:
+                self.fh.write(rows + "\n")
         self.header = False
 
     def _write_text_rows(self, cols: dict[str, Any]) -> None:

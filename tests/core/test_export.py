@@ -9,6 +9,8 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lmdk_gui.core import export as export_mod
 from lmdk_gui.core.export import Cancelled, ExportError, ExportOptions, export_release
@@ -111,6 +113,25 @@ def test_seeded_export_is_reproducible_and_says_so(tmp_path, energy):
     c = tmp_path / "c.csv"
     export_release(energy, [3], PrivacySettings(), c, ExportOptions("adaptive"))
     assert c.read_text() != a.read_text()
+
+
+@pytest.mark.parametrize("path,opts", [
+    (ENERGY, {}),
+    (SAMPLES / "gps_bus_limerick.csv", {}),
+    (SAMPLES / "contacts_person1672.csv", {"kind": "categorical", "duplicates": "first"}),
+])
+def test_rows_formatted_a_few_at_a_time_write_the_same_file(tmp_path, monkeypatch, path, opts):
+    """The writer formats a chunk's rows WRITE_ROWS at a time (each call of numpy's text functions and
+    pandas' writer holds the GIL): pieces of 7 rows, inside chunks of 100, write byte for byte the file
+    one piece per chunk writes, header once."""
+    s = load_series(path, **opts)
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    options = ExportOptions("adaptive", seed=test_key(7), chunk_rows=100,
+                            include_budget=True, include_flags=True)
+    export_release(s, [3, 40], PrivacySettings(), a, options)
+    monkeypatch.setattr(export_mod, "WRITE_ROWS", 7)
+    export_release(s, [3, 40], PrivacySettings(), b, options)
+    assert a.read_bytes() == b.read_bytes() and len(a.read_text().splitlines()) == s.n + 1
 
 
 def test_refuses_failing_baseline_and_overwrite_and_input(tmp_path, energy):
@@ -270,3 +291,49 @@ def test_skip_with_every_event_a_landmark_publishes_nothing(tmp_path, path, opts
     df = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert res.guarantee.holds and len(df) == s.n
     assert (df[df.columns[1]] == "").all()
+
+
+def _pandas_rows(cols: dict) -> str:
+    """The writer before issue 15's last round: pandas' to_csv of the same columns (the reference)."""
+    import io
+
+    buf = io.StringIO()
+    pd.DataFrame(cols, copy=False).to_csv(buf, header=True, index=False, lineterminator="\n")
+    return buf.getvalue()
+
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0, 1e-05, 5e-5, 1e16])
+
+
+@settings(max_examples=120, deadline=None)
+@given(values=st.lists(_FLOATS, min_size=1, max_size=30), decimals=st.sampled_from([None, 0, 3, 6]),
+       fmt=st.sampled_from(["iso", "iso-utc", "epoch"]), fraction=st.booleans(), flags=st.booleans(),
+       header=st.sampled_from([["timestamp", "kwh"], ['a "b"', "c,d"], ["t", "=1+2"]]))
+def test_rows_are_written_as_pandas_wrote_them(tmp_path_factory, values, decimals, fmt, fraction, flags, header):
+    """The CSV writer joins a numeric release's cells itself: byte for byte what pandas' to_csv wrote for the same
+    columns, for any values (NaN, ±inf, −0.0, huge), decimal grid, time format, budgets, flags and header."""
+    import io
+
+    from lmdk_gui.core.series import Series
+    from lmdk_gui.core.writers import format_timestamps
+
+    n = len(values)
+    step = np.timedelta64(1500 if fraction else 60_000, "ms")
+    times = np.datetime64("2013-01-01T00:00:00") + np.arange(n) * step
+    s = Series.from_arrays(np.zeros(n), times=times)
+    v = np.array(values)
+    budgets = np.linspace(0.0, 0.3, n) if flags else np.broadcast_to(np.float64(0.1), (n,))
+    approx = np.arange(n) % 3 == 0
+    columns = [*header, "epsilon", "approximated"]
+    buf = io.StringIO()
+    w = export_mod._ChunkWriter(buf, columns, s, fmt, None, ExportOptions("uniform", verbatim_labels=True),
+                                decimals=decimals)
+    w.write(0, n, v, budgets, approx)
+    cells = format_timestamps(times, fmt)
+    ref = {header[0]: cells, header[1]: v if decimals is None else export_mod.format_values(v, decimals),
+           "epsilon": budgets, "approximated": approx.astype(np.int8)}
+    assert buf.getvalue() == _pandas_rows(ref)
+    if decimals is not None:  # the values' text as numpy's char.mod printed it
+        out = np.round(v, decimals) + 0.0
+        assert export_mod.format_values(v, decimals).tolist() == \
+            np.where(np.isnan(out), "", np.char.mod(f"%.{decimals}f", out)).tolist()
