@@ -791,9 +791,9 @@ class MainWindow(QMainWindow):
         """The denoised stage arrived: the lines, the points' fading and the row notes; the raw points stay
         as drawn by _on_preview (the metrics table listens to the session itself)."""
         s = self.session
-        # A small series' stage comes with its preview (Session._submit's inline denoising), whose slot has
-        # drawn these lines already: drawing them again was ≈ 1 ms and a second paint of the rows (≈ 2.5 ms)
-        # in every click at 10^5 events (issue 15).
+        # A small series' stage comes with its preview (Session._submit's inline denoising, up to
+        # DENOISE_INLINE_MAX events), whose slot has drawn these lines already: drawing them again redrew the
+        # lines and notes and painted the rows a second time in every click (issue 15).
         if s.preview is not self._lines_drawn_for:
             self.preview_plot.set_denoised(self._denoised_lines(), s.preview)
         if self._track_shown():
