@@ -268,9 +268,7 @@ def _summarise(rel: Release, prev: Release | None) -> None:
     table and the budget rows read them on the GUI thread: 16 whole-array passes per click, ≈ 22 ms at 10^7)
     or taken from an unchanged release."""
     if prev is not None and rel.budgets is prev.budgets and rel.approximated is prev.approximated:
-        for name in ("mean_budget", "max_budget", "approximated_share"):
-            if name in prev.__dict__:
-                rel.__dict__[name] = prev.__dict__[name]  # cached_property's own slot: same arrays, same value
+        prev.carry_summaries(rel)  # (same arrays, same values)
     rel.mean_budget, rel.max_budget, rel.approximated_share  # noqa: B018 - fills the caches
 
 

@@ -93,10 +93,15 @@ class Release:
         """This release holding ``values`` (and ``budgets``) instead: the same release kept another way (let go
         of, or at float32 to be drawn); its summaries are carried over."""
         out = replace(self, values=values, budgets=self.budgets if budgets is None else budgets)
+        self.carry_summaries(out)
+        return out
+
+    def carry_summaries(self, other: Release) -> None:
+        """Give ``other`` (the same budgets and flags) this release's cached summaries, those computed so far
+        (cached_property's own slots)."""
         for name in ("mean_budget", "max_budget", "approximated_share"):
             if name in self.__dict__:
-                out.__dict__[name] = self.__dict__[name]  # cached_property's own slot: the same release
-        return out
+                other.__dict__[name] = self.__dict__[name]
 
 
 # ------------------------------------------------------------------------------------------ landmarks
@@ -192,8 +197,8 @@ def _shared(scheme: str, n: int, landmarks: np.ndarray, eps_a: float, make) -> n
     if not _known_sorted(landmarks):
         return make()
     key = (scheme, n, id(landmarks), eps_a)
-    hit = _BUDGETS.get(key)
-    if hit is not None and hit[0]() is landmarks and (b := hit[1]()) is not None:
+    b = _shared_now(scheme, n, landmarks, eps_a)
+    if b is not None:
         return b
     b = make()
     b.setflags(write=False)
@@ -206,6 +211,12 @@ def _shared(scheme: str, n: int, landmarks: np.ndarray, eps_a: float, make) -> n
     return b
 
 
+def _shared_now(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray | None:
+    """The array :func:`_shared` gave for this very landmark set, if it is still held."""
+    hit = _BUDGETS.get((scheme, n, id(landmarks), eps_a))
+    return hit[1]() if hit is not None and hit[0]() is landmarks else None
+
+
 def skip_span(old: np.ndarray, old_lm: np.ndarray, new: np.ndarray, new_lm: np.ndarray,
               eps_a: float) -> tuple[int, int] | None:
     """The rows (first, last) outside which two Skip budget arrays are equal, or (−1, −1) when they are equal
@@ -214,10 +225,8 @@ def skip_span(old: np.ndarray, old_lm: np.ndarray, new: np.ndarray, new_lm: np.n
     budget of an event depends only on whether it is a landmark, so the sets' first and last differences
     bound the budgets'; comparing the budgets read 16 MB per click at 10^6 events, the sets ≈ 2 MB."""
     n = old.shape[0]
-    for b, lm in ((old, old_lm), (new, new_lm)):
-        hit = _BUDGETS.get(("skip", n, id(lm), eps_a))
-        if hit is None or hit[0]() is not lm or hit[1]() is not b:
-            return None
+    if _shared_now("skip", n, old_lm, eps_a) is not old or _shared_now("skip", n, new_lm, eps_a) is not new:
+        return None
     return _sets_span(old_lm, new_lm)
 
 
