@@ -1,0 +1,40 @@
+"""The window's raster fills stay on the GUI thread (issue 15): Qt's GUI thread pool, which takes every fill
+of 96 or more spans in pieces while the painting thread waits, is never started."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FILL_AND_LIST_THREADS = """
+import glob, os, sys
+os.environ.pop("QT_NO_GUI_THREADPOOL", None)  # this test's own process may have set it
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ["LMDK_GUI_SETTINGS"] = sys.argv[2]
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+if sys.argv[1] == "window":
+    from lmdk_gui.ui.main_window import MainWindow
+    window = MainWindow(load_default=False)
+image = QImage(800, 800, QImage.Format.Format_ARGB32_Premultiplied)
+painter = QPainter(image)
+painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+painter.setBrush(QColor(255, 0, 0, 128))
+painter.drawEllipse(0, 0, 800, 800)  # 800 antialiased spans
+painter.end()
+print(sum(open(f).read().strip() == "Thread (pooled)" for f in glob.glob("/proc/self/task/*/comm")))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread names are read from /proc")
+@pytest.mark.parametrize("first", ["window", "no window"])
+def test_a_large_fill_starts_no_gui_thread_pool_once_the_window_exists(first, tmp_path):
+    out = subprocess.run([sys.executable, "-c", FILL_AND_LIST_THREADS, first, str(tmp_path / "s.ini")],
+                         capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2])
+    pooled = int(out.stdout.split()[-1])
+    # without the window, the same fill starts Qt's pool: the count is a real observation
+    assert (pooled == 0) if first == "window" else (pooled > 0), out.stdout
