@@ -1,12 +1,13 @@
-"""CPU priority of the worker threads (issue 15: the GUI thread and the newest preview go first).
+"""CPU priority of the worker threads (issue 15: the GUI thread first, then the newest preview).
 
 On two cores a click that interrupts the previous click's denoising or R-run average has the GUI thread,
 the preview worker and its second thread competing with those stages; scheduled as equals, each got a share
 of the cores the click needed. Linux keeps a nice value per thread, so a worker lowers its own
-(:func:`lower_this_thread`) when it starts: the later stages (denoise, average, post) and the long jobs
-(exports, batch runs, evaluations) by :data:`BACKGROUND`. When they compete, the GUI and the preview of the
-newest state run first; alone, a background thread still has all the CPU (measured:
-tests/benchmarks/bench_busy_clicks.py, docs/performance.md). A thread can only lower its priority (raising
+(:func:`lower_this_thread`) when it starts: the preview and the file being opened by :data:`FOREGROUND`, the
+later stages (denoise, average, post) and the long jobs (exports, batch runs, evaluations) by
+:data:`BACKGROUND`. When they compete, the GUI thread runs first, then the preview of the newest state;
+alone, a worker still has all the CPU (measured: tests/benchmarks/bench_busy_clicks.py,
+docs/performance.md). A thread can only lower its priority (raising
 it back needs a privilege), so each worker sets it once, on its own thread; threads it starts inherit it
 (the preview's second thread is started by the preview worker). Elsewhere (macOS, Windows) this does
 nothing: their threads have no nice value of their own.
@@ -18,16 +19,19 @@ import os
 import sys
 import threading
 
-#: What the user is waiting for (the preview of the newest state, a file being opened): the GUI's priority.
-FOREGROUND = 0
+#: What the user is waiting for (the preview of the newest state, a file being opened): just behind the GUI
+#: thread, which paints it. At the GUI's own priority, the preview's two threads had the GUI thread wait for a
+#: core 16-21 ms in a click at 10^7 events (median; up to 201 ms when the machine lost CPU time), against
+#: 6-8 ms (up to 25) six levels lower (schedstat run-queue waits, 10 clicks × 2 runs alternating; issue 15).
+FOREGROUND = 6
 #: The helper threads that reduce a large view to what is drawn (the budget bars and preview rows zoomed out
 #: over millions of events): after the GUI thread, which paints meanwhile (at 10^7 events the first preview's
 #: rows were laid out and painted while both helpers ran, with the GUI thread waiting for a core), and before
 #: the later stages.
-HELPER = 5
+HELPER = 8
 #: Later stages (denoising, the R-run average, post stages) and long jobs with a progress bar (exports, batch
 #: runs, evaluations): they yield to the GUI thread and to the foreground work.
-BACKGROUND = 10
+BACKGROUND = 14
 
 _LINUX = sys.platform.startswith("linux") and hasattr(os, "setpriority")
 

@@ -62,7 +62,7 @@ def test_runners_run_background_jobs_behind_the_gui_thread(qtbot):
 
     fg, bg = LatestOnlyRunner("fg-test"), LatestOnlyRunner("bg-test", nice=priority.BACKGROUND)
     try:
-        assert _nice_of(through(fg)) == gui
+        assert _nice_of(through(fg)) == min(19, gui + priority.FOREGROUND)
         assert _nice_of(through(bg)) == min(19, gui + priority.BACKGROUND)
     finally:
         fg.shutdown()
@@ -88,7 +88,7 @@ def test_long_jobs_run_in_the_background(qtbot):
 
 @linux_only
 def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_background(qtbot):
-    """The preview of the newest state runs at the GUI's priority; denoising and the R-run average (which a
+    """The preview of the newest state runs just behind the GUI thread; denoising and the R-run average (which a
     click interrupts anyway) behind it, so that a click's preview does not share the cores with them."""
     s = Session()
     try:
@@ -96,7 +96,7 @@ def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_back
             s.set_series(Series.from_arrays(np.random.default_rng(0).normal(10, 2, 50_000)))
         gui = priority.this_thread_nice()
         assert gui is not None
-        for runner, expected in ((s._preview_runner, gui), (s._denoise_runner, gui + priority.BACKGROUND),
+        for runner, expected in ((s._preview_runner, gui + priority.FOREGROUND), (s._denoise_runner, gui + priority.BACKGROUND),
                                  (s._average_runner, gui + priority.BACKGROUND),
                                  (s._post_runner, gui + priority.BACKGROUND)):
             seen: list[int | None] = []
@@ -119,4 +119,4 @@ def test_the_rows_reduce_large_views_after_the_gui_thread_and_before_the_later_s
         qtbot.addWidget(view)
         nice = view._pool.submit(priority.this_thread_nice).result(timeout=10)
         assert nice == min(19, gui + priority.HELPER)
-    assert priority.FOREGROUND < priority.HELPER < priority.BACKGROUND
+    assert 0 < priority.FOREGROUND < priority.HELPER < priority.BACKGROUND
