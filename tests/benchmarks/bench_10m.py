@@ -19,6 +19,8 @@ CSV (≈ 300 MB at 10^7, kept in the temp dir between runs) and about 3 minutes.
   from the most-robbed CPU during the phase; ``stall_<phase>_ms_net_of_steal``: the worst gap less what was
   stolen from that CPU within it (10 ms steps).
 * ``peak_rss``: VmHWM and ru_maxrss of this process against the raw value bytes (8·n). Target ≤ 20×.
+* ``stall_floor``: the same heartbeat, last, in the idle window while two threads at the preview's priority
+  do numpy work over n elements for 10 s: what this machine's event loop does with none of the app's work.
 """
 
 from __future__ import annotations
@@ -243,7 +245,37 @@ def main() -> None:
     emit({"figure": f"peak_rss_{n}", "vmhwm_mb": hwm, "ru_maxrss_mb": maxrss, "empty_window_mb": empty_mb,
           "raw_value_mb": raw_mb, "ratio": hwm / raw_mb, "ratio_above_empty": (hwm - empty_mb) / raw_mb,
           "target_ratio": 20})
+    emit({"figure": f"stall_floor_{n}", "what": "idle window, two threads of numpy work (preview priority)",
+          **machine_floor(hb, n)})
     w.close()
+
+
+def machine_floor(hb: Heartbeat, n: int, seconds: float = 10.0) -> dict:
+    """The heartbeat's figures while two threads, at the preview's priority, draw Laplace noise for n events
+    and sum it (as the preview's two threads do, numpy leaving the GIL) and the window idles: the stalls this
+    machine gives an event loop with nothing of the app's to do (after the peak RSS: the arrays count)."""
+    import threading
+
+    from lmdk_gui.core.priority import FOREGROUND, lower_this_thread
+
+    stop = threading.Event()
+
+    def work(seed: int) -> None:
+        lower_this_thread(FOREGROUND)
+        rng = np.random.default_rng(seed)
+        while not stop.is_set():
+            np.cumsum(rng.laplace(size=n)).sum()
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(2)]
+    for t in threads:
+        t.start()
+    hb.reset()
+    idle(seconds)
+    figures = hb.figures("floor")
+    stop.set()
+    for t in threads:
+        t.join()
+    return figures
 
 
 if __name__ == "__main__":
