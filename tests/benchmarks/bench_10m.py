@@ -20,7 +20,7 @@ CSV (≈ 300 MB at 10^7, kept in the temp dir between runs) and about 3 minutes.
   stolen from that CPU within it (10 ms steps).
 * ``peak_rss``: VmHWM and ru_maxrss of this process against the raw value bytes (8·n). Target ≤ 20×.
 * ``stall_floor``: the same heartbeat, last, in the idle window while two threads at the preview's priority
-  do numpy work over n elements for 10 s: what this machine's event loop does with none of the app's work.
+  do numpy work over n elements for 30 s (as long as an average): what this machine's event loop does with none of the app's work.
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def main() -> None:
     w.close()
 
 
-def machine_floor(hb: Heartbeat, n: int, seconds: float = 10.0) -> dict:
+def machine_floor(hb: Heartbeat, n: int, seconds: float = 30.0) -> dict:
     """The heartbeat's figures while two threads, at the preview's priority, draw Laplace noise for n events
     and sum it (as the preview's two threads do, numpy leaving the GIL) and the window idles: the stalls this
     machine gives an event loop with nothing of the app's to do (after the peak RSS: the arrays count)."""
