@@ -6,11 +6,10 @@ of the cores the click needed. Linux keeps a nice value per thread, so a worker 
 (:func:`lower_this_thread`) when it starts: the preview and the file being opened by :data:`FOREGROUND`, the
 later stages (denoise, average, post) and the long jobs (exports, batch runs, evaluations) by
 :data:`BACKGROUND`. When they compete, the GUI thread runs first, then the preview of the newest state;
-alone, a worker still has all the CPU (measured: tests/benchmarks/bench_busy_clicks.py,
-docs/performance.md). A thread can only lower its priority (raising
-it back needs a privilege), so each worker sets it once, on its own thread; threads it starts inherit it
-(the preview's second thread is started by the preview worker). Elsewhere (macOS, Windows) this does
-nothing: their threads have no nice value of their own.
+alone, a worker still has all the CPU (measured: tests/benchmarks/bench_busy_clicks.py, docs/performance.md).
+A thread can only lower its priority (raising it back needs a privilege), so each worker sets it once, on
+its own thread; threads it starts inherit it (the preview's second thread is started by the preview worker).
+Elsewhere (macOS, Windows) this does nothing: their threads have no nice value of their own.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ import threading
 
 #: What the user is waiting for (the preview of the newest state, a file being opened): just behind the GUI
 #: thread, which paints it. At the GUI's own priority, the preview's two threads had the GUI thread wait for a
-#: core 16-21 ms in a click at 10^7 events (median; up to 201 ms when the machine lost CPU time), against
-#: 6-8 ms (up to 25) six levels lower (schedstat run-queue waits, 10 clicks × 2 runs alternating; issue 15).
+#: core 14-25 ms per click at 10^7 events (medians; up to 116 ms), against 5-14 ms six levels lower (schedstat
+#: run-queue waits, 10 clicks × 3 runs alternating; at 10^6 7-8 → 4-5 ms; issue 15, docs/performance.md).
 FOREGROUND = 6
 #: The helper threads that reduce a large view to what is drawn (the budget bars and preview rows zoomed out
 #: over millions of events): after the GUI thread, which paints meanwhile (at 10^7 events the first preview's

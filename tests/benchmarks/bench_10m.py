@@ -20,7 +20,8 @@ CSV (≈ 300 MB at 10^7, kept in the temp dir between runs) and about 3 minutes.
   stolen from that CPU within it (10 ms steps).
 * ``peak_rss``: VmHWM and ru_maxrss of this process against the raw value bytes (8·n). Target ≤ 20×.
 * ``stall_floor``: the same heartbeat, last, in the idle window while two threads at the preview's priority
-  do numpy work over n elements for 30 s (as long as an average): what this machine's event loop does with none of the app's work.
+  do numpy work over n elements for 30 s (as long as an average): the stalls of this machine's event loop
+  with none of the app's work.
 """
 
 from __future__ import annotations

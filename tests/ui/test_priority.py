@@ -88,15 +88,16 @@ def test_long_jobs_run_in_the_background(qtbot):
 
 @linux_only
 def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_background(qtbot):
-    """The preview of the newest state runs just behind the GUI thread; denoising and the R-run average (which a
-    click interrupts anyway) behind it, so that a click's preview does not share the cores with them."""
+    """The preview of the newest state runs just behind the GUI thread; denoising and the R-run average (which
+    a click interrupts anyway) behind it, so that a click's preview does not share the cores with them."""
     s = Session()
     try:
         with qtbot.waitSignal(s.previewChanged, timeout=30_000):  # (submitted after the series' first paint)
             s.set_series(Series.from_arrays(np.random.default_rng(0).normal(10, 2, 50_000)))
         gui = priority.this_thread_nice()
         assert gui is not None
-        for runner, expected in ((s._preview_runner, gui + priority.FOREGROUND), (s._denoise_runner, gui + priority.BACKGROUND),
+        for runner, expected in ((s._preview_runner, gui + priority.FOREGROUND),
+                                 (s._denoise_runner, gui + priority.BACKGROUND),
                                  (s._average_runner, gui + priority.BACKGROUND),
                                  (s._post_runner, gui + priority.BACKGROUND)):
             seen: list[int | None] = []
