@@ -17,7 +17,8 @@ CSV (≈ 300 MB at 10^7, kept in the temp dir between runs) and about 3 minutes.
 * ``stall_<phase>_ms``: the worst gap of a 10 ms heartbeat QTimer on the GUI thread minus 10 ms, per phase
   (load, zooms, clicks, average, export). Target ≤ 50 ms. ``steal_<phase>_ms``: the time the hypervisor took
   from the most-robbed CPU during the phase; ``stall_<phase>_ms_net_of_steal``: the worst gap less what was
-  stolen from that CPU within it (10 ms steps).
+  stolen from that CPU within it (10 ms steps); ``stall_<phase>_gui_ran_ms`` / ``_waited_ms`` / ``_slept_ms``:
+  within the worst gap, the GUI thread's time on a CPU, waiting for one (``schedstat``) and the rest.
 * ``peak_rss``: VmHWM and ru_maxrss of this process against the raw value bytes (8·n). Target ≤ 20×.
 * ``stall_floor``: the same heartbeat, last, in the idle window while two threads at the preview's priority
   do numpy work over n elements for 30 s (as long as an average): the stalls of this machine's event loop
@@ -100,10 +101,25 @@ def stolen_ms() -> list[float]:
     return [int(line.split()[8]) * tick for line in lines[1:] if line.startswith("cpu")]
 
 
+def gui_schedstat_ms() -> tuple[float, float]:
+    """The calling thread's time on a CPU and waiting on a run queue so far (``schedstat``, ns → ms; (0, 0)
+    off Linux): what a stall's time went to."""
+    import threading
+
+    try:
+        run, wait, _ = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    return int(run) / 1e6, int(wait) / 1e6
+
+
 class Heartbeat:
     """A 10 ms QTimer on the GUI thread; ``worst()`` is the largest gap between beats minus 10 ms since
     ``reset()``, ``worst_net()`` the same with each gap less the time stolen from its most-robbed CPU meanwhile
-    (the window cannot answer while the machine does not run it), ``stolen()`` that CPU's loss since reset."""
+    (the window cannot answer while the machine does not run it), ``stolen()`` that CPU's loss since reset.
+    For the largest gap, ``figures()`` also gives what the GUI thread did meanwhile: its time on a CPU (its own
+    work, or work slowed down), waiting for one (behind other threads), and asleep (the rest: the ≈ 10 ms
+    until the beat is due, and any wait for the GIL or a lock)."""
 
     def __init__(self) -> None:
         self.clock = QElapsedTimer()
@@ -111,7 +127,9 @@ class Heartbeat:
         self.last = 0.0
         self.gaps: list[float] = []
         self.net: list[float] = []
+        self.sched: list[tuple[float, float]] = []  # per gap: (ran, waited) ms
         self.steal = self.steal_at_reset = stolen_ms()
+        self.at = gui_schedstat_ms()
         self.timer = QTimer()
         self.timer.setInterval(10)
         self.timer.timeout.connect(self.beat)
@@ -119,17 +137,19 @@ class Heartbeat:
 
     def beat(self) -> None:
         now = self.clock.nsecsElapsed() / 1e6
-        steal = stolen_ms()
+        steal, at = stolen_ms(), gui_schedstat_ms()
         gap = now - self.last
         self.gaps.append(gap)
         self.net.append(gap - max((b - a for a, b in zip(self.steal, steal, strict=True)), default=0.0))
-        self.last, self.steal = now, steal
+        self.sched.append((at[0] - self.at[0], at[1] - self.at[1]))
+        self.last, self.steal, self.at = now, steal, at
 
     def reset(self) -> None:
         APP.processEvents()
         self.last = self.clock.nsecsElapsed() / 1e6
         self.steal = self.steal_at_reset = stolen_ms()
-        self.gaps, self.net = [], []
+        self.at = gui_schedstat_ms()
+        self.gaps, self.net, self.sched = [], [], []
 
     def worst(self) -> float:
         return max(self.gaps or [10.0]) - 10.0
@@ -141,8 +161,25 @@ class Heartbeat:
         return max((b - a for a, b in zip(self.steal_at_reset, stolen_ms(), strict=True)), default=0.0)
 
     def figures(self, phase: str) -> dict:
+        i = self.gaps.index(max(self.gaps)) if self.gaps else None
+        ran, waited = self.sched[i] if i is not None else (0.0, 0.0)
+        slept = max(0.0, self.gaps[i] - ran - waited) if i is not None else 0.0
         return {f"stall_{phase}_ms": self.worst(), f"stall_{phase}_ms_net_of_steal": self.worst_net(),
-                f"steal_{phase}_ms": self.stolen()}
+                f"steal_{phase}_ms": self.stolen(), f"stall_{phase}_gui_ran_ms": ran,
+                f"stall_{phase}_gui_waited_ms": waited, f"stall_{phase}_gui_slept_ms": slept}
+
+
+def worst_of(figures: list[dict], phase: str) -> dict:
+    """The clicks' (or zooms') figures as one: each stall and steal figure's maximum (``…_max``), and what the
+    GUI thread did in the worst of their stalls (``…_at_worst``)."""
+    worst = max(figures, key=lambda d: d[f"stall_{phase}_ms"])
+    out = {}
+    for k in figures[0]:
+        if "_gui_" in k:
+            out[f"{k}_at_worst"] = worst[k]
+        else:
+            out[f"{k}_max"] = max(d[k] for d in figures)
+    return out
 
 
 def emit(d: dict) -> None:
@@ -213,8 +250,8 @@ def main() -> None:
         idle(0.5)
     emit({"figure": f"click_to_repaint_{n}", "seconds_min": min(times), "seconds": statistics.median(times),
           "baseline": "numpy laplace(n) (same run)", "baseline_seconds": statistics.median(floors),
-          "ratio": statistics.median(times) / statistics.median(floors), **{f"{k}_max": max(d[k] for d in stalls) for k in stalls[0]},
-          **{f"{k}_max": max(d[k] for d in zooms) for k in zooms[0]},
+          "ratio": statistics.median(times) / statistics.median(floors), **worst_of(stalls, "click"),
+          **worst_of(zooms, "zoom"),
           "hwm_mb": status_mb("VmHWM")})
 
     # ---- the R-run average with landmarks, uninterrupted
