@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -104,8 +105,6 @@ def stolen_ms() -> list[float]:
 def gui_schedstat_ms() -> tuple[float, float]:
     """The calling thread's time on a CPU and waiting on a run queue so far (``schedstat``, ns → ms; (0, 0)
     off Linux): what a stall's time went to."""
-    import threading
-
     try:
         run, wait, _ = Path(f"/proc/self/task/{threading.get_native_id()}/schedstat").read_text().split()
     except (OSError, ValueError):
@@ -292,8 +291,6 @@ def machine_floor(hb: Heartbeat, n: int, seconds: float = 30.0) -> dict:
     """The heartbeat's figures while two threads, at the preview's priority, draw Laplace noise for n events
     and sum it (as the preview's two threads do, numpy leaving the GIL) and the window idles: the stalls this
     machine gives an event loop with nothing of the app's to do (after the peak RSS: the arrays count)."""
-    import threading
-
     from lmdk_gui.core.priority import FOREGROUND, lower_this_thread
 
     stop = threading.Event()
