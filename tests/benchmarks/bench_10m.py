@@ -21,8 +21,12 @@ CSV (≈ 300 MB at 10^7, kept in the temp dir between runs) and about 3 minutes.
   within the worst gap, the GUI thread's time on a CPU, waiting for one (``schedstat``) and the rest.
 * ``peak_rss``: VmHWM and ru_maxrss of this process against the raw value bytes (8·n). Target ≤ 20×.
 * ``stall_floor``: the same heartbeat, last, in the idle window while two threads at the preview's priority
-  do numpy work over n elements for 30 s (as long as an average): the stalls of this machine's event loop
-  with none of the app's work.
+  do numpy work over n elements for 20 s: the stalls of this machine's event loop with none of the app's
+  work. ``stall_floor_reused``: the same work in buffers kept from pass to pass. A gap between the two is
+  the machine's price for memory that is freed and touched again (on this virtual machine the guest hands
+  every freed 2 MB block to the host at once, and faulting it back in stalls both CPUs: docs/performance.md).
+* ``host_reported_mb_<phase>``: the memory the guest handed back to the host during the phase (free page
+  reporting, ``/sys/module/page_reporting``; absent elsewhere).
 """
 
 from __future__ import annotations
@@ -102,6 +106,18 @@ def stolen_ms() -> list[float]:
     return [int(line.split()[8]) * tick for line in lines[1:] if line.startswith("cpu")]
 
 
+REPORTED_KIB = Path("/sys/module/page_reporting/parameters/reported_kib")
+
+
+def host_reported_mb() -> float | None:
+    """What this virtual machine has handed back to its host so far (free page reporting), in MB; None where
+    the kernel does not report (bare metal, another system)."""
+    try:
+        return int(REPORTED_KIB.read_text()) / 1024
+    except (OSError, ValueError):
+        return None
+
+
 def gui_schedstat_ms() -> tuple[float, float]:
     """The calling thread's time on a CPU and waiting on a run queue so far (``schedstat``, ns → ms; (0, 0)
     off Linux): what a stall's time went to."""
@@ -129,6 +145,7 @@ class Heartbeat:
         self.sched: list[tuple[float, float]] = []  # per gap: (ran, waited) ms
         self.steal = self.steal_at_reset = stolen_ms()
         self.at = gui_schedstat_ms()
+        self.reported_at_reset = host_reported_mb()
         self.timer = QTimer()
         self.timer.setInterval(10)
         self.timer.timeout.connect(self.beat)
@@ -148,6 +165,7 @@ class Heartbeat:
         self.last = self.clock.nsecsElapsed() / 1e6
         self.steal = self.steal_at_reset = stolen_ms()
         self.at = gui_schedstat_ms()
+        self.reported_at_reset = host_reported_mb()
         self.gaps, self.net, self.sched = [], [], []
 
     def worst(self) -> float:
@@ -163,19 +181,25 @@ class Heartbeat:
         i = self.gaps.index(max(self.gaps)) if self.gaps else None
         ran, waited = self.sched[i] if i is not None else (0.0, 0.0)
         slept = max(0.0, self.gaps[i] - ran - waited) if i is not None else 0.0
-        return {f"stall_{phase}_ms": self.worst(), f"stall_{phase}_ms_net_of_steal": self.worst_net(),
-                f"steal_{phase}_ms": self.stolen(), f"stall_{phase}_gui_ran_ms": ran,
-                f"stall_{phase}_gui_waited_ms": waited, f"stall_{phase}_gui_slept_ms": slept}
+        out = {f"stall_{phase}_ms": self.worst(), f"stall_{phase}_ms_net_of_steal": self.worst_net(),
+               f"steal_{phase}_ms": self.stolen(), f"stall_{phase}_gui_ran_ms": ran,
+               f"stall_{phase}_gui_waited_ms": waited, f"stall_{phase}_gui_slept_ms": slept}
+        reported = host_reported_mb()
+        if reported is not None and self.reported_at_reset is not None:
+            out[f"host_reported_mb_{phase}"] = reported - self.reported_at_reset
+        return out
 
 
 def worst_of(figures: list[dict], phase: str) -> dict:
-    """The clicks' (or zooms') figures as one: each stall and steal figure's maximum (``…_max``), and what the
-    GUI thread did in the worst of their stalls (``…_at_worst``)."""
+    """The clicks' (or zooms') figures as one: each stall and steal figure's maximum (``…_max``), what the GUI
+    thread did in the worst of their stalls (``…_at_worst``) and the memory handed to the host in all of them."""
     worst = max(figures, key=lambda d: d[f"stall_{phase}_ms"])
     out = {}
     for k in figures[0]:
         if "_gui_" in k:
             out[f"{k}_at_worst"] = worst[k]
+        elif k.startswith("host_reported"):
+            out[k] = sum(d[k] for d in figures)
         else:
             out[f"{k}_max"] = max(d[k] for d in figures)
     return out
@@ -287,10 +311,19 @@ def main() -> None:
     w.close()
 
 
-def machine_floor(hb: Heartbeat, n: int, seconds: float = 30.0) -> dict:
-    """The heartbeat's figures while two threads, at the preview's priority, draw Laplace noise for n events
-    and sum it (as the preview's two threads do, numpy leaving the GIL) and the window idles: the stalls this
-    machine gives an event loop with nothing of the app's to do (after the peak RSS: the arrays count)."""
+def machine_floor(hb: Heartbeat, n: int, seconds: float = 20.0) -> dict:
+    """The heartbeat's figures while two threads, at the preview's priority, draw exponential noise for n events
+    and sum it (numpy leaving the GIL, as the preview's two threads do) and the window idles: the stalls this
+    machine gives an event loop with nothing of the app's to do (after the peak RSS: the arrays count). First
+    with new arrays every pass (``floor``, as the app's work allocates), then with the same work in buffers
+    kept from pass to pass (``floor_reused``)."""
+    figures = {}
+    for phase, reuse in (("floor", False), ("floor_reused", True)):
+        figures.update(_floor_phase(hb, n, seconds, phase, reuse))
+    return figures
+
+
+def _floor_phase(hb: Heartbeat, n: int, seconds: float, phase: str, reuse: bool) -> dict:
     from lmdk_gui.core.priority import FOREGROUND, lower_this_thread
 
     stop = threading.Event()
@@ -298,15 +331,19 @@ def machine_floor(hb: Heartbeat, n: int, seconds: float = 30.0) -> dict:
     def work(seed: int) -> None:
         lower_this_thread(FOREGROUND)
         rng = np.random.default_rng(seed)
+        draws, sums = (np.empty(n), np.empty(n)) if reuse else (None, None)
         while not stop.is_set():
-            np.cumsum(rng.laplace(size=n)).sum()
+            if reuse:
+                np.cumsum(rng.standard_exponential(out=draws), out=sums).sum()
+            else:
+                np.cumsum(rng.standard_exponential(n)).sum()
 
     threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(2)]
     for t in threads:
         t.start()
     hb.reset()
     idle(seconds)
-    figures = hb.figures("floor")
+    figures = hb.figures(phase)
     stop.set()
     for t in threads:
         t.join()
