@@ -139,13 +139,7 @@ class Heartbeat:
     def __init__(self) -> None:
         self.clock = QElapsedTimer()
         self.clock.start()
-        self.last = 0.0
-        self.gaps: list[float] = []
-        self.net: list[float] = []
-        self.sched: list[tuple[float, float]] = []  # per gap: (ran, waited) ms
-        self.steal = self.steal_at_reset = stolen_ms()
-        self.at = gui_schedstat_ms()
-        self.reported_at_reset = host_reported_mb()
+        self._open_window()
         self.timer = QTimer()
         self.timer.setInterval(10)
         self.timer.timeout.connect(self.beat)
@@ -162,11 +156,17 @@ class Heartbeat:
 
     def reset(self) -> None:
         APP.processEvents()
+        self._open_window()
+
+    def _open_window(self) -> None:
+        """Start a new measuring window: no gaps yet, every counter read afresh."""
         self.last = self.clock.nsecsElapsed() / 1e6
         self.steal = self.steal_at_reset = stolen_ms()
         self.at = gui_schedstat_ms()
         self.reported_at_reset = host_reported_mb()
-        self.gaps, self.net, self.sched = [], [], []
+        self.gaps: list[float] = []
+        self.net: list[float] = []
+        self.sched: list[tuple[float, float]] = []  # per gap: (ran, waited) ms
 
     def worst(self) -> float:
         return max(self.gaps or [10.0]) - 10.0
