@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from ..core.export import BACKEND_ALIASES
-from ..core.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings
+from ..core.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings, categories_from_data_risk
 from ..core.suggestions import RULES
 from . import UsageError
 from .common import add_dummy_options, add_privacy_options, add_selection_options, dummy_settings
@@ -67,6 +67,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="find each person's landmarks with this suggestion rule (see 'lmdk landmarks')")
     add_rule_options(g)
     add_privacy_options(p, epsilon_required=True)
+    c = p.add_argument_group("categories (categorical tables: one list for every person)")
+    c.add_argument("--categories-from-data", action="store_true",
+                   help="without --categories, publish the union of every person's labels in the table (the "
+                   "same list in every sidecar, which says it came from the data); without either, a "
+                   "categorical table is refused")
+    c.add_argument("--map-unlisted-to", metavar="LABEL",
+                   help="with --categories: labels some person holds that the list lacks become LABEL (e.g. "
+                   "other, added to the list); without it such a label refuses the whole run")
     add_dummy_options(p)
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("csv", "parquet"), default="csv",
@@ -111,6 +119,13 @@ def options_from_args(args: argparse.Namespace):
     from ..core.batch import BatchError, BatchOptions, parse_key
 
     rule, params = _rule(args)
+    if args.categories and args.categories_from_data:
+        raise UsageError("--categories and --categories-from-data exclude each other; give one")
+    if args.map_unlisted_to is not None and not args.categories:
+        raise UsageError("--map-unlisted-to applies to a public list: give --categories a,b,c too")
+    other = args.map_unlisted_to.strip() if args.map_unlisted_to is not None else None
+    if other == "":
+        raise UsageError("--map-unlisted-to needs a category name, e.g. other")
     cats = tuple(c.strip() for c in args.categories.split(",") if c.strip()) if args.categories else None
     settings = PrivacySettings(
         epsilon=args.epsilon, sensitivity=args.sensitivity, bounds=tuple(args.bounds) if args.bounds else None,
@@ -127,7 +142,7 @@ def options_from_args(args: argparse.Namespace):
         rule_params=params, dummies=dummy_settings(args), include_budget=args.include_budget,
         include_flags=args.include_flags, key=key, backend=args.noise_backend, format=args.format,
         resume=args.resume, force=args.force, workers=args.workers, scheduler=args.scheduler,
-        blocksize=args.blocksize)
+        blocksize=args.blocksize, categories_from_data=args.categories_from_data, map_unlisted_to=other)
 
 
 class _Line:
@@ -190,6 +205,14 @@ def run(args: argparse.Namespace) -> int:
               "finish", file=sys.stderr)
         return 130
     line.end()
+    cats = summary.categories
+    if cats is not None and options.categories_from_data:
+        print(f"lmdk: warning: {categories_from_data_risk(len(cats['published']))}: the union of every person's "
+              "labels, the same list in every sidecar (--categories-from-data)", file=sys.stderr)
+    elif cats is not None and cats.get("unlisted_labels_mapped"):
+        n = cats["unlisted_labels_mapped"]
+        print(f"lmdk: note: {n} label{'s' if n != 1 else ''} not in --categories became "
+              f"{options.map_unlisted_to!r} (--map-unlisted-to)", file=sys.stderr)
     if args.include_budget or args.include_flags:
         print("lmdk: warning: the epsilon/approximated columns reveal where the landmarks are (thesis §4.2)",
               file=sys.stderr)

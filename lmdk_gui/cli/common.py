@@ -128,7 +128,8 @@ def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = 
     g.add_argument("--radius", type=_positive, default=100.0, metavar="METRES",
                    help="location: protection radius in metres (default 100)")
     g.add_argument("--categories", metavar="a,b,c",
-                   help="categorical: the public category list (default: the data's own, which leaks)")
+                   help="categorical: the public category list (default: the data's own, which leaks; export "
+                   "and batch publish it only with --categories-from-data)")
     g.add_argument("--adaptive-inc", type=_fraction, default=0.1, metavar="X")
     g.add_argument("--adaptive-dec", type=_fraction, default=0.1, metavar="X")
     g.add_argument("--adaptive-min-rate", type=_fraction, default=0.1, metavar="X")

@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,9 +55,9 @@ from .dummies import DummySettings
 from .export import Cancelled, ExportError, ExportOptions, export_release
 from .guarantee import GuaranteeError
 from .landmark_files import landmark_rows
-from .loader import load_dataframe_series
+from .loader import _label_text, load_dataframe_series
 from .series import LoadError
-from .settings import LANDMARK_SCHEMES, PrivacySettings
+from .settings import LANDMARK_SCHEMES, PrivacySettings, categories_from_data_risk
 from .suggestions import RULES, apply_rule
 from .writers import AtomicFile, file_sha256
 
@@ -119,6 +119,13 @@ class BatchOptions:
     workers: int | None = None  # LocalCluster processes (None = one per CPU); ignored with a client/scheduler
     scheduler: str | None = None  # address of an existing dask.distributed scheduler
     blocksize: int = DEFAULT_BLOCKSIZE  # bytes of CSV per input partition
+    # Categorical tables (DESIGN §3): every person's sidecar publishes ONE category list. Without a public list
+    # (settings.categories) the run is refused unless categories_from_data: then the list is the union of every
+    # person's labels in the whole table, the same for all (never a person's own labels). With a public list,
+    # a label some person holds that the list lacks refuses the whole run (leaving that person out would tell),
+    # unless map_unlisted_to names a category (e.g. "other", added to the list) that such labels become.
+    categories_from_data: bool = False
+    map_unlisted_to: str | None = None
 
     def validate(self) -> None:
         if self.scheme not in LANDMARK_SCHEMES:
@@ -137,6 +144,13 @@ class BatchOptions:
             raise BatchError(f"workers must be at least 1, got {self.workers}")
         if self.blocksize < 1024:
             raise BatchError(f"blocksize must be at least 1 KiB, got {self.blocksize}")
+        if self.categories_from_data and self.settings.categories is not None:
+            raise BatchError("--categories and --categories-from-data exclude each other; give one")
+        if self.map_unlisted_to is not None:
+            if self.settings.categories is None:
+                raise BatchError("--map-unlisted-to applies to a public list: give --categories a,b,c too")
+            if not self.map_unlisted_to.strip():
+                raise BatchError("--map-unlisted-to needs a category name, e.g. other")
         try:
             self.settings.validate()
             if self.dummies is not None:
@@ -179,6 +193,8 @@ class BatchSummary:
     max_task_rows: int  # the most rows one release task held (a partition or a bucket)
     dashboard: str | None
     errors: tuple[tuple[str, str], ...]  # (id, message) of every failed person
+    # A categorical table: the manifest's "categories" record (choice, published list); None for other kinds.
+    categories: dict[str, Any] | None = None
 
     @property
     def rows_per_s(self) -> float:
@@ -320,6 +336,12 @@ class _Ctx:
     landmarks_name: str
     delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
     sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
+    # Categorical tables (see BatchOptions): the published list is options.settings.categories (resolved by the
+    # driver); categories_from_data: that list is the table's union of labels (the sidecars say so);
+    # unlisted_to: labels outside ``listed`` (the user's public list) become this category.
+    categories_from_data: bool = False
+    listed: frozenset[str] | None = None
+    unlisted_to: str | None = None
 
     @property
     def state(self) -> Path:
@@ -447,6 +469,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
     out = Path(ctx.outdir)
     file, sidecar = ctx.files(safe)
     try:
+        if ctx.unlisted_to is not None:
+            rows = _map_unlisted(rows, o.value_col, ctx)
         series = load_dataframe_series(_typed(rows, o), name=f"id {pid}",
                                        categories=o.settings.categories, delimiter=ctx.delimiter, sheet=ctx.sheet,
                                        **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
@@ -454,7 +478,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
                              seed=export_seed(person_key(o.key, pid)) if o.key is not None else None,
                              backend=o.backend, force=True, dummies=o.dummies,
-                             landmarks_rule=RULES[o.rule].label if o.rule is not None else None)
+                             landmarks_rule=RULES[o.rule].label if o.rule is not None else None,
+                             categories_from_data=ctx.categories_from_data)
         if o.format == "csv":
             res = export_release(series, lm, o.settings, out / file, opts)
         else:
@@ -473,6 +498,21 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         rec["error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
     _write_marker(ctx.marker(safe), rec)
     return rec
+
+
+def _map_unlisted(rows: pd.DataFrame, col: str | None, ctx: _Ctx) -> pd.DataFrame:
+    """``--map-unlisted-to``: the labels outside the public list become ``ctx.unlisted_to`` (missing values stay
+    missing: the loader names them)."""
+    if col is None or col not in rows.columns or ctx.listed is None:
+        return rows
+    s = rows[col]
+    present = s.notna().to_numpy()
+    text = pd.Series(_label_text(s[present]), index=s.index[present], dtype=object)
+    out = pd.Series(np.full(len(s), np.nan, dtype=object), index=s.index)
+    out[present] = text.where(text.isin(ctx.listed), ctx.unlisted_to)
+    rows = rows.copy()
+    rows[col] = out
+    return rows
 
 
 def _report(ctx: _Ctx, rec: dict[str, Any]) -> None:
@@ -526,16 +566,87 @@ def _bucket_stage(df: pd.DataFrame, ctx: _Ctx) -> pd.DataFrame:
     return pd.DataFrame({"rows": [n]})
 
 
-def _count_partition(df: pd.DataFrame, id_col: str, part: int) -> pd.DataFrame:
+def _count_partition(df: pd.DataFrame, id_col: str, part: int,
+                     label_col: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Rows per id in this partition, and (a categorical table's ``label_col``) the distinct labels of the rows
+    with an id, as the loader spells them."""
     ids = df[id_col]
-    missing = int((ids.isna() | (ids.astype(str) == "")).sum())
-    text = ids[ids.notna()].astype(str)
-    counts = text[text != ""].value_counts(sort=False)
+    no_id = (ids.isna() | (ids.astype(str) == "")).to_numpy()
+    missing = int(no_id.sum())
+    text = ids[~no_id].astype(str)
+    counts = text.value_counts(sort=False)
     out = pd.DataFrame({"id": counts.index.astype(object), "rows": counts.to_numpy(dtype=np.int64),
                         "part": part})
     if missing:
         out = pd.concat([out, pd.DataFrame({"id": [None], "rows": [missing], "part": [part]})])
-    return out
+    labels: list[str] = []
+    if label_col is not None and label_col in df.columns:
+        col = df[label_col][~no_id]
+        col = col[col.notna()]
+        if len(col):
+            labels = sorted(set(_label_text(pd.Series(col.to_numpy()))))
+    return out, labels
+
+
+def _table_kind(ddf, options: BatchOptions, delimiter: str, sheet: bool) -> tuple[str | None, str | None]:
+    """(kind, value column) of the table as the loader reads its first persons (the first one that loads, of
+    the first rows); (None, None) when none does (each person is then read on its own, as before)."""
+    import warnings
+
+    o = options
+    if o.kind is not None and o.kind != "categorical":
+        return o.kind, o.value_col
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dask: "insufficient elements for head" on a short first partition
+        head = ddf.head(_SAMPLE_ROWS, npartitions=1)
+    idc = o.id_col
+    head = head[head[idc].notna() & (head[idc].astype(str) != "")]
+    for n, (_pid, rows) in enumerate(head.groupby(idc, sort=False)):
+        if n >= 5:
+            break
+        try:
+            series = load_dataframe_series(_typed(rows.drop(columns=[idc]), o), name="sample", delimiter=delimiter,
+                                           sheet=sheet, **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
+        except (LoadError, ValueError):
+            continue
+        src = series.source
+        return series.kind, (src.value_cols[0] if src is not None and src.value_cols else o.value_col)
+    return o.kind, o.value_col
+
+
+_SAMPLE_ROWS = 5000
+
+
+def resolve_categories(options: BatchOptions, labels: list[str]) -> tuple[BatchOptions, dict[str, Any]]:
+    """The one category list a categorical table's releases publish (DESIGN §3), from the whole table's
+    ``labels``: the options every person is released with, and the manifest's record of the choice.
+    :class:`BatchError` (one line, before anything is written) without a public list and without
+    ``categories_from_data``, or when the public list lacks a label some person holds and no
+    ``map_unlisted_to`` was given: all persons or none, never a subset that tells who holds what."""
+    o = options
+    public = o.settings.categories
+    if public is None:
+        if not o.categories_from_data:
+            raise BatchError(f"{categories_from_data_risk(len(labels))}, the same for every person; give the public "
+                             "list with --categories a,b,c or accept this with --categories-from-data")
+        published = tuple(labels)
+        record = {"choice": "from data: the union of every person's labels", "published": list(published)}
+        return replace(o, settings=o.settings.with_(categories=published)), record
+    listed = set(public)
+    unlisted = [c for c in labels if c not in listed]
+    if o.map_unlisted_to is None:
+        if unlisted:
+            shown = ", ".join(repr(c) for c in unlisted[:3]) + (", …" if len(unlisted) > 3 else "")
+            raise BatchError(f"{len(unlisted)} label{'s' if len(unlisted) != 1 else ''} in the data "
+                             f"{'are' if len(unlisted) != 1 else 'is'} not in the public category list ({shown}); "
+                             "nothing was released (leaving out the persons holding them would tell): add them to "
+                             "--categories, or map them to one public category with --map-unlisted-to other")
+        return o, {"choice": "public list", "published": list(public)}
+    other = o.map_unlisted_to
+    published = tuple(public) if other in listed else (*public, other)  # added whether or not a label needs it
+    record: dict[str, Any] = {"choice": f"public list, labels not in it mapped to {other!r}",
+                              "published": list(published), "unlisted_labels_mapped": len(unlisted)}
+    return replace(o, settings=o.settings.with_(categories=published)), record
 
 
 # --------------------------------------------------------------------------------------- driver side
@@ -558,6 +669,8 @@ def _settings_doc(options: BatchOptions, files: list[Path], landmark_sha: str | 
         "key_id": _key_id(o.key) if o.key is not None else None,
         "noise_backend": o.backend or "exact",
         "format": o.format,
+        "categories_from_data": o.categories_from_data,
+        "map_unlisted_to": o.map_unlisted_to,
     }
 
 
@@ -797,7 +910,6 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         lm_sha = file_sha256(options.landmarks_file) if options.landmarks_file else None
         settings = _settings_doc(options, files, lm_sha)
         fingerprint = _fingerprint(settings, inputs + ([{"landmarks": lm_sha}] if lm_sha else []))
-        _claim_outdir(out, options, fingerprint)
 
         report(BatchProgress("counting", elapsed_s=time.monotonic() - t0, dashboard=dash))
         try:
@@ -810,15 +922,32 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         import dask
         import dask.dataframe as dd
 
+        delimiter = _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ","
+        sheet = _input_type(files[0]) == "Excel"
+        try:
+            kind, label_col = _table_kind(ddf, options, delimiter, sheet)
+        except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
+            raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
+        if kind != "categorical":
+            label_col = None
         # Both passes run on these same partitions, numbered here: a projected read (the id column only)
         # may be partitioned differently (dask combines small Parquet files), so nothing is projected.
+        # A categorical table's first pass also collects its labels: the one published list is decided (or
+        # the run refused) from the whole table before any person is released.
         parts = ddf.to_delayed()
         count = dask.delayed(_count_partition, pure=True)
         try:
-            per_part = pd.concat(_wait(cl.client, cl.client.compute(
-                [count(p, options.id_col, i) for i, p in enumerate(parts)]), cancelled, lambda: None))
+            counted = _wait(cl.client, cl.client.compute(
+                [count(p, options.id_col, i, label_col) for i, p in enumerate(parts)]), cancelled, lambda: None)
         except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
             raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
+        per_part = pd.concat([c[0] for c in counted])
+        release_options, categories = options, None
+        if label_col is not None:
+            labels = sorted(set().union(*(c[1] for c in counted)))
+            release_options, categories = resolve_categories(options, labels)
+            release_options = replace(release_options, kind="categorical", value_col=label_col)
+        _claim_outdir(out, options, fingerprint)
         missing_rows = int(per_part.loc[per_part["id"].isna(), "rows"].sum())
         per_part = per_part[per_part["id"].notna()]
         per_id = per_part.groupby("id", sort=False)["rows"].sum()
@@ -828,10 +957,11 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         total = len(per_id)
         _refuse_case_clashes(per_id.index, out)
 
-        ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
-                   Path(options.landmarks_file).name if options.landmarks_file else "",
-                   _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ",",
-                   _input_type(files[0]) == "Excel")
+        ctx = _Ctx(str(out), release_options, fingerprint, topic, split_ids, lm_tables,
+                   Path(options.landmarks_file).name if options.landmarks_file else "", delimiter, sheet,
+                   categories_from_data=categories is not None and options.categories_from_data,
+                   listed=frozenset(options.settings.categories or ()) if options.map_unlisted_to else None,
+                   unlisted_to=options.map_unlisted_to if categories is not None else None)
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         shuffle_method = "tasks"
@@ -871,7 +1001,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
     report(BatchProgress("manifest", len(state["done"]), total, state["failed"], state["rows"],
                          time.monotonic() - t0, dash))
     summary = _finish(out, options, settings, inputs, fingerprint, topic, per_id, missing_rows, n_parts, t0,
-                      dash, lm_tables)
+                      dash, lm_tables, categories)
     # The final figures come from the markers (progress events can lag or, on a busy cluster, be dropped).
     report(BatchProgress("done", summary.persons, summary.persons, summary.failed, summary.rows,
                          summary.seconds, dash))
@@ -901,7 +1031,7 @@ def _refuse_case_clashes(ids: pd.Index, out: Path) -> None:
 
 def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: list[dict[str, str]],
             fingerprint: str, run: str, per_id: pd.Series, missing_rows: int, n_parts: int, t0: float,
-            dash: str | None, lm_tables) -> BatchSummary:
+            dash: str | None, lm_tables, categories: dict[str, Any] | None = None) -> BatchSummary:
     """The manifest from the markers (the record of what exists on disk), written last and atomically."""
     persons = []
     errors = []
@@ -939,6 +1069,8 @@ def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: 
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "inputs": inputs,
         "settings": settings,
+        # a categorical table's one published category list and how it was chosen (null for other kinds)
+        "categories": categories,
         "fingerprint": fingerprint,
         "totals": {"persons": len(persons), "released": released, "failed": len(errors),
                    "rows_released": rows, "rows_without_id": missing_rows,
@@ -950,4 +1082,4 @@ def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: 
     for f in (out / STATE_DIR).glob("cancel-*"):  # earlier cancelled runs' tasks are long gone
         f.unlink(missing_ok=True)
     return BatchSummary(out, out / MANIFEST, len(persons), released, len(errors), resumed, rows, seconds,
-                        missing_rows, n_parts, max_task, dash, tuple(errors))
+                        missing_rows, n_parts, max_task, dash, tuple(errors), categories)

@@ -72,7 +72,7 @@ from .pipeline import (
 from .release import fixed_budgets, normalize_landmarks
 from .securenoise import Cancelled
 from .series import Series
-from .settings import ALL_SCHEMES, PrivacySettings
+from .settings import ALL_SCHEMES, PrivacySettings, categories_from_data, categories_from_data_risk
 from .writers import (
     AtomicFile,
     PairLock,
@@ -87,8 +87,9 @@ from .writers import (
     value_units,
 )
 
-__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "draw_dummies", "export_key",
-           "export_release", "key_selection_words", "new_export_key", "preflight", "value_decimals"]
+__all__ = ["Cancelled", "ExportError", "ExportOptions", "ExportResult", "categories_refusal",
+           "check_categories_from_data", "draw_dummies", "export_key", "export_release", "key_selection_words",
+           "new_export_key", "preflight", "value_decimals"]
 
 Progress = Callable[[int, int], None]
 
@@ -115,7 +116,10 @@ class ExportOptions:
     include_input_name: bool = False
     # Text cells starting with = + - @ tab CR get a leading ' unless the user asks for verbatim labels.
     verbatim_labels: bool = False
-    # True when the category list came from the data itself (published whole in the sidecar).
+    # The user's explicit consent to publish a category list that came from the data itself (published whole in
+    # the sidecar, which says so). A categorical release without a public list (settings.categories None) is
+    # refused unless this is True (preflight); a caller that derived a list from the data itself (lmdk batch's
+    # union of every person's labels) sets it so that the sidecar says so.
     categories_from_data: bool = False
     # The ledger id this export re-creates (same key, same input: the same release, no new ε spent).
     reexport_of: str | None = None
@@ -240,6 +244,7 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
     except ValueError as e:
         raise ExportError(str(e)) from None
     export_key(options.seed)  # a small integer or a short key: refused before anything else
+    check_categories_from_data(series, settings, options)
     if options.scheme not in ALL_SCHEMES:
         raise ExportError(f"unknown scheme {options.scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
     backend = resolve_backend(series.kind, options.backend)
@@ -269,6 +274,21 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
     _precheck_budgets(options.scheme, series.n, lm, settings.epsilon)
     _check_noise_range(series, lm, settings, options.scheme, options.dummies is not None)
     return lm, backend
+
+
+def categories_refusal(n_labels: int) -> str:
+    """The one line saying why a release with the data's own category list is refused, and what to do."""
+    return (f"{categories_from_data_risk(n_labels)}; give a public category list, or accept publishing the "
+            "data's own list (lmdk: --categories a,b,c or --categories-from-data; in the app: the export's "
+            "question); nothing was written")
+
+
+def check_categories_from_data(series: Series, settings: PrivacySettings, options: ExportOptions) -> None:
+    """DESIGN §3: a category list derived from the data leaks which labels occur (a label held once flips the
+    published list); every surface goes through here, so none publishes it without the explicit choice
+    ``ExportOptions.categories_from_data``."""
+    if categories_from_data(series.kind, settings) and not options.categories_from_data:
+        raise ExportError(categories_refusal(len(series.categories or ())))
 
 
 def _check_output_paths(series: Series, out: Path, force: bool) -> None:

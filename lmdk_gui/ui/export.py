@@ -96,8 +96,8 @@ class ExportJob(WorkerJob):
         if options.dummies is None and snapshot.dummies is not None:
             # Dummies on in the session: the export draws its own selection (never the preview's).
             options = replace(options, dummies=snapshot.dummies)
-        if snapshot.series.kind == "categorical" and snapshot.settings.categories is None:
-            options = replace(options, categories_from_data=True)  # the sidecar says so (finding 5)
+        # A category list from the data is published only when the user said so (the dialog's question, or
+        # categories_from_data=True through the automation API): the core refuses it otherwise (DESIGN §3).
         self.options = options
 
     @property

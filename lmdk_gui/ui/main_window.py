@@ -953,15 +953,19 @@ class MainWindow(QMainWindow):
         job = self.export_release(v["path"], v["scheme"], include_budget=v["include_budget"],
                                   include_flags=v["include_flags"], seed=v["seed"], backend=v["backend"],
                                   force=v["force"], include_input_name=v["include_input_name"],
-                                  verbatim_labels=v.get("verbatim_labels", False), denoise=v["denoise"])
+                                  verbatim_labels=v.get("verbatim_labels", False), denoise=v["denoise"],
+                                  categories_from_data=v.get("categories_from_data", False))
         job.finished.connect(lambda path: self._export_message(path))
 
     def export_release(self, path: str | os.PathLike, scheme: str, include_budget: bool = False,
                        include_flags: bool = False, seed: bytes | str | None = None, *, backend: str | None = None,
                        force: bool = False, include_input_name: bool = False,
-                       verbatim_labels: bool = False, denoise: bool | None = None) -> ExportJob:
+                       verbatim_labels: bool = False, denoise: bool | None = None,
+                       categories_from_data: bool = False) -> ExportJob:
         """Start an export without dialogs (the automation API); returns the running :class:`ExportJob`.
-        ``denoise`` None follows the session's setting (issue 12: on by default).
+        ``denoise`` None follows the session's setting (issue 12: on by default). ``categories_from_data``:
+        a categorical series without a public category list is released (its own list published whole) only
+        when True, the answer to the export dialog's question; otherwise the job fails with the core's reason.
 
         It works on a snapshot of the session taken now; later edits do not change what is written.
         """
@@ -976,7 +980,8 @@ class MainWindow(QMainWindow):
                              backend=backend, force=force, chunk_rows=16384,
                              include_input_name=include_input_name, verbatim_labels=verbatim_labels,
                              denoise=self.session.settings.denoise if denoise is None else bool(denoise),
-                             landmarks_rule=", ".join(sorted(self.session.landmark_rules)) or None)
+                             landmarks_rule=", ".join(sorted(self.session.landmark_rules)) or None,
+                             categories_from_data=bool(categories_from_data))
         job = ExportJob(self.session.snapshot(), path, opts, self)
         self.session.let_go_of_preview_noise()  # (at 10^7 events the preview's noise was 80 MB of the export's peak)
         self.export_job = job

@@ -381,3 +381,144 @@ def test_an_excel_workbook_is_released_as_each_persons_rows_alone(client, tmp_pa
         return tmp_path / "one.xlsx"
 
     _each_as_alone(capsys, client, tmp_path, tmp_path / "all.xlsx", "meter", ("m1", "m2"), alone)
+
+
+# ------------------------------------------------------------------ categorical tables: one public list for all
+def _places(alice_clinic: bool = True, carol: bool = False) -> pd.DataFrame:
+    """alice: home/work with one clinic_oncology event (or home there: the neighbouring table); bob: gym/home;
+    carol (optional): home with a clinic_oncology event of her own."""
+    t = pd.date_range("2020-03-01", periods=40, freq="h").strftime("%Y-%m-%d %H:%M:%S")
+    alice = ["home" if i % 3 else "work" for i in range(40)]
+    alice[17] = "clinic_oncology" if alice_clinic else "home"
+    people = {"alice": alice, "bob": ["gym" if i % 4 == 0 else "home" for i in range(40)]}
+    if carol:
+        people["carol"] = ["clinic_oncology" if i == 5 else "home" for i in range(40)]
+    return pd.concat([pd.DataFrame({"person": pid, "timestamp": t, "place": v}) for pid, v in people.items()],
+                     ignore_index=True)
+
+
+def _places_batch(capsys, client, table: pd.DataFrame, folder: Path, *extra: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    table.to_csv(folder / "places.csv", index=False)
+    out = folder / "out"
+    code, stdout, err = run(capsys, "batch", str(folder / "places.csv"), "-o", str(out), "--id-col", "person",
+                            "--scheme", "uniform", "--epsilon", "1", "--scheduler", client.scheduler.address,
+                            "--blocksize", "1KiB", *extra)
+    return code, stdout, err, out
+
+
+def _error_line(err: str) -> str:
+    """The run's one error line (the progress lines before it say which phase refused)."""
+    errors = [line for line in err.splitlines() if "error" in line]
+    assert len(errors) == 1 and err.splitlines()[-1] == errors[0] and errors[0].startswith("lmdk: error: "), err
+    return errors[0]
+
+
+def _published(out: Path) -> dict[str, list[str]]:
+    return {p.name.removesuffix(".csv.json"): json.loads(p.read_text())["categories"]
+            for p in sorted(out.glob("*.csv.json"))}
+
+
+def test_a_categorical_table_without_a_public_list_is_refused_and_nothing_is_written(tmp_path, client, capsys):
+    """The attack: each person's sidecar listed that person's own labels, so alice's one clinic_oncology event
+    (vs home) flipped her public list for certain. Now the run is refused before anything is written."""
+    code, stdout, err, out = _places_batch(capsys, client, _places(), tmp_path)
+    assert code == 2 and stdout == ""
+    err = _error_line(err)
+    assert "--categories " in err and "--categories-from-data" in err and "(4 labels)" in err
+    assert not out.exists()
+
+
+def test_categories_from_data_publish_the_tables_union_for_every_person(tmp_path, client, capsys):
+    """Neighbouring tables (alice's clinic_oncology event vs home): with --categories-from-data every sidecar
+    lists the table's union — the same list for alice and bob, never a person's own labels. (Here carol also
+    holds clinic_oncology, so the union and every sidecar are the same for both tables; were alice its only
+    holder the union itself would change: that is the data-derived list's leak, published only on request.)"""
+    runs = []
+    for name, alice_clinic in (("with", True), ("without", False)):
+        code, _, err, out = _places_batch(capsys, client, _places(alice_clinic, carol=True), tmp_path / name,
+                                          "--categories-from-data")
+        assert code == 0, err
+        assert "warning: the category list (4 labels) would come from the data" in err and "union" in err
+        published = _published(out)
+        assert set(published) == {"alice", "bob", "carol"}
+        assert all(c == ["clinic_oncology", "gym", "home", "work"] for c in published.values())
+        for side in out.glob("*.csv.json"):
+            assert json.loads(side.read_text())["categories_from_data"] is True
+        for pid in published:
+            assert set(pd.read_csv(out / f"{pid}.csv", dtype=str)["place"]) <= set(published[pid])
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["categories"]["choice"].startswith("from data: the union")
+        runs.append(published)
+    assert runs[0] == runs[1]  # bob's (and alice's) public list does not depend on alice's one event
+
+    # Two persons only, alice the only clinic_oncology holder: still one list for both within each run.
+    code, _, err, out = _places_batch(capsys, client, _places(True), tmp_path / "two", "--categories-from-data")
+    assert code == 0, err
+    assert _published(out) == {"alice": ["clinic_oncology", "gym", "home", "work"],
+                               "bob": ["clinic_oncology", "gym", "home", "work"]}
+
+
+def test_a_public_list_is_the_same_for_neighbouring_tables(tmp_path, client, capsys):
+    public = "home,work,gym,clinic_oncology,pharmacy"
+    runs = []
+    for name, alice_clinic in (("with", True), ("without", False)):
+        code, _, err, out = _places_batch(capsys, client, _places(alice_clinic), tmp_path / name,
+                                          "--categories", public)
+        assert code == 0, err and "category list" not in err
+        runs.append(_published(out))
+        assert all(c == public.split(",") for c in runs[-1].values())
+        assert json.loads((out / "manifest.json").read_text())["categories"]["choice"] == "public list"
+    assert runs[0] == runs[1]
+
+
+def test_a_public_list_missing_a_label_releases_no_one_unless_mapped_to_other(tmp_path, client, capsys):
+    """bob's gym is not in the public list: before, bob failed and alice was released — bob's absence told.
+    Now all or none: refused before writing; with --map-unlisted-to other everyone is released."""
+    code, stdout, err, out = _places_batch(capsys, client, _places(), tmp_path / "a", "--categories",
+                                           "clinic_oncology,home,work")
+    assert code == 2 and stdout == ""
+    err = _error_line(err)
+    assert "1 label in the data is not in the public category list ('gym')" in err
+    assert "--map-unlisted-to other" in err and "--categories" in err
+    assert not out.exists()
+
+    code, _, err, out = _places_batch(capsys, client, _places(), tmp_path / "b", "--categories",
+                                      "clinic_oncology,home,work", "--map-unlisted-to", "other")
+    assert code == 0, err
+    published = _published(out)
+    assert published == {pid: ["clinic_oncology", "home", "work", "other"] for pid in ("alice", "bob")}
+    assert set(pd.read_csv(out / "bob.csv", dtype=str)["place"]) <= set(published["bob"])
+    assert json.loads((out / "bob.csv.json").read_text())["categories_from_data"] is False
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["categories"] == {"choice": "public list, labels not in it mapped to 'other'",
+                                      "published": ["clinic_oncology", "home", "work", "other"],
+                                      "unlisted_labels_mapped": 1}
+    assert manifest["totals"]["released"] == 2 and manifest["totals"]["failed"] == 0
+
+
+def test_category_options_are_checked_before_the_run(tmp_path, capsys, client):
+    for extra, words in ((("--categories", "a,b", "--categories-from-data"), "exclude each other"),
+                         (("--map-unlisted-to", "other"), "--categories a,b,c too")):
+        code, _, err, out = _places_batch(capsys, client, _places(), tmp_path, *extra)
+        assert code == 2 and words in _error_line(err)
+        assert not out.exists()
+
+
+def test_export_release_refuses_a_data_derived_category_list_without_consent(tmp_path):
+    """The rule lives in the core: export_release itself, whatever surface calls it."""
+    from lmdk_gui.core.export import ExportError
+
+    rows = _places()
+    rows = rows[rows["person"] == "alice"].drop(columns="person")
+    series = load_dataframe_series(rows)
+    assert series.kind == "categorical"
+    out = tmp_path / "r.csv"
+    with pytest.raises(ExportError, match=r"would come from the data.*public category list.*--categories-from-data"):
+        export_release(series, [3], PrivacySettings(epsilon=1.0), out, ExportOptions(scheme="uniform"))
+    assert list(tmp_path.iterdir()) == []
+    res = export_release(series, [3], PrivacySettings(epsilon=1.0), out,
+                         ExportOptions(scheme="uniform", categories_from_data=True))
+    assert res.sidecar_doc["categories_from_data"] is True
+    export_release(series, [3], PrivacySettings(epsilon=1.0, categories=("home", "work", "clinic_oncology")),
+                   tmp_path / "p.csv", ExportOptions(scheme="uniform"))  # a public list needs no consent
