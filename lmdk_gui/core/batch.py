@@ -630,7 +630,8 @@ def resolve_categories(options: BatchOptions, labels: list[str]) -> tuple[BatchO
             raise BatchError(f"{categories_from_data_risk(len(labels))}, the same for every person; give the public "
                              "list with --categories a,b,c or accept this with --categories-from-data")
         published = tuple(labels)
-        record = {"choice": "from data: the union of every person's labels", "published": list(published)}
+        record: dict[str, Any] = {"choice": "from data: the union of every person's labels",
+                                  "published": list(published)}
         return replace(o, settings=o.settings.with_(categories=published)), record
     listed = set(public)
     unlisted = [c for c in labels if c not in listed]
@@ -644,8 +645,8 @@ def resolve_categories(options: BatchOptions, labels: list[str]) -> tuple[BatchO
         return o, {"choice": "public list", "published": list(public)}
     other = o.map_unlisted_to
     published = tuple(public) if other in listed else (*public, other)  # added whether or not a label needs it
-    record: dict[str, Any] = {"choice": f"public list, labels not in it mapped to {other!r}",
-                              "published": list(published), "unlisted_labels_mapped": len(unlisted)}
+    record = {"choice": f"public list, labels not in it mapped to {other!r}",
+              "published": list(published), "unlisted_labels_mapped": len(unlisted)}
     return replace(o, settings=o.settings.with_(categories=published)), record
 
 

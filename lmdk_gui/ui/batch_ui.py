@@ -15,7 +15,14 @@ shows persons done / total and rows/s with Cancel; the manifest's summary comes 
 
 Automation API: ``window.extensions["batch_ui"]`` is a :class:`BatchUI` with ``switch_person(id)``,
 ``export_all(outdir, **options) -> BatchJob`` and the replaceable hooks ``ask_export_all`` (runs the dialog),
-``get_folder``, ``get_landmark_file``, ``show_summary``, ``open_folder`` and ``confirm_cancel_batch``.
+``get_folder``, ``get_landmark_file``, ``ask_categories_from_data``, ``show_summary``, ``open_folder`` and
+``confirm_cancel_batch``.
+
+Categorical tables (DESIGN §3): every person's sidecar publishes one list. Without a public list the dialog
+asks, as the export dialog does, whether to publish the table's own list (the union of every person's labels:
+``categories_from_data``); with one, a box maps labels it lacks to ``other`` (``map_unlisted_to``), else such a
+label stops the whole run (all persons or none). ``export_all(..., categories_from_data=True)`` is the
+automation API's answer.
 """
 
 from __future__ import annotations
@@ -64,13 +71,15 @@ from ..core.dummies import DummySettings
 from ..core.loader import person_ids
 from ..core.project import ColumnChoice
 from ..core.series import LoadError, Series
-from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
+from ..core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings, categories_from_data
 from .dialogs import deleted_after, warning_label
 from .person_chooser import PersonChooser, signals_blocked
 from .plots import load_for_view
 from .runner import LatestOnlyRunner, WorkerJob
 
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there
+#: the public category the dialog's "map labels not in the list" box maps such labels to (--map-unlisted-to)
+UNLISTED_CATEGORY = "other"
 _ERROR = "color: #b00020;"
 _NOTE = "color: #555;"
 _PHASES = {
@@ -86,7 +95,12 @@ _PHASES = {
 # The core words its refusals for the command; the dialog's boxes for the same options.
 _APP_WORDS = (("pass --resume to finish it or --force to start over", "tick Resume to finish it or Start over to "
                "replace it"), ("pass --force to write into it", "tick Start over to write into it"),
-              ("--resume and --force exclude each other", "Resume and Start over exclude each other"))
+              ("--resume and --force exclude each other", "Resume and Start over exclude each other"),
+              ("give the public list with --categories a,b,c or accept this with --categories-from-data",
+               "give the public category list in the settings, or answer Yes to publishing the data's list"),
+              ("add them to --categories, or map them to one public category with --map-unlisted-to other",
+               "add them to the public category list in the settings, or tick 'map labels not in the list to "
+               f"{UNLISTED_CATEGORY}'"))
 
 
 def in_app_words(message: str) -> str:
@@ -114,8 +128,11 @@ def load_options(series: Series, settings: PrivacySettings) -> dict[str, Any]:
 def batch_options(series: Series, settings: PrivacySettings, dummies: DummySettings | None, *,
                   scheme: str, format: str = "csv", rule: str | None = None,
                   rule_params: Mapping[str, Any] | None = None, landmarks_file: str | None = None,
-                  workers: int | None = None, resume: bool = False, force: bool = False) -> BatchOptions:
-    """What ``lmdk batch`` would get for this session: its column options, privacy settings and dummies."""
+                  workers: int | None = None, resume: bool = False, force: bool = False,
+                  categories_from_data: bool = False, map_unlisted_to: str | None = None) -> BatchOptions:
+    """What ``lmdk batch`` would get for this session: its column options, privacy settings and dummies.
+    ``categories_from_data`` / ``map_unlisted_to``: as ``--categories-from-data`` / ``--map-unlisted-to``
+    (a categorical table without a public list is refused without the first)."""
     where = person_of(series)
     if where is None:
         raise BatchError("this series was not read from a table with a person id column")
@@ -124,7 +141,8 @@ def batch_options(series: Series, settings: PrivacySettings, dummies: DummySetti
         id_col=where[1], scheme=scheme, settings=settings, time_col=cc.time_col, value_col=cc.value_col,
         lat_col=cc.lat_col, lon_col=cc.lon_col, hour_col=cc.hour_col, kind=cc.kind, duplicates=cc.duplicates,
         landmarks_file=landmarks_file or None, rule=rule, rule_params=dict(rule_params or {}), dummies=dummies,
-        format=format, resume=resume, force=force, workers=workers)
+        format=format, resume=resume, force=force, workers=workers, categories_from_data=categories_from_data,
+        map_unlisted_to=map_unlisted_to)
 
 
 def _load_job(path: str, options: dict, *, should_cancel=None) -> Series | LoadError:
@@ -189,7 +207,8 @@ class ExportAllDialog(QDialog):
     def __init__(self, series: Series, settings: PrivacySettings, dummies: DummySettings | None, start_dir: str,
                  n_persons: int | None, parent: QWidget | None = None, *,
                  get_folder: Callable[[str], str] | None = None,
-                 get_landmark_file: Callable[[str], str] | None = None) -> None:
+                 get_landmark_file: Callable[[str], str] | None = None,
+                 ask_categories_from_data: Callable[[str], bool] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("exportAllDialog")
         self.setWindowTitle("Export all persons")
@@ -198,6 +217,9 @@ class ExportAllDialog(QDialog):
         self.dummies = dummies
         self.get_folder = get_folder or self._pick_folder
         self.get_landmark_file = get_landmark_file or self._pick_file
+        self.ask_categories_from_data = ask_categories_from_data or self._ask_categories_from_data
+        #: the user's answer to the data's-own-category-list question (asked on Export all)
+        self.categories_from_data = False
         path, id_col, pid = person_of(series) or ("", "", "")
         lay = QVBoxLayout(self)
         persons = f"{n_persons:,} persons" if n_persons else "every person"
@@ -212,6 +234,14 @@ class ExportAllDialog(QDialog):
         lay.addWidget(intro)
         lay.addWidget(self._make_output(start_dir))
         lay.addWidget(self._make_landmarks(pid))
+        self.map_unlisted = QCheckBox(f"Map labels not in the public category list to '{UNLISTED_CATEGORY}' "
+                                      "(added to the list); otherwise such a label stops the whole run")
+        self.map_unlisted.setObjectName("exportAllMapUnlisted")
+        self.map_unlisted.setToolTip("Every person is released or none: leaving out the persons who hold an "
+                                     "unlisted label would tell who holds one")
+        self._map_offered = series.kind == "categorical" and settings.categories is not None
+        lay.addWidget(self.map_unlisted)
+        self.map_unlisted.setVisible(self._map_offered)
         lay.addWidget(self._make_run())
         self.error = QLabel()
         self.error.setObjectName("exportAllError")
@@ -386,7 +416,9 @@ class ExportAllDialog(QDialog):
                 "scheme": self.scheme.currentData(), "rule": name if what == "rule" else None,
                 "rule_params": self.rule_params() if what == "rule" else {},
                 "landmarks_file": self.file.text().strip() if what == "file" else None,
-                "workers": self.workers.value(), "resume": self.resume.isChecked(), "force": self.force.isChecked()}
+                "workers": self.workers.value(), "resume": self.resume.isChecked(), "force": self.force.isChecked(),
+                "categories_from_data": self.categories_from_data,
+                "map_unlisted_to": UNLISTED_CATEGORY if self._map_offered and self.map_unlisted.isChecked() else None}
 
     def check(self) -> str | None:
         """What stops the run from starting (one line), asked of the core; None when it can start."""
@@ -412,11 +444,31 @@ class ExportAllDialog(QDialog):
 
     def try_accept(self) -> None:
         problem = self.check()
+        if problem is None and not self._confirm_categories():
+            problem = ("no public category list: give one in the settings, or answer Yes to publishing the "
+                       "data's list")
         if problem is not None:
             self.error.setText(problem)
             self.error.show()
             return
         self.accept()
+
+    def _confirm_categories(self) -> bool:
+        """The export dialog's question (``lmdk batch --categories-from-data``), for the whole table."""
+        if not categories_from_data(self.series.kind, self.settings):
+            return True
+        self.categories_from_data = self.ask_categories_from_data(
+            "No public category list was given: every person's release would publish the category list of the "
+            "whole table (the union of all persons' labels, the same list for everyone), including labels that "
+            "occur only once. Randomized response can output any listed category, so the list is part of what "
+            "is published. Publish it with the releases?")
+        return self.categories_from_data
+
+    def _ask_categories_from_data(self, message: str) -> bool:
+        ans = QMessageBox.question(self, "Publish the category list?", message,
+                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                   QMessageBox.StandardButton.No)
+        return ans == QMessageBox.StandardButton.Yes
 
     def _pick_folder(self, start: str) -> str:
         return QFileDialog.getExistingDirectory(self, "Folder for the releases", start)
@@ -521,6 +573,8 @@ class BatchUI(QObject):
         self.ask_export_all: Callable[[ExportAllDialog], bool] = lambda d: d.exec() == QDialog.DialogCode.Accepted
         self.get_folder: Callable[[str], str] | None = None
         self.get_landmark_file: Callable[[str], str] | None = None
+        #: may the releases publish the table's own category list? None = the dialog's Yes/No question
+        self.ask_categories_from_data: Callable[[str], bool] | None = None
         self.show_summary: Callable[[BatchSummary], None] = self._show_summary
         self.open_folder: Callable[[Path], None] = lambda p: QDesktopServices.openUrl(QUrl.fromLocalFile(str(p)))
         self.confirm_cancel_batch: Callable[[], bool] = self._confirm_cancel
@@ -667,7 +721,8 @@ class BatchUI(QObject):
         src = Path(person_of(series)[0])  # type: ignore[index]
         start = str(src.resolve().parent / f"{src.stem}-release")
         dlg = ExportAllDialog(series, self.session.settings, self.session.dummies, start, self._n_persons,
-                              self.window, get_folder=self.get_folder, get_landmark_file=self.get_landmark_file)
+                              self.window, get_folder=self.get_folder, get_landmark_file=self.get_landmark_file,
+                              ask_categories_from_data=self.ask_categories_from_data)
         with deleted_after(dlg):
             v = dlg.values() if self.ask_export_all(dlg) else None
         if v is not None:

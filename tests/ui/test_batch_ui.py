@@ -271,3 +271,101 @@ def test_close_while_running_asks(qtbot, win, client, tmp_path):
     win.close()
     assert not win.isVisible() and not job.is_running()
     assert not (tmp_path / "r" / "manifest.json").exists()
+
+
+# ------------------------------------------------------------------- categorical tables: one list for all
+@pytest.fixture(scope="module")
+def places_csv(tmp_path_factory) -> Path:
+    """The same five persons with places; only h001 was ever at 'clinic' (one event)."""
+    rng = np.random.default_rng(3)
+    parts = []
+    for pid in IDS:
+        t = pd.date_range("2024-01-01", periods=200, freq="h").strftime("%Y-%m-%dT%H:%M:%S")
+        place = rng.choice(["home", "work", "gym"] if pid != "h004" else ["home", "work"], 200).astype(object)
+        if pid == "h001":
+            place[50] = "clinic"
+        parts.append(pd.DataFrame({"household": pid, "timestamp": t, "place": place}))
+    path = tmp_path_factory.mktemp("places") / "places.csv"
+    pd.concat(parts, ignore_index=True).to_csv(path, index=False)
+    return path
+
+
+def test_export_all_asks_before_publishing_the_tables_category_list(qtbot, client, places_csv, tmp_path,
+                                                                    monkeypatch):
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.show()
+    _import_person(qtbot, w, places_csv, "h004")
+    assert w.session.series.kind == "categorical" and w.session.settings.categories is None
+    ui = w.extensions["batch_ui"]
+    ui.show_summary = lambda s: None
+    answers, asked, started = [False, True], [], []
+
+    def answer(message: str) -> bool:
+        asked.append(message)
+        return answers.pop(0)
+
+    ui.ask_categories_from_data = answer
+
+    def ask(dlg) -> bool:
+        dlg.folder.setText(str(tmp_path / "out"))
+        dlg.source.setCurrentIndex(dlg.source.findData("none"))
+        assert dlg.map_unlisted.isHidden()  # no public list: nothing to map
+        dlg.try_accept()  # "No": the dialog stays open and says what to give
+        assert dlg.result() == 0 and "public category list" in dlg.error.text()
+        dlg.try_accept()  # "Yes"
+        return dlg.result() == dlg.DialogCode.Accepted
+
+    ui.ask_export_all = ask
+    real = ui.export_all
+
+    def export_all(outdir, **kw):
+        started.append(kw)
+        return real(outdir, client=client, **kw)
+
+    monkeypatch.setattr(ui, "export_all", export_all)
+    with qtbot.waitSignal(ui.batchFinished, timeout=120_000) as sig:
+        ui.action.trigger()
+    assert len(asked) == 2 and "union of all persons' labels" in asked[0]
+    assert started[0]["categories_from_data"] is True and ui.job.options.categories_from_data is True
+    assert sig.args[0].released == 5
+    lists = {p.name: json.loads(p.read_text()) for p in (tmp_path / "out").glob("*.csv.json")}
+    assert len(lists) == 5
+    for doc in lists.values():  # h004 never went to the gym nor the clinic: the same list all the same
+        assert doc["categories"] == ["clinic", "gym", "home", "work"] and doc["categories_from_data"] is True
+    # the automation API without the answer: refused in one line, nothing released
+    failed = []
+    job = real(tmp_path / "refused", scheme="uniform", client=client)
+    job.failed.connect(failed.append)
+    qtbot.waitUntil(lambda: bool(failed), timeout=120_000)
+    assert "answer Yes to publishing the data's list" in failed[0]
+    assert not list((tmp_path / "refused").glob("*.csv"))
+    w.close()
+
+
+def test_export_all_offers_to_map_labels_missing_from_the_public_list(qtbot, places_csv, tmp_path):
+    from lmdk_gui.ui.batch_ui import ExportAllDialog
+
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    w.show()
+    _import_person(qtbot, w, places_csv, "h000")
+    w.session.set_settings(w.session.settings.with_(categories=("home", "work", "gym")))
+    asked = []
+    dlg = ExportAllDialog(w.session.series, w.session.settings, None, str(tmp_path / "o"), 5, w,
+                          ask_categories_from_data=lambda m: asked.append(m) or True)
+    qtbot.addWidget(dlg)
+    dlg.source.setCurrentIndex(dlg.source.findData("none"))
+    assert not dlg.map_unlisted.isHidden() and dlg.values()["map_unlisted_to"] is None
+    dlg.map_unlisted.setChecked(True)
+    assert dlg.check() is None
+    dlg.try_accept()
+    assert asked == []  # a public list: no question
+    v = dlg.values()
+    assert v["map_unlisted_to"] == "other" and v["categories_from_data"] is False
+    from lmdk_gui.ui.batch_ui import batch_options
+
+    v.pop("outdir")
+    opts = batch_options(w.session.series, w.session.settings, None, **v)
+    assert opts.map_unlisted_to == "other" and opts.settings.categories == ("home", "work", "gym")
+    w.close()

@@ -46,3 +46,22 @@ def test_numeric_export_does_not_ask(qtbot, window, tmp_path):
     dlg._accept()
     assert dlg.result() == QDialog.DialogCode.Accepted
     assert dlg.values()["categories_from_data"] is False
+
+
+def test_the_automation_api_publishes_the_datas_list_only_when_told(qtbot, window, tmp_path):
+    """window.export_release goes through the core, which refuses the data's own list without the answer."""
+    import json
+
+    assert window.open_series(CONTACTS, kind="categorical")
+    window.session.add_range(3, 5)
+    wait_preview(qtbot, window)
+    job = window.export_release(tmp_path / "r.csv", "uniform")
+    with qtbot.waitSignal(job.failed, timeout=60_000) as sig:
+        pass
+    assert "would come from the data" in sig.args[0] and "public category list" in sig.args[0]
+    assert list(tmp_path.iterdir()) == []
+    qtbot.waitUntil(lambda: not job.is_running(), timeout=60_000)
+    job = window.export_release(tmp_path / "r.csv", "uniform", categories_from_data=True)
+    with qtbot.waitSignal(job.finished, timeout=60_000):
+        pass
+    assert json.loads((tmp_path / "r.csv.json").read_text())["categories_from_data"] is True
