@@ -925,10 +925,19 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
 
         delimiter = _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ","
         sheet = _input_type(files[0]) == "Excel"
+        if cancelled():
+            raise Cancelled("batch cancelled")
         try:
             kind, label_col = _table_kind(ddf, options, delimiter, sheet)
         except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
             raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
+        if kind is None and (options.settings.categories is not None or options.categories_from_data):
+            # no sample person could be read, but the category options say the table is categorical: the list
+            # must still be decided for the whole table (else a person holding an unlisted label fails alone)
+            if label_col is None:
+                raise BatchError("cannot tell the category column from the first persons' rows (none could be "
+                                 "read); name it with --value-col")
+            kind = "categorical"
         if kind != "categorical":
             label_col = None
         # Both passes run on these same partitions, numbered here: a projected read (the id column only)
@@ -940,6 +949,8 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         try:
             counted = _wait(cl.client, cl.client.compute(
                 [count(p, options.id_col, i, label_col) for i, p in enumerate(parts)]), cancelled, lambda: None)
+        except Cancelled:
+            raise  # (a cancel during this pass is a cancel, not a bad input)
         except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
             raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
         per_part = pd.concat([c[0] for c in counted])

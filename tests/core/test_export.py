@@ -126,8 +126,8 @@ def test_rows_formatted_a_few_at_a_time_write_the_same_file(tmp_path, monkeypatc
     one piece per chunk writes, header once."""
     s = load_series(path, **opts)
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    options = ExportOptions("adaptive", seed=test_key(7), chunk_rows=100,
-                            include_budget=True, include_flags=True)
+    options = ExportOptions("adaptive", seed=test_key(7), chunk_rows=100, include_budget=True, include_flags=True,
+                            categories_from_data=s.kind == "categorical")  # (the data's own list: on request)
     export_release(s, [3, 40], PrivacySettings(), a, options)
     monkeypatch.setattr(export_mod, "WRITE_ROWS", 7)
     export_release(s, [3, 40], PrivacySettings(), b, options)
@@ -244,7 +244,8 @@ def test_progress_reports_rows(tmp_path, energy):
 def test_other_kinds(tmp_path, path, opts, cols, scheme):
     s = load_series(path, **opts)
     out = tmp_path / "r.csv"
-    export_release(s, np.arange(5, 50), PrivacySettings(), out, ExportOptions(scheme))
+    export_release(s, np.arange(5, 50), PrivacySettings(), out,
+                   ExportOptions(scheme, categories_from_data=s.kind == "categorical"))
     df = pd.read_csv(out, dtype=str)
     assert list(df.columns) == cols and len(df) == s.n
     if s.kind == "categorical":
@@ -287,7 +288,8 @@ def test_skip_with_every_event_a_landmark_publishes_nothing(tmp_path, path, opts
     """No fresh release and no public fallback: the value column is left empty (never raw, never a crash)."""
     s = load_series(path, **opts)
     out = tmp_path / "r.csv"
-    res = export_release(s, np.arange(s.n), PrivacySettings(), out, ExportOptions("skip", chunk_rows=500))
+    res = export_release(s, np.arange(s.n), PrivacySettings(), out,
+                         ExportOptions("skip", chunk_rows=500, categories_from_data=s.kind == "categorical"))
     df = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert res.guarantee.holds and len(df) == s.n
     assert (df[df.columns[1]] == "").all()

@@ -37,7 +37,7 @@ for i, s in enumerate(series):
     compute_all(s, [3, 4, 10], PrivacySettings(), UnitNoise(s.n, 1))
     for scheme in ("uniform", "skip", "adaptive"):
         export_release(s, [3, 4, 10], PrivacySettings(), os.path.join(d, f"{i}{scheme}.csv"),
-                       ExportOptions(scheme, seed=test_key(1)))
+                       ExportOptions(scheme, seed=test_key(1), categories_from_data=s.kind == "categorical"))
 print("ok")
 """
 

@@ -332,7 +332,8 @@ def test_exported_budgets_hold_exactly(tmp_path_factory, data, n, scheme, kind, 
     st_ = data.draw(privacy_settings(kind))
     out = tmp_path_factory.mktemp("exp") / "r.csv"
     res = export_release(make_series(kind, n, seed), lm, st_, out,
-                         ExportOptions(scheme, include_budget=True, include_flags=True, seed=test_key(seed)))
+                         ExportOptions(scheme, include_budget=True, include_flags=True, seed=test_key(seed),
+                                       categories_from_data=kind == "categorical"))
     df = pd.read_csv(out, keep_default_na=False, dtype={"value": str})
     b = df["epsilon"].to_numpy(dtype=np.float64)
     assert len(b) == n and np.all(b >= 0)
