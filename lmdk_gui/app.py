@@ -27,7 +27,7 @@ from .argtypes import (
 
 def _row_spec(text: str) -> str:
     """--landmark-rows: the syntax is checked now (before any window); the rows against the file once open."""
-    from .core.landmark_files import row_spec_ranges
+    from .core.data.landmark_files import row_spec_ranges
 
     try:
         row_spec_ranges(text)
@@ -69,7 +69,7 @@ def _import_numerics_before_qt() -> None:
     """numpy and pandas (the loader's) before PySide6: once imported, PySide6 reads the source of every
     Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029), ≈ 0.25 s for numpy
     and pandas, measured here (issue 15). numba, which the first paint does not need, loads later on the
-    preview worker (core/lazyjit.py) while this thread draws the window and the series."""
+    preview worker (core/engine/lazyjit.py) while this thread draws the window and the series."""
     import numpy  # noqa: F401
     import pandas  # noqa: F401
 
@@ -93,9 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from .core.landmark_files import parse_row_spec
-    from .core.loader import slow_to_inspect
-    from .ui.main_window import SAMPLES, MainWindow
+    from .core.data.landmark_files import parse_row_spec
+    from .core.data.loader import slow_to_inspect
+    from .ui.window.main_window import SAMPLES, MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("lmdk_gui")
@@ -161,10 +161,10 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return 0
     if args.smoke_test:
-        from .ui.startup import run_smoke_test
+        from .ui.window.startup import run_smoke_test
 
         return run_smoke_test(app, window)
-    from .ui.startup import show_window
+    from .ui.window.startup import show_window
 
     show_window(window)
     return app.exec()

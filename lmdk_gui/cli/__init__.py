@@ -41,10 +41,10 @@ import argparse  # noqa: E402
 import importlib  # noqa: E402
 
 from ..argtypes import EXIT_USAGE, OneLineParser, file_name_bytes_on_console, printable  # noqa: E402
-from ..core.export import ExportError  # noqa: E402
-from ..core.guarantee import GuaranteeError  # noqa: E402
-from ..core.securenoise import Cancelled  # noqa: E402
-from ..core.series import LoadError  # noqa: E402
+from ..core.data.series import LoadError  # noqa: E402
+from ..core.kernel.guarantee import GuaranteeError  # noqa: E402
+from ..core.kernel.securenoise import Cancelled  # noqa: E402
+from ..core.publish.export import ExportError  # noqa: E402
 
 for _sig, _h in _import_handlers.items():
     signal.signal(_sig, _h)

@@ -1,4 +1,4 @@
-"""``lmdk batch``: release every person of one long table on Dask (issue 16; see :mod:`lmdk_gui.core.batch`).
+"""``lmdk batch``: release every person of one long table on Dask (issue 16; see :mod:`lmdk_gui.core.publish.batch`).
 
 Exit codes: 0 every person released, 1 some persons failed (listed in OUTDIR/manifest.json, the others are
 released), 2 bad input or usage, 130 interrupted (OUTDIR holds complete persons only; ``--resume`` finishes).
@@ -11,9 +11,9 @@ import re
 import sys
 from typing import Any
 
-from ..core.export import BACKEND_ALIASES
-from ..core.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings
-from ..core.suggestions import RULES
+from ..core.analysis.suggestions import RULES
+from ..core.kernel.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings
+from ..core.publish.export import BACKEND_ALIASES
 from . import UsageError
 from .common import add_dummy_options, add_privacy_options, add_selection_options, dummy_settings
 from .landmarks_cmd import _OPTIONS as _RULE_OPTIONS
@@ -108,7 +108,7 @@ def _rule(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
 
 
 def options_from_args(args: argparse.Namespace):
-    from ..core.batch import BatchError, BatchOptions, parse_key
+    from ..core.publish.batch import BatchError, BatchOptions, parse_key
 
     rule, params = _rule(args)
     cats = tuple(c.strip() for c in args.categories.split(",") if c.strip()) if args.categories else None
@@ -173,7 +173,7 @@ class _Line:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from ..core.batch import BatchError, run_batch
+    from ..core.publish.batch import BatchError, run_batch
 
     # The in-process scheduler logs each shuffle's start and end as warnings: noise on a steward's terminal.
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)

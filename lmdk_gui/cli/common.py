@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..argtypes import int_in, number_in, path_arg
-from ..core.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
-from ..core.landmark_files import parse_row_spec, read_landmark_list
-from ..core.loader import DUPLICATE_POLICIES, load_series, scan_table
-from ..core.series import LoadError, Series
-from ..core.settings import AdaptiveParams, PrivacySettings
+from ..core.data.landmark_files import parse_row_spec, read_landmark_list
+from ..core.data.loader import DUPLICATE_POLICIES, load_series, scan_table
+from ..core.data.series import LoadError, Series
+from ..core.kernel.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
+from ..core.kernel.settings import AdaptiveParams, PrivacySettings
 
 #: seeds of previews and simulations (exports have their own key option)
 seed_type = int_in(0, 2**63 - 1, what="a seed: a whole number from 0 to 2^63 - 1")

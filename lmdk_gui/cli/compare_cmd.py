@@ -5,13 +5,13 @@ landmarks (thesis §4.2) on ``L'`` with ``ε − ε_sel``. The "with dummies" li
 are checked against ``L'`` and ``ε − ε_sel``; its MAE averages runs that each draw a new selection and new
 noise (the "without" line's runs use the same noise), as in the thesis' Figure 5.6.
 
-The "best" marker is :func:`~lmdk_gui.core.advice.best_scheme` (the export dialog's pre-selection): the passing
+The "best" marker is :func:`~lmdk_gui.core.analysis.advice.best_scheme` (the export dialog's pre-selection): the passing
 scheme with the lowest MAE, among the lines an export with the same options would publish (with dummies:
 the "+ dummies" lines). ``--target-error X`` (or ``5%`` of the data's range) adds, per landmark-private
 scheme, the smallest ε on a 24-point log grid 0.01…100 whose MAE over R runs meets X
-(:func:`~lmdk_gui.core.accuracy.epsilon_for_error`, the window's "What ε do I need?").
+(:func:`~lmdk_gui.core.analysis.accuracy.epsilon_for_error`, the window's "What ε do I need?").
 ``--denoise both`` (default) also denoises every release (post-processing of the released values, budgets
-and public settings, :mod:`lmdk_gui.core.denoise`) and reports ``mae_denoised`` next to ``mae``; ``on``
+and public settings, :mod:`lmdk_gui.core.analysis.denoise`) and reports ``mae_denoised`` next to ``mae``; ``on``
 shows only the denoised error in the table (the JSON keeps both); ``off`` skips it. The "best" marker and
 ``--target-error`` rank by the error of what ``lmdk export`` would publish: the denoised error unless
 ``--denoise off`` (``error_field`` in the JSON's ``target_error``; ``best_error_field`` at the top).
@@ -24,11 +24,11 @@ import json
 
 import numpy as np
 
-from ..core import accuracy, advice
-from ..core.metrics import share, unit_label
-from ..core.preview import NoiseCache, Snapshot, compute_average, compute_preview
-from ..core.release import normalize_landmarks
-from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
+from ..core.analysis import accuracy, advice
+from ..core.analysis.metrics import share, unit_label
+from ..core.engine.preview import NoiseCache, Snapshot, compute_average, compute_preview
+from ..core.engine.release import normalize_landmarks
+from ..core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from .common import (
     add_dummy_options,
     add_landmark_options,
@@ -87,8 +87,8 @@ def compare(sel, runs: int, seed: int, dummies=None) -> list[dict]:
 
 
 def compare_with_dummies(sel, runs: int, seed: int, dummies=None) -> tuple[list[dict], dict | None]:
-    """The window's preview and average (:func:`~lmdk_gui.core.preview.compute_preview` /
-    :func:`~lmdk_gui.core.preview.compute_average`) on seed ``seed`` and dummy draw 0."""
+    """The window's preview and average (:func:`~lmdk_gui.core.engine.preview.compute_preview` /
+    :func:`~lmdk_gui.core.engine.preview.compute_average`) on seed ``seed`` and dummy draw 0."""
     snap = Snapshot(sel.series, normalize_landmarks(sel.landmarks, sel.series.n), sel.settings, seed, runs,
                     dummies=dummies)
     preview = compute_preview(snap, NoiseCache())

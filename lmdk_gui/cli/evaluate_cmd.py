@@ -2,11 +2,11 @@
 
 The thesis' utility experiment (§5.2.1, Figure 5.1) on any series: landmark sets by percentage from a
 suggestion rule swept over one parameter (§5.1.3) or from a synthetic placement, and for each set the MAE
-of every scheme averaged over R runs (:func:`lmdk_gui.core.evaluation.evaluate`).
+of every scheme averaged over R runs (:func:`lmdk_gui.core.analysis.evaluation.evaluate`).
 
 The CSV has exactly the columns ``percentage,scheme,mae_mean,mae_std,runs``; ``percentage`` is the
 requested one (the printed table and the plot also show the percentage a rule actually reached).
-``--denoise both`` also denoises every run's release (post-processing, :mod:`lmdk_gui.core.denoise`) and adds
+``--denoise both`` also denoises every run's release (post-processing, :mod:`lmdk_gui.core.analysis.denoise`) and adds
 the columns ``mae_denoised_mean,mae_denoised_std``; the plot then shows the denoised errors.
 ``--plot`` draws the grouped bar chart with pyqtgraph offscreen (Qt is imported only then).
 """
@@ -19,9 +19,9 @@ import sys
 from typing import Any
 
 from ..argtypes import path_arg, size_type
-from ..core.evaluation import DEFAULT_RUNS, PLACEMENTS, evaluate, parse_percentages
-from ..core.settings import ALL_SCHEMES
-from ..core.suggestions import RULES
+from ..core.analysis.evaluation import DEFAULT_RUNS, PLACEMENTS, evaluate, parse_percentages
+from ..core.analysis.suggestions import RULES
+from ..core.kernel.settings import ALL_SCHEMES
 from . import UsageError
 from .common import (
     add_privacy_options,
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.csv}: cannot write the CSV ({e.strerror or e})") from None
         written.append(args.csv)
     if args.plot:
-        from ..ui.evalplot import render_png
+        from ..ui.views.evalplot import render_png
 
         assert size is not None
         try:

@@ -2,7 +2,7 @@
 
 With ``--dummies GENERATOR`` the export hides the landmarks among dummy landmarks (thesis §4.2): it draws a
 selection ``L' ⊃ L`` with fresh randomness (derived from the export key when given), releases on ``L'`` with
-``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.export`).
+``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.publish.export`).
 
 Reproducible exports take a secret key of at least 128 bits (``--seed HEX``, ``--seed-file PATH`` or
 ``--new-key``), never a small integer; the key is kept in the private ledger so that ``lmdk ledger
@@ -17,8 +17,15 @@ import sys
 from pathlib import Path
 
 from ..argtypes import path_arg
-from ..core import ledger
-from ..core.export import (
+from ..core.analysis.suggestions import RULE_WARNING
+from ..core.kernel.settings import (
+    ALL_SCHEMES,
+    categories_from_data,
+    categories_from_data_risk,
+    sensitivity_warning,
+)
+from ..core.publish import ledger
+from ..core.publish.export import (
     BACKEND_ALIASES,
     ExportError,
     ExportOptions,
@@ -26,8 +33,6 @@ from ..core.export import (
     export_release,
     new_export_key,
 )
-from ..core.settings import ALL_SCHEMES, categories_from_data, categories_from_data_risk, sensitivity_warning
-from ..core.suggestions import RULE_WARNING
 from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 from .common import (
     add_dummy_options,

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.landmark_files import write_landmark_file
-from ..core.suggestions import RULES, apply_rule, rule_for_percentage
-from ..core.writers import format_timestamps
+from ..core.analysis.suggestions import RULES, apply_rule, rule_for_percentage
+from ..core.data.landmark_files import write_landmark_file
+from ..core.publish.writers import format_timestamps
 from . import UsageError
 from .common import add_selection_options, load_input, number_in, path_arg
 
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         rows = apply_rule(series, rule, **params)
         if args.rule == "changepoints" and "penalty" not in params:
-            from ..core.suggestions import default_penalty
+            from ..core.analysis.suggestions import default_penalty
 
             params["penalty"] = default_penalty(series.n)
         elif args.rule == "stay":

@@ -1,4 +1,4 @@
-"""``lmdk ledger``: the private record of the releases made on this computer (:mod:`lmdk_gui.core.ledger`).
+"""``lmdk ledger``: the private record of the releases made on this computer (:mod:`lmdk_gui.core.publish.ledger`).
 
 ``list`` shows one line per release (id, UTC time, scheme, ε, output, input) and, per input, the ε that a
 holder of all its releases faces; ``clear`` deletes the ledger; ``reexport ID -o OUT`` makes a release
@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections import defaultdict
 
-from ..core import ledger
+from ..core.publish import ledger
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

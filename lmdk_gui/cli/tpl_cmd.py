@@ -14,17 +14,17 @@ import math
 
 import numpy as np
 
-from ..core.correlation import (
+from ..core.analysis.correlation import (
     CorrelationModel,
     landmark_tpl_for_schemes,
     no_correlation_value,
     read_matrix_file,
 )
-from ..core.metrics import share
-from ..core.noise import UnitNoise
-from ..core.release import compute_all
-from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
-from ..core.writers import AtomicFile
+from ..core.analysis.metrics import share
+from ..core.engine.release import compute_all
+from ..core.kernel.noise import UnitNoise
+from ..core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
+from ..core.publish.writers import AtomicFile
 from . import UsageError
 from .common import (
     add_landmark_options,

@@ -37,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from lmdk_gui.core.batch import BatchOptions, _typed, run_batch  # noqa: E402
-from lmdk_gui.core.export import ExportOptions, export_release  # noqa: E402
-from lmdk_gui.core.loader import load_dataframe_series  # noqa: E402
-from lmdk_gui.core.settings import PrivacySettings  # noqa: E402
-from lmdk_gui.core.suggestions import apply_rule  # noqa: E402
+from lmdk_gui.core.analysis.suggestions import apply_rule  # noqa: E402
+from lmdk_gui.core.data.loader import load_dataframe_series  # noqa: E402
+from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
+from lmdk_gui.core.publish.batch import BatchOptions, _typed, run_batch  # noqa: E402
+from lmdk_gui.core.publish.export import ExportOptions, export_release  # noqa: E402
 
 RULE = {"above": 3.0}  # landmarks: the hours above 3 kWh (≈ 2 % of events)
 
@@ -84,7 +84,7 @@ def peak_rss() -> int:
 
 
 def loop(path: Path, out: Path, scheme: str, key: bytes) -> int:
-    from lmdk_gui.core.batch import export_seed, person_key
+    from lmdk_gui.core.publish.batch import export_seed, person_key
 
     opts = BatchOptions(id_col="household", scheme=scheme, settings=PrivacySettings())
     table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], engine="pyarrow")

@@ -1,4 +1,4 @@
-"""Throughput of the export-path noise (lmdk_gui.core.securenoise); run as a script, not collected by pytest.
+"""Throughput of the export-path noise (lmdk_gui.core.kernel.securenoise); run as a script, not collected by pytest.
 
     /work/venv/bin/python tests/benchmarks/bench_securenoise.py [--sizes 100000 1000000] [--source os|seed]
 
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from lmdk_gui.core import securenoise as sn  # noqa: E402
+from lmdk_gui.core.kernel import securenoise as sn  # noqa: E402
 
 
 def emit(bench: str, n: int, seconds: float, **extra) -> None:

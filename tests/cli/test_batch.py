@@ -21,7 +21,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.batch import (
+from lmdk_gui.core.analysis.suggestions import apply_rule
+from lmdk_gui.core.data.loader import load_dataframe_series
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish.batch import (
     BatchError,
     BatchOptions,
     Cancelled,
@@ -30,10 +33,7 @@ from lmdk_gui.core.batch import (
     run_batch,
     safe_name,
 )
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.loader import load_dataframe_series
-from lmdk_gui.core.settings import PrivacySettings
-from lmdk_gui.core.suggestions import apply_rule
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 
 from .helpers import run
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from lmdk_gui.core.guarantee import check_guarantee
+from lmdk_gui.core.kernel.guarantee import check_guarantee
 from tests.cli.helpers import run
 from tests.conftest import DATA
 from tests.keys import test_key

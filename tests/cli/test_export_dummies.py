@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.dummies import (
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.kernel.dummies import (
     DummySettings,
     select_for_release,
     split_budget,
 )
-from lmdk_gui.core.export import export_key, key_selection_words
-from lmdk_gui.core.guarantee import check_guarantee
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.writers import SIDECAR_KEYS
+from lmdk_gui.core.kernel.guarantee import check_guarantee
+from lmdk_gui.core.publish.export import export_key, key_selection_words
+from lmdk_gui.core.publish.writers import SIDECAR_KEYS
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 from tests.keys import test_key

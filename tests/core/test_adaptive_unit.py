@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core import adaptive, mechanisms
+from lmdk_gui.core.kernel import adaptive, mechanisms
 
 
 def _run(kernel, args, n, chunks=(0,)):

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from lmdk_gui.core.advice import best_scheme, data_range, errors_of, noise_warning
-from lmdk_gui.core.metrics import RunStats
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.analysis.advice import best_scheme, data_range, errors_of, noise_warning
+from lmdk_gui.core.analysis.metrics import RunStats
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.kernel.settings import PrivacySettings
 
 
 def test_lowest_error_among_passing_schemes():

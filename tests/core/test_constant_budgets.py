@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core import metrics, pipeline, release
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.guarantee import allocatable, check_guarantee
-from lmdk_gui.core.lazyjit import interpreted
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.analysis import metrics
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine import pipeline, release
+from lmdk_gui.core.engine.lazyjit import interpreted
+from lmdk_gui.core.kernel.guarantee import allocatable, check_guarantee
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.keys import test_key
 
 from .kinds import example_series
@@ -120,7 +121,7 @@ def test_keyed_export_is_the_same(tmp_path, monkeypatch, scheme, landmarks):
 def test_equal_budget_views_compare_and_bound_as_their_arrays(values):
     """The shortcuts for views of one value (a click compares Event's and User's budgets with the last ones,
     and the check and the summaries take extremes) give what the passes over the materialised arrays give."""
-    from lmdk_gui.core.guarantee import extremes_at
+    from lmdk_gui.core.kernel.guarantee import extremes_at
 
     a, b = (release.constant_budgets(N, v) for v in values)
     full_a, full_b = np.ascontiguousarray(a), np.ascontiguousarray(b)

@@ -9,13 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.dummies import (
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.kernel.dummies import (
     DummySettings,
     release_record,
     select_for_release,
     split_budget,
 )
-from lmdk_gui.core.export import (
+from lmdk_gui.core.kernel.guarantee import GuaranteeError, check_guarantee
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish.export import (
     Cancelled,
     ExportError,
     ExportOptions,
@@ -23,10 +26,7 @@ from lmdk_gui.core.export import (
     export_release,
     key_selection_words,
 )
-from lmdk_gui.core.guarantee import GuaranteeError, check_guarantee
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.settings import PrivacySettings
-from lmdk_gui.core.writers import SIDECAR_KEYS
+from lmdk_gui.core.publish.writers import SIDECAR_KEYS
 from tests.conftest import SAMPLES
 from tests.keys import test_key
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core.landmark_files import (
+from lmdk_gui.core.data.landmark_files import (
     parse_row_spec,
     read_landmark_file,
     read_landmark_list,
     write_landmark_file,
 )
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.series import LoadError
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.data.series import LoadError
 from tests.conftest import SAMPLES
 
 

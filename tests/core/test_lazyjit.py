@@ -1,4 +1,4 @@
-"""core/lazyjit.py: a kernel defined with the lazy ``numba.njit`` behaves like numba's own dispatcher."""
+"""core/engine/lazyjit.py: a kernel defined with the lazy ``numba.njit`` behaves like numba's own dispatcher."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lmdk_gui.core import lazyjit, mechanisms
-from lmdk_gui.core.lazyjit import LazyKernel, numba
+from lmdk_gui.core.engine import lazyjit
+from lmdk_gui.core.engine.lazyjit import LazyKernel, numba
+from lmdk_gui.core.kernel import mechanisms
 
 
 @numba.njit(nogil=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core import loader
-from lmdk_gui.core.loader import LoadError, load_series
+from lmdk_gui.core.data import loader
+from lmdk_gui.core.data.loader import LoadError, load_series
 
 
 def _both(monkeypatch, path):

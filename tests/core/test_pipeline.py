@@ -14,14 +14,14 @@ import hashlib
 import numpy as np
 import pytest
 
-from lmdk_gui.core import pipeline
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.guarantee import allocatable, check_guarantee
-from lmdk_gui.core.metrics import mae
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.analysis.metrics import mae
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine import pipeline
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel.guarantee import allocatable, check_guarantee
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.keys import test_key
 
 N = 300
@@ -116,7 +116,7 @@ def test_plan_fields():
 
 
 def test_plan_with_a_dummy_selection_uses_l_prime_and_the_remaining_epsilon():
-    from lmdk_gui.core.dummies import DummySettings, select_for_release
+    from lmdk_gui.core.kernel.dummies import DummySettings, select_for_release
 
     s = _series("numeric")
     sel = select_for_release(N, [10, 20], 1.0, DummySettings(), rng=np.random.default_rng(1))
@@ -149,7 +149,7 @@ def test_kinds_own_columns_errors_and_a_denoise_slot():
 
 
 def test_export_runner_chunks_cover_the_series_and_fill_budgets():
-    from lmdk_gui.core import securenoise
+    from lmdk_gui.core.kernel import securenoise
 
     s = _series("categorical")
     p = pipeline.plan(s, LM, SETTINGS["categorical"], "adaptive")
@@ -167,7 +167,7 @@ def test_an_export_runner_that_keeps_its_release_makes_no_copy(kind, scheme):
     """The denoised export's whole release is the runner's own array, of which each chunk is a view (a list of
     chunks joined at the end held it twice; Adaptive's, thrice); the same values as without ``keep``; a fixed
     scheme's budgets are the plan's own array (no copy)."""
-    from lmdk_gui.core import securenoise
+    from lmdk_gui.core.kernel import securenoise
 
     s = _series(kind)
     p = pipeline.plan(s, LM, SETTINGS[kind], scheme)
@@ -186,8 +186,8 @@ def test_an_export_runner_that_keeps_its_release_makes_no_copy(kind, scheme):
 def test_preview_and_average_live_in_the_core_and_compare_uses_them():
     from lmdk_gui.cli.common import Selection
     from lmdk_gui.cli.compare_cmd import compare
-    from lmdk_gui.core.metrics import mae_over_runs
-    from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_average, compute_preview
+    from lmdk_gui.core.analysis.metrics import mae_over_runs
+    from lmdk_gui.core.engine.preview import NoiseCache, Snapshot, compute_average, compute_preview
 
     s = _series("numeric")
     lm = np.array(LM)
@@ -210,7 +210,7 @@ def test_denoised_preview_is_a_function_of_the_release_only(kind):
     """Two series that differ only at Skip's landmarks (never released) give identical Skip releases, so
     the pipeline's denoised values are identical bit for bit, though the true values (and errors) differ.
     The guarantee and budgets do not depend on the denoise setting."""
-    from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
+    from lmdk_gui.core.engine.preview import NoiseCache, Snapshot, compute_preview
 
     a = _series(kind)
     vals = a.values.copy()

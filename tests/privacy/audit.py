@@ -36,13 +36,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from lmdk_gui.core import adaptive
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core import securenoise as sn
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release, landmark_mask, normalize_landmarks
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.release import compute_release, landmark_mask, normalize_landmarks
+from lmdk_gui.core.kernel import adaptive
+from lmdk_gui.core.kernel import securenoise as sn
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish import export as export_mod
 from tests.keys import test_key
 
 #: Family-wise error level of one audit (as strict as OpenDP's own statistical tests).

@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core import ledger
-from lmdk_gui.core import securenoise as sn
-from lmdk_gui.core.export import ExportError, ExportOptions, export_release
-from lmdk_gui.core.landmark_files import write_landmark_file
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.data.landmark_files import write_landmark_file
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.kernel import securenoise as sn
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.core.publish import ledger
+from lmdk_gui.core.publish.export import ExportError, ExportOptions, export_release
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 from tests.keys import test_key
@@ -324,7 +324,7 @@ def test_cli_verbatim_labels_option(capsys, tmp_path):
 
 
 def test_numbers_are_never_altered_and_other_csvs_follow_the_rule(tmp_path):
-    from lmdk_gui.core.writers import neutralise_cell
+    from lmdk_gui.core.publish.writers import neutralise_cell
 
     assert neutralise_cell("-1.5") == "-1.5" and neutralise_cell("+3") == "+3"
     assert neutralise_cell("-1+cmd") == "'-1+cmd" and neutralise_cell("plain") == "plain"

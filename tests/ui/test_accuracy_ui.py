@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from lmdk_gui.core.accuracy import epsilon_for_error, map_landmarks
-from lmdk_gui.ui.accuracy_ui import UNITS
+from lmdk_gui.core.analysis.accuracy import epsilon_for_error, map_landmarks
+from lmdk_gui.ui.panels.accuracy_ui import UNITS
 from tests.conftest import SAMPLES
 
 from .conftest import wait_preview

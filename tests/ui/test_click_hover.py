@@ -88,7 +88,7 @@ def test_a_click_lays_no_part_of_the_main_window_out(qtbot, window):
 
 
 def _verdicts(monkeypatch, window) -> list[str]:
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.ui.window import main_window as mw
 
     said: list[str] = []
     real = mw._set_status
@@ -120,7 +120,7 @@ def test_a_preview_that_comes_at_once_is_not_announced_as_computing(qtbot, windo
 def test_a_late_preview_is_announced_as_computing(qtbot, window, monkeypatch):
     import time
 
-    from lmdk_gui.ui import session as session_mod
+    from lmdk_gui.ui.window import session as session_mod
 
     s, plot = window.session, window.series_plot
     window._stale_readouts.setInterval(20)

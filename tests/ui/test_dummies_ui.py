@@ -11,11 +11,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QPushButton
 
-from lmdk_gui.core.dummies import DummySettings, selection_rng, split_budget
-from lmdk_gui.core.guarantee import check_guarantee
-from lmdk_gui.core.settings import ALL_SCHEMES, LANDMARK_SCHEMES
-from lmdk_gui.ui.export import ExportDialog, exportable_schemes
-from lmdk_gui.ui.metrics_panel import fmt
+from lmdk_gui.core.kernel.dummies import DummySettings, selection_rng, split_budget
+from lmdk_gui.core.kernel.guarantee import check_guarantee
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES
+from lmdk_gui.ui.dialogs.export_dialog import ExportDialog, exportable_schemes
+from lmdk_gui.ui.panels.metrics_panel import fmt
 
 from .conftest import wait_preview
 from .helpers import bars_per_event
@@ -31,7 +31,7 @@ def _collect_in_the_gui_thread():
 
 
 def panel(window):
-    from lmdk_gui.ui.dummies_ui import HideLandmarksPanel
+    from lmdk_gui.ui.panels.dummies_ui import HideLandmarksPanel
 
     p = window.findChild(HideLandmarksPanel, "hideLandmarksPanel")
     assert p is not None

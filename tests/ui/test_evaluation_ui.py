@@ -6,7 +6,7 @@ import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
-from lmdk_gui.core.settings import ALL_SCHEMES, SCHEME_LABELS
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from tests.conftest import SAMPLES
 from tests.ui.conftest import wait_preview
 
@@ -131,7 +131,7 @@ def test_compare_tab_denoised_errors(window, qtbot):
     assert r.denoised and tab.chart.result is not r
     assert tab.chart.result.mean[0, 0] == r.mean_denoised[0, 0] < r.mean[0, 0]
     assert "denoised" in tab.chart.title.text()
-    from lmdk_gui.ui.evaluation_ui import compact_mean_std
+    from lmdk_gui.ui.panels.evaluation_ui import compact_mean_std
 
     assert tab.table.item(0, 1).text() == compact_mean_std(float(r.mean_denoised[0, 0]),
                                                            float(r.std_denoised[0, 0]))

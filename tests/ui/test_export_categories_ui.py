@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from lmdk_gui.ui.export import ExportDialog
+from lmdk_gui.ui.dialogs.export_dialog import ExportDialog
 from tests.conftest import SAMPLES
 
 from .conftest import wait_preview

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core.guarantee import check_guarantee
-from lmdk_gui.ui.export import ExportDialog
+from lmdk_gui.core.kernel.guarantee import check_guarantee
+from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.ui.dialogs.export_dialog import ExportDialog
 from tests.keys import test_key
 
 from .conftest import wait_preview
@@ -173,7 +173,7 @@ def test_dialog_and_window_export_follow_the_denoise_setting(qtbot, window, tmp_
 def test_reproducible_export_shows_a_copyable_key_that_recreates_the_release(qtbot, window, tmp_path):
     from PySide6.QtWidgets import QApplication
 
-    from lmdk_gui.core import ledger
+    from lmdk_gui.core.publish import ledger
 
     window.session.add_range(10, 30)
     dlg = ExportDialog(window.session.snapshot(), "adaptive", str(tmp_path), window)

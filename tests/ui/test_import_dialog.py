@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from lmdk_gui.core.loader import inspect_table, scan_table
-from lmdk_gui.ui.import_dialog import ImportDialog
-from lmdk_gui.ui.main_window import MainWindow
+from lmdk_gui.core.data.loader import inspect_table, scan_table
+from lmdk_gui.ui.dialogs.import_dialog import ImportDialog
+from lmdk_gui.ui.window.main_window import MainWindow
 from tests.conftest import DATA, SAMPLES
 
 
@@ -278,7 +278,7 @@ def test_the_preview_rows_carry_the_files_row_numbers_under_a_title(qtbot, tmp_p
 def test_which_files_are_read_on_a_worker_before_the_dialog(tmp_path, monkeypatch):
     """A large file is read whole (its encoding: 0.9 s for a 10^7-row CSV) and a workbook or a track converted
     whole before the import dialog can show it: those are read on a worker, a small CSV at once."""
-    from lmdk_gui.core import loader
+    from lmdk_gui.core.data import loader
 
     openpyxl = pytest.importorskip("openpyxl")
     wb = openpyxl.Workbook()
@@ -302,7 +302,7 @@ def test_a_slow_first_read_keeps_the_window_painting_and_can_be_cancelled(qtbot,
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QProgressDialog
 
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.ui.window import main_window as mw
 
     read_on: list[threading.Thread] = []
 
@@ -346,7 +346,7 @@ def test_a_large_file_given_at_launch_opens_after_the_window_shows(qtbot, monkey
     """``lmdk-gui FILE`` of 10^7 rows showed no window for 5 s (the file read and loaded first). The launch
     now shows the window and then opens the file as open_path would: loaded on the worker when the defaults
     read it; the import dialog when they cannot (repeated hours) or it has an id column."""
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.ui.window import main_window as mw
 
     monkeypatch.setattr(mw, "slow_to_inspect", lambda path: True)  # (the busy dialog's path too)
     w = MainWindow(load_default=False)

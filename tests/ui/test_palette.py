@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from lmdk_gui.ui.theme import DUMMY_COLOR, LANDMARK_COLOR, ORIGINAL_COLOR, SCHEME_COLORS
+from lmdk_gui.ui.views.theme import DUMMY_COLOR, LANDMARK_COLOR, ORIGINAL_COLOR, SCHEME_COLORS
 
 DEUTERANOPIA = np.array([[0.367322, 0.860646, -0.227968],
                          [0.280085, 0.672501, 0.047413],
