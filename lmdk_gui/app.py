@@ -12,7 +12,6 @@ import argparse
 import gc
 import os
 import sys
-from typing import Any
 
 from .argtypes import (
     EXIT_USAGE,
@@ -23,6 +22,7 @@ from .argtypes import (
     number_in,
     size_type,
 )
+from .samples import SAMPLE_FILES, SAMPLES
 
 
 def _row_spec(text: str) -> str:
@@ -57,14 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-#: ``--sample`` name → (file in resources/samples, the loader options it needs: column keywords only)
-SAMPLE_FILES: dict[str, tuple[str, dict[str, Any]]] = {
-    "energy": ("energy_hue_2013_jan.csv", {}),
-    "gps": ("gps_bus_limerick.csv", {}),
-    "contacts": ("contacts_person1672.csv", {"kind": "categorical", "duplicates": "first"}),
-}
-
-
 def _import_numerics_before_qt() -> None:
     """numpy and pandas (the loader's) before PySide6: once imported, PySide6 reads the source of every
     Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029), ≈ 0.25 s for numpy
@@ -95,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .core.data.landmark_files import parse_row_spec
     from .core.data.loader import slow_to_inspect
-    from .ui.window.main_window import SAMPLES, MainWindow
+    from .ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("lmdk_gui")

@@ -686,12 +686,12 @@ def test_the_series_title_is_drawn_whole_beside_the_suggest_panel(qtbot, window,
 
 def test_the_loaders_make_the_preview_rows_y_range_off_the_gui_thread():
     """``load_for_view`` (every loader job's body) leaves the rows' y range made, the same as the rows' own."""
-    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views import plots
     from lmdk_gui.ui.views.plots import display_values, load_for_view
 
     series = load_for_view(str(SAMPLES / "energy_hue_2013_jan.csv"), {})
-    assert series in multiples._RANGES
-    assert multiples.series_range(series) == robust_range(display_values(series, series.values))
+    assert series in plots._RANGES
+    assert plots.series_range(series) == robust_range(display_values(series, series.values))
 
 
 def test_a_long_status_message_is_elided_in_the_middle_not_cut_under_the_counts(qtbot, window):

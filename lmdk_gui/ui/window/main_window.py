@@ -45,6 +45,7 @@ from ...core.data.loader import TablePreview, inspect_table, load_series, slow_t
 from ...core.data.series import LoadError, Series
 from ...core.engine import lazyjit
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from ...samples import SAMPLE_FILES, SAMPLES
 from ..dialogs.common import busy_call, deleted_after
 from ..dialogs.help import HelpDialog, install_help_menu
 from ..panels.metrics_panel import MetricsTable
@@ -64,7 +65,6 @@ if TYPE_CHECKING:  # imported where first used: the first paint needs neither di
     from ..dialogs.export_dialog import ExportJob
     from ..dialogs.import_dialog import ImportDialog
 
-SAMPLES = Path(__file__).resolve().parents[3] / "resources" / "samples"
 #: Feature modules (ui/window/extensions.py FEATURES); each has ``install(window)`` adding its menus, docks or tabs.
 EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui",
               "batch_ui")
@@ -143,8 +143,6 @@ def _freeze_numba_once() -> None:
 
 def sample_files() -> dict[str, tuple[str, dict]]:
     """The bundled samples (file name, load options), the same table ``lmdk-gui --sample`` uses."""
-    from ...app import SAMPLE_FILES
-
     return SAMPLE_FILES
 
 
