@@ -263,7 +263,7 @@ def _is_parquet(files: list[Path]) -> bool:
 
 
 def _delimiter(first: Path) -> str:
-    from ..data.loader import _sniff_delimiter  # the single-file reader's rule, so both read a file alike
+    from ..data.reading import _sniff_delimiter  # the single-file reader's rule, so both read a file alike
 
     with open(first, "rb") as f:
         header = f.readline().decode("utf-8-sig", errors="replace")
