@@ -35,6 +35,7 @@ from .theme import (
     DUMMY_COLOR,
     LANDMARK_COLOR,
     ORIGINAL_COLOR,
+    ORIGINAL_PREVIEW_COLOR,
     SCHEME_COLORS,
     darker,
     rgba,
@@ -1101,7 +1102,10 @@ class TrackPlot(pg.PlotWidget):
         # A legend in the plot's layout, one row under the bottom axis: on a map every corner holds data.
         self.legend = pg.LegendItem(colCount=2, labelTextSize="8pt", verSpacing=-6, horSpacing=12)
         pi.layout.addItem(self.legend, 4, 1)
-        self.original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_COLOR, width=2), name="original")
+        # The original in the preview rows' grey, dashed: in the series plot's near-black it could not be told
+        # from Balanced's black track.
+        self.original = pg.PlotDataItem(pen=pg.mkPen(ORIGINAL_PREVIEW_COLOR, width=2, style=Qt.PenStyle.DashLine),
+                                        name="original")
         self.landmarks = PassiveScatter(size=7, pen=None, brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
         pi.addItem(self.original)
         self.curves: dict[str, pg.PlotDataItem] = {}
