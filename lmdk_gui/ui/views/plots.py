@@ -1077,12 +1077,22 @@ class SeriesPlot(pg.PlotWidget):
         self.cursor.setPos(row)
         self.cursor.show()
         self.info.setHtml(html)
-        # at the view's top-left corner, raised as far as needed (over the title) to be read whole (the
-        # scene's units are the viewport's pixels: pyqtgraph's views neither scroll nor scale their scene)
+        # at the view's top-left corner — top-right when the pointer is under that corner, so that the box never
+        # covers the event just marked — raised as far as needed (over the title) to be read whole (the scene's
+        # units are the viewport's pixels: pyqtgraph's views neither scroll nor scale their scene)
         view = self.vb.sceneBoundingRect()
         room = self.viewport().height() - self.info.height()
-        self.info.move(round(view.left()), max(0, min(round(view.top()), room)))
+        x_event = self.vb.mapViewToScene(QPointF(float(row), 0.0)).x()
+        left = round(view.left())
+        if x_event <= view.left() + self.info.width() + 12:
+            left = max(left, round(view.right()) - self.info.width())
+        self.info.move(left, max(0, min(round(view.top()), room)))
         self.info.show()
+
+    def leaveEvent(self, ev) -> None:  # noqa: N802 - Qt naming
+        """The pointer left the plot: the hover box and the ring go (they stayed and covered the plot)."""
+        super().leaveEvent(ev)
+        self.show_info(None)
 
 
 class TrackPlot(pg.PlotWidget):

@@ -71,6 +71,9 @@ EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "eva
 #: the tabs of their own, which ``MainWindow(defer_tabs=True)`` (``lmdk-gui``) installs after its first paint:
 #: ≈ 0.1 s of a cold start (imports, superqt, their plots), ui/window/extensions.py
 DEFERRED_TABS = ("correlation_ui", "evaluation_ui", "accuracy_ui")
+#: said when a click on the series plot is not within reach of an event (nothing changes)
+OFF_LINE_HINT = ("No event there: click on the line or a dot (the ring shows which event a click marks); "
+                 "Shift-drag marks a time range")
 #: an edit's hover box and "computing…" wait this long for its preview, which says both (ms)
 STALE_AFTER_MS = 100
 #: the GPS track view never opens narrower than this (px)
@@ -855,6 +858,8 @@ class MainWindow(QMainWindow):
         row = self.series_plot.nearest_event(scene_pos)
         if row is not None:
             self.session.toggle_landmark(row)
+        elif self.session.series is not None:  # a click just off the line did nothing, silently
+            self.statusBar().showMessage(OFF_LINE_HINT, 5000)
 
     def _on_drag(self, x0: float, x1: float, mode: str) -> None:
         a, b = int(math.ceil(x0)), int(math.floor(x1))
