@@ -35,6 +35,10 @@ MIME_TYPES = (
     "application/vnd.apache.parquet",
 )
 
+#: The entry's record of the folders install created (relative to ``<data>``; ``.`` is ``<data>`` itself), so
+#: that uninstall removes those when they are empty again, and no folder that was there before.
+CREATED_KEY = "X-LMDK-Created-Folders"
+
 
 class DesktopError(Exception):
     """A one-line reason why the entry could not be installed or removed."""
@@ -148,11 +152,6 @@ def _quiet(cmd: list[str]) -> None:
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError):
         pass
-
-
-#: The entry's record of the folders install created (relative to ``<data>``; ``.`` is ``<data>`` itself), so
-#: that uninstall removes those when they are empty again, and no folder that was there before.
-CREATED_KEY = "X-LMDK-Created-Folders"
 
 
 def _recorded_folders(entry: Path, data: Path) -> list[Path]:
