@@ -46,10 +46,9 @@ table.facts th { text-align: left; vertical-align: top; width: 190px; padding: 4
                  font-weight: 600; color: #334e68; }
 table.facts td { padding: 4px 0; vertical-align: top; }
 table.facts tr + tr th, table.facts tr + tr td { border-top: 1px solid #eef1f4; }
-figure { margin: 8px 0; }
-figure svg { max-width: 100%; height: auto; }
-figcaption { color: #334e68; font-size: 14px; }
-.key { display: inline-block; width: 22px; height: 10px; margin: 0 4px 0 10px; vertical-align: middle; }
+.figure { margin: 8px 0 0 0; line-height: 100%; }
+.figure svg { max-width: 100%; height: auto; }
+.caption { color: #334e68; font-size: 14px; margin-top: 2px; }
 .private { border: 3px solid #c62828; background: #fff5f5; padding: 4px 16px 12px 16px; margin-top: 28px; }
 .private h2 { color: #c62828; border-bottom-color: #f3b5b5; }
 .stamp { color: #c62828; font-weight: 700; letter-spacing: 0.05em; }
@@ -139,14 +138,15 @@ def _statement(text: str) -> str:
 def _caption(rel: PublicRelease) -> str:
     d = rel.sidecar
     hw = noise_half_width(rel)
-    raw = ('<span class="key" style="background:#1565c0;opacity:.55;width:8px;height:8px;border-radius:4px">'
-           "</span>released values (raw, noisy)" if rel.raw else "")
-    line = "" if rel.raw else ('<span class="key" style="background:#1565c0;height:3px"></span>released values '
-                               "(smoothed)")
-    band = '<span class="key" style="background:#90caf9"></span>noise band' if hw is not None else ""
-    bounds = ('<span class="key" style="border-top:2px dashed #1f2933;height:0"></span>public bounds'
-              if rel.kind == "numeric" and d.get("bounds") else "")
-    parts = [f"{raw}{line}{band}{bounds}"]
+    # Legend keys are coloured characters, not styled boxes: Qt's rich-text engine (the PDF) draws text only.
+    keys = [("●", "#1565c0", "released values (raw, noisy)") if rel.raw else
+            ("━", "#1565c0", "released values (smoothed)")]
+    if hw is not None:
+        keys.append(("■", "#90caf9", "noise band"))
+    if rel.kind == "numeric" and d.get("bounds"):
+        keys.append(("╌", "#1f2933", "public bounds"))
+    legend = " &nbsp; ".join(f'<span style="color:{c}">{k}</span> {t}' for k, c, t in keys)
+    parts = [legend]
     units = d.get("units")
     if rel.kind == "numeric" and hw is not None:
         per = ("each event's own budget (the release's epsilon column)" if rel.budgets is not None else
@@ -254,7 +254,7 @@ def render_report(rel: PublicRelease, private: PrivateFacts | None = None) -> st
         f'<p class="sub">A differentially private release of {kind_words}: <code>{escape(rel.path.name)}</code>'
         f"</p><h2>In plain words</h2>{statement}"
         f'<h2>The numbers</h2><table class="facts">{facts}</table>'
-        f"<h2>The released series</h2><figure>{figure(rel)}<figcaption>{_caption(rel)}</figcaption></figure>"
+        f'<h2>The released series</h2><div class="figure">{figure(rel)}</div><p class="caption">{_caption(rel)}</p>'
         f"<h2>How to read this</h2>{_how_to_read(rel)}"
         + (_private(private) if private is not None else "")
         + f"<footer>{footer}</footer></body></html>\n"

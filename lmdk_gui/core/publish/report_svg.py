@@ -107,10 +107,10 @@ class Frame:
     def x_axis(self, ticks: Sequence[float], labels: Sequence[str], title: str = "") -> None:
         base = self.height - BOTTOM
         self.add(f'<line x1="{LEFT}" x2="{self.width - RIGHT}" y1="{base}" y2="{base}" stroke="{INK}"/>')
-        for i, (t, lab) in enumerate(zip(ticks, labels, strict=True)):
+        for t, lab in zip(ticks, labels, strict=True):
             xx = float(self.px(t))
             # the outer labels lean inwards, so that none is cut at the figure's edge
-            anchor = "start" if i == 0 and len(ticks) > 1 else "end" if i == len(ticks) - 1 > 0 else "middle"
+            anchor = "start" if xx - LEFT < 40 else "end" if self.width - RIGHT - xx < 40 else "middle"
             self.add(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{base}" y2="{base + 4}" stroke="{INK}"/>')
             self.add(f'<text x="{xx:.1f}" y="{base + 17}" text-anchor="{anchor}" font-size="11" fill="{INK}">'
                      f"{escape(lab)}</text>")
@@ -241,7 +241,7 @@ def location_figure(latlon: np.ndarray, *, raw: bool, radius90_m: float | None) 
         cxp, cyp = W - RIGHT - rad - 8, TOP + rad + 8
         f.add(f'<circle cx="{cxp:.1f}" cy="{cyp:.1f}" r="{rad:.1f}" fill="{BAND}" fill-opacity="0.45" '
               f'stroke="{LINE}" stroke-dasharray="3 3"/>')
-        f.add(f'<text x="{cxp:.1f}" y="{cyp + rad + 14:.1f}" text-anchor="middle" font-size="11" fill="{INK}">'
+        f.add(f'<text x="{W - RIGHT - 2}" y="{cyp + rad + 14:.1f}" text-anchor="end" font-size="11" fill="{INK}">'
               f"90% noise radius</text>")
     _scale_bar(f, px_per_m)
     return f.svg("the released track")
