@@ -236,7 +236,7 @@ def location_figure(latlon: np.ndarray, *, raw: bool, radius90_m: float | None) 
     f.add(f'<circle cx="{float(f.px(x[-1])):.1f}" cy="{float(f.py(y[-1])):.1f}" r="4" fill="#c62828"/>')
     deg_per_m = 1.0 / 111_195.0
     px_per_m = (W - LEFT - RIGHT) / span * deg_per_m
-    if radius90_m is not None and 2 <= radius90_m * px_per_m <= 0.3 * (H + 140):
+    if radius90_m is not None and 6 <= radius90_m * px_per_m <= 0.3 * (H + 140):  # (a dot would say nothing)
         rad = radius90_m * px_per_m
         cxp, cyp = W - RIGHT - rad - 8, TOP + rad + 8
         f.add(f'<circle cx="{cxp:.1f}" cy="{cyp:.1f}" r="{rad:.1f}" fill="{BAND}" fill-opacity="0.45" '
