@@ -194,3 +194,15 @@ def test_headless_chromium_renders_the_report(capsys, tmp_path, sample, options)
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000  # a drawn page, not a blank one
+
+
+def test_a_damaged_release_names_row_and_column(tmp_path, capsys, known_input):
+    src, _, _, landmarks = known_input
+    out = tmp_path / "release.csv"
+    _export(capsys, src, out, landmarks)
+    lines = out.read_text().splitlines()
+    lines[2] = lines[2].split(",")[0] + ",abc"
+    out.write_text("\n".join(lines) + "\n")
+    code, _, err = run(capsys, "report", str(out), "-o", str(tmp_path / "r.html"))
+    assert code == 2 and "row 3, column 'kwh': expected a number" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r.html").exists()

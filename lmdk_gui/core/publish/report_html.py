@@ -8,8 +8,11 @@ says so in its footer; the private section (:class:`~.report.PrivateFacts`) appe
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 from typing import Any
+
+import numpy as np
 
 from ... import __version__
 from ..kernel.settings import SCHEME_LABELS
@@ -101,7 +104,10 @@ def _fact_rows(rel: PublicRelease) -> list[tuple[str, str]]:
         origin = " — the data's own list, published with the release" if d.get("categories_from_data") else ""
         rows.append(("Categories", shown + origin))
     if rel.first_last is not None:
-        rows.append(("Period covered", f"{escape(rel.first_last[0])} to {escape(rel.first_last[1])}"))
+        span = f"{escape(rel.first_last[0])} to {escape(rel.first_last[1])}"
+        if re.fullmatch(r"[\d.]+", rel.first_last[0].strip()):  # epoch seconds: say the dates too
+            span += f" (epoch seconds: {_utc(rel.seconds[0])} to {_utc(rel.seconds[-1])} UTC)"
+        rows.append(("Period covered", span))
     rows.append(("Events", f"{int(d.get('rows_released') or rel.n):,}"))
     post = d.get("post_processing")
     rows.append(("Values written", "smoothed (denoised) from the noisy release alone, method "
@@ -122,6 +128,10 @@ def _fact_rows(rel: PublicRelease) -> list[tuple[str, str]]:
                  + (f", {escape(str(d['created']))}" if d.get("created") else "")
                  + (f" (format {escape(str(d['format']))})" if d.get("format") else "")))
     return rows
+
+
+def _utc(seconds: float) -> str:
+    return str(np.datetime64(int(round(float(seconds))), "s")).replace("T", " ")
 
 
 def _statement(text: str) -> str:
@@ -168,8 +178,10 @@ def _caption(rel: PublicRelease) -> str:
     elif rel.kind == "categorical":
         p = keep_probability(rel)
         if p is not None:
-            parts.append(f"Each released category is the true one with probability at most {p:.0%} (at the whole "
-                         "budget ε); otherwise it is one of the other categories, chosen at random.")
+            parts.append(("Each" if rel.raw else "Before smoothing, each") + " released category is the true one "
+                         f"with probability at most {p:.0%} (at the whole budget ε); otherwise it is one of the other "
+                         "categories, chosen at random." + ("" if rel.raw else " The smoothed categories are "
+                                                            "usually right more often."))
     return "<br>".join(parts)
 
 
@@ -216,10 +228,11 @@ def _private(p: PrivateFacts) -> str:
             f"{p.releases} release{'s' if p.releases != 1 else ''} of this input, composed ε = "
             f"{_g(p.composed_epsilon)} for anyone holding all of them")
     rule = escape(p.rule) if p.rule else "none recorded (marked by hand or from a list)"
+    error = (f"{p.mae:.1%} of events released with another category{ratio}" if p.unit == "share of events" else
+             f"mean {err(p.mae)}{ratio}; half the events within {err(p.median)}, nine in ten within {err(p.p90)}")
     rows = [
         ("Input", escape(p.input_name)),
-        ("Error of this release", f"mean {err(p.mae)}{ratio}; half the events within {err(p.median)}, nine in ten "
-                                  f"within {err(p.p90)}"),
+        ("Error of this release", error),
         ("Constant yardstick", f"{err(p.yardstick)}: the error of publishing the series' "
                                f"{'most common category' if p.unit == 'share of events' else 'median'} at every "
                                "event — a release with a larger error tells less than that constant"),

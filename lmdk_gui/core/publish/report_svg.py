@@ -260,11 +260,12 @@ def _scale_bar(f: Frame, px_per_m: float) -> None:
 
 
 def categorical_figure(t: np.ndarray, codes: np.ndarray, labels: Sequence[str], *, raw: bool) -> str:
-    """The released category of each event as steps over time, one row per category."""
+    """The released category of each event over time, one row per category: dots for the raw release,
+    steps for a denoised one."""
     k = max(len(labels), 1)
     height = max(H, TOP + BOTTOM + 22 * k)
     f = Frame(float(t[0]) if t.size else 0.0, float(t[-1]) if t.size else 1.0, -0.6, k - 0.4, W, height)
-    shown = list(range(k)) if k <= 24 else list(np.linspace(0, k - 1, 24).astype(int))
+    shown = list(range(k)) if k <= 60 else list(np.linspace(0, k - 1, 40).astype(int))
     f.y_axis(shown, [_short(labels[i]) for i in shown])
     xt, xl = time_ticks(f.x0, f.x1)
     f.x_axis(xt, xl, "time (UTC as written in the release)")
@@ -272,12 +273,11 @@ def categorical_figure(t: np.ndarray, codes: np.ndarray, labels: Sequence[str], 
     keep = np.flatnonzero(ok)
     if keep.size > 4 * MAX_POINTS:  # thinned for drawing only
         keep = keep[thin(keep.size, 4 * MAX_POINTS)]
-    if keep.size:
-        f.polyline(t[keep], codes[keep].astype(float), color=LINE, width=1.2, opacity=0.7 if raw else 1.0,
-                   step=True)
-        if raw:
-            pk = keep[thin(keep.size)]
-            f.points(t[pk], codes[pk].astype(float), color=LINE, opacity=0.5, r=1.8)
+    if keep.size and raw:  # a strip of dots: steps between random categories would be a wall of lines
+        pk = keep[thin(keep.size)]
+        f.points(t[pk], codes[pk].astype(float), color=LINE, opacity=0.5, r=1.8)
+    elif keep.size:
+        f.polyline(t[keep], codes[keep].astype(float), color=LINE, width=1.4, step=True)
     return f.svg("the released categories over time")
 
 
