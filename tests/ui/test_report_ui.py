@@ -67,3 +67,17 @@ def test_export_finished_box_offers_the_report(qtbot, window, tmp_path):
     button.click()
     qtbot.waitUntil(target.exists, timeout=30_000)
     assert "What was published" in target.read_text(encoding="utf-8")
+
+
+def test_report_dialog_offers_the_private_section_only_with_the_data(qtbot, tmp_path):
+    from lmdk_gui.ui.dialogs.report_dialog import ReportDialog
+
+    start = str(tmp_path / "r-report.html")
+    dlg = ReportDialog(start, True)
+    qtbot.addWidget(dlg)
+    assert dlg.answer() == (start, True)
+    dlg.private.setChecked(False)
+    assert dlg.answer() == (start, False)
+    without = ReportDialog(start, False)
+    qtbot.addWidget(without)
+    assert not without.private.isEnabled() and without.answer() == (start, False)

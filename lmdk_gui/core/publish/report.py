@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,32 +80,37 @@ def read_release(path: str | os.PathLike) -> PublicRelease:
     if not isinstance(doc, dict) or "epsilon" not in doc:
         raise ReportError(f"{side}: not a release sidecar (no 'epsilon' field)")
     kind = str(doc.get("kind") or "numeric")
+    n_values = 2 if kind == "location" else 1
     try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+        cols = [str(c) for c in pd.read_csv(p, nrows=0).columns]
+        if len(cols) < 1 + n_values:
+            raise ReportError(f"{p}: expected a timestamp column and {n_values} value column(s) for a {kind} "
+                              f"release, found {len(cols)} column(s)")
+        # Timestamps and labels as text; numbers parsed by pandas (a damaged cell falls back to _floats,
+        # which names it). Only an empty cell is missing: "NA" is a category label like any other.
+        text = {cols[0]: str, **({cols[1]: str} if kind == "categorical" else {})}
+        df = pd.read_csv(p, dtype=text, keep_default_na=False, na_values={c: [""] for c in cols if c not in text})
     except FileNotFoundError:
         raise ReportError(f"{p}: no such file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
         raise ReportError(f"{p}: not a release CSV ({str(e).splitlines()[0]})") from None
-    n_values = 2 if kind == "location" else 1
-    cols = list(df.columns)
-    if len(cols) < 1 + n_values:
-        raise ReportError(f"{p}: expected a timestamp column and {n_values} value column(s) for a {kind} "
-                          f"release, found {len(cols)} column(s)")
-    seconds = _seconds(p, cols[0], df[cols[0]].to_numpy(dtype=object))
+    seconds = _seconds(p, cols[0], df[cols[0]])
     first_last = (str(df[cols[0]].iloc[0]), str(df[cols[0]].iloc[-1])) if len(df) else None
     labels = None
     if kind == "categorical":
         values, labels = _codes(df[cols[1]].to_numpy(dtype=object), doc)
     elif kind == "location":
-        values = np.column_stack([_floats(p, c, df[c].to_numpy(dtype=object)) for c in cols[1:3]])
+        values = np.column_stack([_floats(p, c, df[c].to_numpy()) for c in cols[1:3]])
     else:
-        values = _floats(p, cols[1], df[cols[1]].to_numpy(dtype=object))
+        values = _floats(p, cols[1], df[cols[1]].to_numpy())
     rest = cols[1 + n_values:]
-    budgets = _floats(p, "epsilon", df["epsilon"].to_numpy(dtype=object)) if "epsilon" in rest else None
+    budgets = _floats(p, "epsilon", df["epsilon"].to_numpy()) if "epsilon" in rest else None
     return PublicRelease(p, doc, kind, first_last, seconds, values, labels, budgets)
 
 
 def _floats(path: Path, column: str, cells: np.ndarray) -> np.ndarray:
+    if cells.dtype.kind in "fiu":  # parsed by read_csv already
+        return cells.astype(np.float64)
     out = pd.to_numeric(pd.Series(cells), errors="coerce").to_numpy(dtype=np.float64)
     bad = np.flatnonzero(np.isnan(out) & (pd.Series(cells).str.strip() != "").to_numpy())
     if bad.size:
@@ -113,20 +119,21 @@ def _floats(path: Path, column: str, cells: np.ndarray) -> np.ndarray:
     return out
 
 
-def _seconds(path: Path, column: str, cells: np.ndarray) -> np.ndarray:
+def _seconds(path: Path, column: str, cells: pd.Series) -> np.ndarray:
     """Epoch seconds of the release's timestamps (epoch numbers, or ``YYYY-MM-DD HH:MM:SS[Z]``)."""
     if not cells.size:
         return np.zeros(0)
-    s = pd.Series(cells).str.strip()
-    nums = pd.to_numeric(s, errors="coerce")
-    if not nums.isna().any():
-        return nums.to_numpy(dtype=np.float64)
+    s = cells.str.strip()
+    if re.fullmatch(r"-?\d+(\.\d*)?", str(s.iloc[0])):  # epoch seconds (the writer never mixes the two)
+        nums = pd.to_numeric(s, errors="coerce")
+        if not nums.isna().any():
+            return nums.to_numpy(dtype=np.float64)
     t = pd.to_datetime(s.str.removesuffix("Z"), errors="coerce", format="ISO8601")
     bad = np.flatnonzero(t.isna().to_numpy())
     if bad.size:
         i = int(bad[0])
         raise ReportError(f"{path}: row {i + 2}, column {column!r}: expected a timestamp "
-                          f"(epoch seconds or YYYY-MM-DD HH:MM:SS), got {str(cells[i])[:40]!r}")
+                          f"(epoch seconds or YYYY-MM-DD HH:MM:SS), got {str(cells.iloc[i])[:40]!r}")
     return t.to_numpy(dtype="datetime64[ns]").astype(np.int64) / 1e9
 
 
