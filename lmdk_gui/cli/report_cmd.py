@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from . import UsageError
 
     out = Path(args.output)
+    if out.suffix.lower() == ".pdf":
+        raise UsageError(f"{out}: lmdk report writes an HTML page; print it to PDF from a browser, or use the "
+                         "app's File › Save release report… with a .pdf name")
     if out.exists() and not args.force:
         raise UsageError(f"{out} exists; add --force to replace it")
     if out.exists() and not out.is_file():

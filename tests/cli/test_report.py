@@ -161,6 +161,8 @@ def test_errors_are_one_line(tmp_path, capsys, known_input):
     (tmp_path / "r.html").write_text("old")
     code, _, err = run(capsys, "report", str(out), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "--force" in err and (tmp_path / "r.html").read_text() == "old"
+    code, _, err = run(capsys, "report", str(out), "-o", str(tmp_path / "r.pdf"))
+    assert code == 2 and "HTML page" in err and not (tmp_path / "r.pdf").exists()
     # another input than the release's is refused, naming it
     code, _, err = run(capsys, "report", str(out), "-o", str(tmp_path / "p.html"), "--private",
                        str(SAMPLES / "energy_hue_2013_jan.csv"))

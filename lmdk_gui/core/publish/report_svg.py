@@ -153,11 +153,9 @@ def envelope(x: np.ndarray, y: np.ndarray, columns: int = 1200) -> tuple[np.ndar
     xs, ys = [], []
     for a, b in zip(edges[:-1], edges[1:], strict=True):
         seg = y[a:b]
-        if not seg.size:
+        if not seg.size or not np.isfinite(seg).any():
             continue
-        i, j = int(np.nanargmin(seg)) if np.isfinite(seg).any() else 0, int(np.nanargmax(seg)) \
-            if np.isfinite(seg).any() else 0
-        for k in sorted({i, j}):
+        for k in sorted({int(np.nanargmin(seg)), int(np.nanargmax(seg))}):
             xs.append(x[a + k])
             ys.append(seg[k])
     return np.asarray(xs), np.asarray(ys)
