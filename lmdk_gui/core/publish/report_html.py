@@ -151,7 +151,7 @@ def _caption(rel: PublicRelease) -> str:
     # Legend keys are coloured characters, not styled boxes: Qt's rich-text engine (the PDF) draws text only.
     keys = [("●", "#1565c0", "released values (raw, noisy)") if rel.raw else
             ("━", "#1565c0", "released values (smoothed)")]
-    if hw is not None:
+    if hw is not None and rel.kind == "numeric":  # (a track's noise circle is labelled in the figure)
         keys.append(("■", "#90caf9", "noise band"))
     if rel.kind == "numeric" and d.get("bounds"):
         keys.append(("╌", "#1f2933", "public bounds"))
