@@ -65,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="write the input file's name into OUTPUT.json (off by default: it can name a person)")
     k = g.add_mutually_exclusive_group()
     k.add_argument("--seed", metavar="HEX",
-                   help="a secret export key of at least 32 hex digits (128 bits): the release can be made "
+                   help="a secret export key of 64 random hex digits (256 bits; --new-key makes one): the release can be made "
                    "again by whoever holds it (`lmdk ledger reexport`); default: fresh OS entropy")
     k.add_argument("--seed-file", metavar="PATH", help="read the export key (hex) from PATH")
     k.add_argument("--new-key", action="store_true",
@@ -125,13 +125,11 @@ def run(args: argparse.Namespace) -> int:
     if sel.landmark_rules and dummies is None:
         print(f"lmdk: warning: {args.landmarks} says its landmarks were found by a rule on the values "
               f"({opts.landmarks_rule}). {RULE_WARNING} (--dummies; the sidecar says so)", file=sys.stderr)
-    src = sel.series.source
-    notice = ledger.composition_notice(src.sha256 if src is not None else None, sel.settings.epsilon)
-    if notice:
-        print(f"lmdk: note: {notice}", file=sys.stderr)
     result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts,
                             should_cancel=INTERRUPTED.is_set)
     RELEASE_WRITTEN.set()
+    if result.composition:  # (said once the release is written: a refused export spends nothing)
+        print(f"lmdk: note: {result.composition}", file=sys.stderr)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
     if key is not None:

@@ -1,18 +1,25 @@
 """The release ledger (issue 17): a private record of every release made on this computer.
 
 Every export — the app, ``lmdk export`` and :func:`~lmdk_gui.core.publish.export.export_release` for any later
-batch command — appends one JSON line *before* its files are renamed into place: the input's SHA-256 and
-path, scheme, ε, UTC time, output path, the exact landmark sum, rows read and, when the export was made
-with a key, the key and what is needed to make the very same release again (input columns, landmark rows,
-settings, options). The ledger is private: owner-only (0600) in the user's application-data folder
+batch command — appends one JSON line *before* its files are renamed into place: the input's identity
+(``input_digest``, :func:`~.keys.series_digest`), its file's SHA-256 and path (a batch person's: the table's
+file(s), the id column and the id), scheme, ε, UTC time, output path, the exact landmark sum, rows read and,
+when the export was made with a key, the key and what is needed to make the very same release again (input
+columns, landmark rows, settings, options). The ledger is private: owner-only (0600) in the user's application-data folder
 (``$XDG_DATA_HOME/lmdk_gui/ledger.jsonl``, ``~/Library/Application Support/lmdk_gui`` on macOS,
 ``%APPDATA%\\lmdk_gui`` on Windows); ``LMDK_LEDGER`` names another file or folder. The sidecar never
 contains it.
 
 Why: releases of the same data compose. A holder of k releases of one input made with ε_1 … ε_k faces
-ε_1 + … + ε_k (sequential composition); :func:`composition` says so before a new release of the same input
-is written. A re-export (same key, same input) re-creates an existing release bit for bit and spends no new
-ε: it is recorded with ``reexport_of`` and not counted again.
+ε_1 + … + ε_k (sequential composition); :func:`composition` counts them and every surface shows the note
+(:func:`notice_text`) once a new release of the same input is written (the window also asks before). An
+input is identified by the canonical digest of its *loaded* series (times and values after the duplicate
+policy, category labels), not by the file's bytes: the same data with other line endings, quoting or row
+order, or a batch person's rows, is the same input; another column, another duplicate policy or a
+corrected value is another series (entries written before issue 42 have only the file's SHA-256 and are
+matched on that). A re-export (same key, same input) re-creates an existing release bit for bit and spends
+no new ε: it is recorded with ``reexport_of`` and not counted again. It works for entries whose key was bound
+to the release (``key_binding``, issue 42), batch persons included when their table is one file.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import json
 import os
 import secrets
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,11 +41,23 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ENV_VAR", "LedgerError", "clear", "composition", "composition_notice", "entries", "find",
-           "ledger_path", "record_export", "reexport"]
+__all__ = ["ENV_VAR", "BatchOrigin", "LedgerError", "clear", "composition", "composition_notice", "entries",
+           "find", "ledger_path", "notice_text", "record_export", "reexport"]
 
 ENV_VAR = "LMDK_LEDGER"
 FILE_NAME = "ledger.jsonl"
+#: entries whose noise came from the key bound to the release digest (keys.py); older keys cannot re-export
+KEY_BINDING = "release-digest-v2"
+
+
+@dataclass(frozen=True)
+class BatchOrigin:
+    """Where a batch person's series came from, for the ledger: the table's file(s), its id column and the
+    person's id (the series itself is built from a frame and names no file)."""
+
+    paths: tuple[str, ...]
+    id_col: str
+    person_id: str
 
 
 class LedgerError(ValueError):
@@ -86,22 +105,40 @@ def find(entry_id: str) -> dict[str, Any]:
     return matches[0]
 
 
-def composition(sha256: str) -> tuple[int, float]:
-    """(number of releases of this input, their total ε), re-exports not counted."""
-    eps = [float(e["epsilon"]) for e in entries() if e.get("input_sha256") == sha256 and not e.get("reexport_of")]
+def _same_input(e: dict[str, Any], digest: str, file_sha256: str | None) -> bool:
+    if e.get("input_digest"):
+        return e["input_digest"] == digest
+    # (an entry from before issue 42 knows only the file's bytes)
+    return bool(file_sha256) and e.get("input_sha256") == file_sha256
+
+
+def composition(digest: str, file_sha256: str | None = None) -> tuple[int, float]:
+    """(number of releases of the input whose series digest is ``digest``, their total ε), re-exports not
+    counted; ``file_sha256`` also matches old entries that only have their file's SHA-256."""
+    eps = [float(e["epsilon"]) for e in entries()
+           if not e.get("reexport_of") and _same_input(e, digest, file_sha256)]
     return len(eps), float(sum(eps))
 
 
-def composition_notice(sha256: str | None, epsilon: float) -> str | None:
-    """The warning shown before another release of an input that was released before (None otherwise)."""
-    if not sha256:
-        return None
-    k, total = composition(sha256)
+def notice_text(k: int, total: float, epsilon: float) -> str | None:
+    """The composition note for a release of ε ``epsilon`` of an input released ``k`` times before with total
+    ε ``total`` (None when ``k`` is 0)."""
     if k == 0:
         return None
     return (f"this input has been released {k} time{'s' if k > 1 else ''} before (total ε = {total:g}); with "
             f"this release, anyone holding all {k + 1} faces ε = {total + float(epsilon):g} "
             "(sequential composition)")
+
+
+def composition_notice(series, epsilon: float) -> str | None:
+    """The warning for another release of ``series`` (a :class:`~.series.Series`) if it was released before
+    (None otherwise): what the window asks about before an export."""
+    from .keys import series_digest
+
+    if series is None:
+        return None
+    src = series.source
+    return notice_text(*composition(series_digest(series), src.sha256 if src is not None else None), epsilon)
 
 
 def _append(entry: dict[str, Any]) -> None:
@@ -120,27 +157,43 @@ def _append(entry: dict[str, Any]) -> None:
 
 
 def record_export(series, landmarks, settings, output, options, result, key: bytes | None, *,
-                  rows: int) -> dict[str, Any]:
-    """Append the entry of one export (called by ``export_release`` before the renames)."""
+                  rows: int) -> tuple[int, float]:
+    """Append the entry of one export (called by ``export_release`` before the renames); returns the earlier
+    releases of the same input (count, total ε) as the ledger had them just before."""
     from ..data.project import ColumnChoice
+    from .keys import series_digest
 
     src = series.source
+    origin: BatchOrigin | None = options.origin
+    digest = series_digest(series)
+    prior = composition(digest, src.sha256 if src is not None else None)
+    if origin is not None:
+        paths = [os.path.abspath(p) for p in origin.paths]
+        where: dict[str, Any] = {"input_sha256": None, "input_path": paths[0] if len(paths) == 1 else None,
+                                 "input_paths": paths, "id_col": origin.id_col, "person_id": origin.person_id}
+    else:
+        where = {"input_sha256": src.sha256 if src is not None else None,
+                 "input_path": os.path.abspath(src.path) if src is not None else None}
     entry: dict[str, Any] = {
         "id": secrets.token_hex(6),
         "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "input_sha256": src.sha256 if src is not None else None,
-        "input_path": os.path.abspath(src.path) if src is not None else None,
+        "input_digest": digest,
+        **where,
         "scheme": options.scheme,
         "epsilon": float(settings.epsilon),
         "output": os.path.abspath(output),
         "landmark_sum": float(result.worst),  # exact (the sidecar has it rounded up)
         "rows_read": int(rows),
         "key": key.hex() if key is not None else None,
+        "key_binding": KEY_BINDING if key is not None else None,
         "reexport_of": options.reexport_of,
     }
     if key is not None and src is not None:
+        columns = ColumnChoice.from_series(series).to_dict()
+        if origin is not None:  # read again as one person of the table (load_series' id_col/person_id)
+            columns.update(id_col=origin.id_col, person_id=origin.person_id)
         entry["recipe"] = {
-            "columns": ColumnChoice.from_series(series).to_dict(),
+            "columns": columns,
             "landmarks": [int(r) for r in np.asarray(landmarks)],
             "settings": settings.to_dict(),
             "options": {
@@ -153,7 +206,7 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
             },
         }
     _append(entry)
-    return entry
+    return prior
 
 
 def clear() -> int:
@@ -166,25 +219,37 @@ def clear() -> int:
 
 def reexport(entry_id: str, output, *, force: bool = False, progress=None, should_cancel=None):
     """Make the release ``entry_id`` again, bit for bit, from its kept key (no new ε is spent): reads the
-    same input (its SHA-256 must match), the same landmarks, settings and options."""
+    same input (its loaded series must have the recorded digest), the same landmarks, settings and options.
+    A batch person is read again from the table as one person (one input file only)."""
     from ..data.loader import load_series
+    from ..data.series import LoadError
     from ..kernel.dummies import DummySettings
     from ..kernel.settings import PrivacySettings
     from .export import ExportOptions, export_release
+    from .keys import series_digest
 
     e = find(entry_id)
     if not e.get("key") or not e.get("recipe"):
         raise LedgerError(f"release {e['id']} was made with fresh randomness (no kept key): it cannot be made "
                           "again; a new export would be a new release")
+    if e.get("key_binding") != KEY_BINDING or not e.get("input_digest"):
+        raise LedgerError(f"release {e['id']} was made before export keys were bound to the release (issue 42): "
+                          "its noise cannot be drawn again; a new export would be a new release")
+    if not e.get("input_path"):
+        raise LedgerError(f"release {e['id']} was made by a batch over {len(e.get('input_paths') or [])} input "
+                          "files: its person cannot be read again from one file")
     r = e["recipe"]
     settings = PrivacySettings.from_dict(r["settings"])
     load = {k: v for k, v in r["columns"].items() if v is not None}
     if settings.categories is not None:
         load["categories"] = list(settings.categories)
-    series = load_series(e["input_path"], **load)
-    if series.source is None or series.source.sha256 != e["input_sha256"]:
-        raise LedgerError(f"the input {e['input_path']} has changed since release {e['id']} (SHA-256 differs); "
-                          "the same release cannot be made from it")
+    try:
+        series = load_series(e["input_path"], **load)
+    except (LoadError, OSError) as err:
+        raise LedgerError(f"release {e['id']}: cannot read its input again: {' '.join(str(err).split())}") from None
+    if series_digest(series) != e["input_digest"]:
+        raise LedgerError(f"the data read from {e['input_path']} differ from those of release {e['id']} (their "
+                          "digest differs); the same release cannot be made from them")
     o = dict(r["options"])
     dummies = DummySettings(**o.pop("dummies")) if o.get("dummies") else None
     o.pop("dummies", None)
