@@ -130,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
     RELEASE_WRITTEN.set()
     if result.composition:  # (said once the release is written: a refused export spends nothing)
         print(f"lmdk: note: {result.composition}", file=sys.stderr)
+    elif result.same_release_as:
+        print(f"lmdk: note: the same release as {result.same_release_as} in the ledger (same key, data, landmarks "
+              "and settings): bit for bit, no new ε spent", file=sys.stderr)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
     if key is not None:

@@ -485,7 +485,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         g = res.guarantee
         rec.update(rows=res.rows, landmarks=int(len(lm)), landmark_sum=float(g.worst),
                    verdict="holds" if g.holds else "violated", status="released", file=file, sidecar=sidecar,
-                   prior_releases=list(res.prior_releases))
+                   prior_releases=list(res.prior_releases) if res.composition else None)
     except (LoadError, ExportError, GuaranteeError, ValueError, OSError) as e:
         rec["error"] = " ".join(str(e).split()) or type(e).__name__
     except Exception as e:  # noqa: BLE001 - an unforeseen failure still fails only this person, named

@@ -67,7 +67,7 @@ from ..kernel.dummies import DummySelection, DummySettings, release_record, sele
 from ..kernel.guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
 from ..kernel.securenoise import Cancelled
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
-from . import keys
+from . import keys, ledger
 from .ledger import BatchOrigin
 from .writers import (
     AtomicFile,
@@ -140,9 +140,11 @@ class ExportResult:
     sidecar_doc: dict[str, Any] = field(default_factory=dict)  # what the sidecar says (public)
     post_processing: dict[str, Any] | None = None  # the sidecar's post_processing object, None for raw values
     # Earlier releases of the same input in the ledger (count, total ε; re-exports not counted), and the
-    # composition note to show now that this one is written (None: the first release, or a re-export).
+    # composition note to show now that this one is written (None: the first release, or the same release
+    # again). same_release_as: the ledger entry this keyed export made again, bit for bit (no new ε).
     prior_releases: tuple[int, float] = (0, 0.0)
     composition: str | None = None
+    same_release_as: str | None = None
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -551,11 +553,10 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                     side_file.commit()
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
-    from .ledger import notice_text
-
-    note = None if options.reexport_of else notice_text(prior[0], prior[1], total_epsilon)
+    again = options.reexport_of or prior.same_release_as
+    note = None if again else ledger.notice_text(prior.count, prior.epsilon, total_epsilon)
     return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
-                        record, doc, post, prior, note)
+                        record, doc, post, (prior.count, prior.epsilon), note, prior.same_release_as)
 
 
 def export_warnings(scheme: str, options: ExportOptions, *, dummies: bool) -> list[str]:
@@ -604,11 +605,10 @@ def _describe_event(series: Series, i: int) -> str:
 
 
 def _record(series: Series, lm: np.ndarray, settings: PrivacySettings, out: Path, options: ExportOptions,
-            result: GuaranteeResult, key: bytes | None, n: int) -> tuple[int, float]:
+            result: GuaranteeResult, key: bytes | None, n: int) -> ledger.Prior:
     """The private ledger entry, written before the release is renamed into place (a failure to record it
-    leaves nothing written: the accounting never misses a release). Returns the earlier releases of the same
-    input (count, total ε) as the ledger had them just before."""
-    from . import ledger
+    leaves nothing written: the accounting never misses a release). Returns what the ledger held about the
+    input just before."""
 
     try:
         return ledger.record_export(series, lm, settings, out, options, result, key, rows=n)

@@ -18,7 +18,9 @@ policy, category labels), not by the file's bytes: the same data with other line
 order, or a batch person's rows, is the same input; another column, another duplicate policy or a
 corrected value is another series (entries written before issue 42 have only the file's SHA-256 and are
 matched on that). A re-export (same key, same input) re-creates an existing release bit for bit and spends
-no new ε: it is recorded with ``reexport_of`` and not counted again. It works for entries whose key was bound
+no new ε: it is recorded with ``reexport_of`` and not counted again — and so is a keyed export that makes a
+release already in the ledger (same key, data, landmarks and settings: ``release_id``), e.g. a repeated
+keyed batch run. It works for entries whose key was bound
 to the release (``key_binding``, issue 42), batch persons included when their table is one file.
 """
 
@@ -42,7 +44,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["ENV_VAR", "BatchOrigin", "LedgerError", "clear", "composition", "composition_notice", "entries",
-           "find", "ledger_path", "notice_text", "record_export", "reexport"]
+           "find", "ledger_path", "notice_text", "Prior", "record_export", "reexport"]
 
 ENV_VAR = "LMDK_LEDGER"
 FILE_NAME = "ledger.jsonl"
@@ -156,17 +158,42 @@ def _append(entry: dict[str, Any]) -> None:
         os.close(fd)
 
 
+@dataclass(frozen=True)
+class Prior:
+    """What the ledger held about a release's input just before it was recorded."""
+
+    count: int  # earlier releases of the same input (re-exports not counted)
+    epsilon: float  # their total ε
+    same_release_as: str | None = None  # an earlier entry that is this very release (same key and digest)
+
+
+def _release_id(key: bytes, series, landmarks, settings, options) -> str:
+    """Names a keyed release (its release key hashed once more): two entries with the same id are the same
+    release, bit for bit, whatever they were written as."""
+    import hashlib
+
+    from .export import release_digest
+    from .keys import release_key
+
+    rk = release_key(key, release_digest(series, landmarks, settings, options))
+    return hashlib.sha256(b"lmdk release id v1\x00" + rk).hexdigest()
+
+
 def record_export(series, landmarks, settings, output, options, result, key: bytes | None, *,
-                  rows: int) -> tuple[int, float]:
+                  rows: int) -> Prior:
     """Append the entry of one export (called by ``export_release`` before the renames); returns the earlier
-    releases of the same input (count, total ε) as the ledger had them just before."""
+    releases of the same input as the ledger had them just before. A keyed release made before (same key,
+    data, landmarks and settings) is recorded as a re-export of it: the same release spends no new ε."""
     from ..data.project import ColumnChoice
     from .keys import series_digest
 
     src = series.source
     origin: BatchOrigin | None = options.origin
     digest = series_digest(series)
-    prior = composition(digest, src.sha256 if src is not None else None)
+    k, total = composition(digest, src.sha256 if src is not None else None)
+    rid = _release_id(key, series, landmarks, settings, options) if key is not None else None
+    same = None if rid is None or options.reexport_of else \
+        next((e["id"] for e in entries() if e.get("release_id") == rid), None)
     if origin is not None:
         paths = [os.path.abspath(p) for p in origin.paths]
         where: dict[str, Any] = {"input_sha256": None, "input_path": paths[0] if len(paths) == 1 else None,
@@ -186,7 +213,8 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
         "rows_read": int(rows),
         "key": key.hex() if key is not None else None,
         "key_binding": KEY_BINDING if key is not None else None,
-        "reexport_of": options.reexport_of,
+        "release_id": rid,
+        "reexport_of": options.reexport_of or same,
     }
     if key is not None and src is not None:
         columns = ColumnChoice.from_series(series).to_dict()
@@ -206,7 +234,7 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
             },
         }
     _append(entry)
-    return prior
+    return Prior(k, total, same)
 
 
 def clear() -> int:
