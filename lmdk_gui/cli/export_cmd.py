@@ -4,10 +4,11 @@ With ``--dummies GENERATOR`` the export hides the landmarks among dummy landmark
 selection ``L' ⊃ L`` with fresh randomness (derived from the export key when given), releases on ``L'`` with
 ``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.publish.export`).
 
-Reproducible exports take a secret key of at least 128 bits (``--seed HEX``, ``--seed-file PATH`` or
-``--new-key``), never a small integer; the key is kept in the private ledger so that ``lmdk ledger
-reexport`` can make the same release again. Before writing, a release of an input that was released before
-prints the composed ε on stderr (and goes on). Skip/Adaptive print their republishing warning.
+Reproducible exports take a random secret key of 64 hex digits (``--seed HEX``, ``--seed-file PATH`` or
+``--new-key``; patterned or low-entropy keys are refused, :mod:`lmdk_gui.core.publish.keys`), never a small
+integer; the key is bound to this release's data, landmarks and settings and kept in the private ledger so
+that ``lmdk ledger reexport`` can make the same release again. Once written, a release of an input that was
+released before prints the composed ε on stderr (a refused export prints nothing of it). Skip/Adaptive print their republishing warning.
 """
 
 from __future__ import annotations

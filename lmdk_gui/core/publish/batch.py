@@ -122,7 +122,7 @@ class BatchOptions:
     dummies: DummySettings | None = None
     include_budget: bool = False
     include_flags: bool = False
-    key: bytes | None = None  # master key (≥ 128 bits) for per-person seeds; None = OS entropy
+    key: bytes | None = None  # master key (a secret keys.key_weakness accepts) for per-person seeds; None = OS entropy
     backend: str | None = None
     format: str = "csv"
     resume: bool = False

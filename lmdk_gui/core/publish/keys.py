@@ -91,9 +91,9 @@ def key_weakness(key: bytes) -> str | None:
 
 # ------------------------------------------------------------------------------------------ digests
 def series_digest(series: Series) -> str:
-    """SHA-256 (hex) of the loaded series in a canonical form: kind, number of events, times (ns), values
-    (float64 with −0 as 0 and one NaN; categorical: codes and the labels), so the same data read from a file
-    with other line endings, quoting or row order has the same digest. Cached on the series."""
+    """SHA-256 (hex) of the loaded series in a canonical form: kind, number of events, times (ns, little
+    endian), values (float64 bits; categorical: int64 codes and the labels), so the same data read from a
+    file with other line endings, quoting or row order has the same digest. Cached on the series."""
     cached = series._cache.get("lmdk_series_digest")
     if cached is not None:
         return cached
@@ -101,18 +101,15 @@ def series_digest(series: Series) -> str:
     h.update(json.dumps({"kind": series.kind, "n": int(series.n),
                          "categories": list(series.categories) if series.categories is not None else None},
                         sort_keys=True).encode("utf-8"))
-    times = np.asarray(series.times).astype("datetime64[ns]").view(np.int64)
-    for a in range(0, series.n, _HASH_CHUNK):
-        h.update(np.ascontiguousarray(times[a:a + _HASH_CHUNK], dtype="<i8").tobytes())
+    # (chunks hashed in place: no copy of a little-endian contiguous array, whatever its size)
+    times = np.asarray(series.times).astype("datetime64[ns]", copy=False).view(np.int64)
     values = np.asarray(series.values)
     for a in range(0, series.n, _HASH_CHUNK):
-        chunk = values[a:a + _HASH_CHUNK]
-        if series.kind == "categorical":
-            h.update(np.ascontiguousarray(chunk, dtype="<i8").tobytes())
-        else:
-            v = np.asarray(chunk, dtype=np.float64) + 0.0  # (a copy: −0.0 becomes 0.0)
-            v[np.isnan(v)] = np.nan
-            h.update(np.ascontiguousarray(v, dtype="<f8").tobytes())
+        h.update(np.ascontiguousarray(times[a:a + _HASH_CHUNK], dtype="<i8"))
+    dtype = "<i8" if series.kind == "categorical" else "<f8"
+    flat = values.reshape(-1)  # (location: lat, lon of each event in turn)
+    for a in range(0, flat.size, _HASH_CHUNK):
+        h.update(np.ascontiguousarray(flat[a:a + _HASH_CHUNK], dtype=dtype))
     digest = h.hexdigest()
     series._cache["lmdk_series_digest"] = digest
     return digest
