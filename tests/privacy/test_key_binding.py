@@ -215,3 +215,18 @@ def test_reexport_of_an_entry_from_before_key_binding_is_refused(capsys, tmp_pat
     code, _, err = run(capsys, "ledger", "reexport", old["id"], "-o", str(tmp_path / "b.csv"))
     assert code == 2 and err.count("\n") == 1 and "before export keys were bound" in err
     assert not (tmp_path / "b.csv").exists()
+
+
+def test_the_ledger_index_follows_appends_and_clears(tmp_path, values):
+    """composition() reads only what was appended since its last look, and starts again after a clear."""
+    s = load_series(_write(tmp_path / "in.csv", values))
+    digest = series_digest(s)
+    export_release(s, [3], PrivacySettings(), tmp_path / "a.csv", ExportOptions("uniform"))
+    assert ledger.composition(digest) == (1, 1.0)
+    with ledger.ledger_path().open("a") as f:  # another process's release of the same data, and a torn line
+        f.write(json.dumps({"id": "abc", "input_digest": digest, "epsilon": 0.5}) + "\n" + '{"id": "to')
+    assert ledger.composition(digest) == (2, 1.5)
+    ledger.clear()
+    assert ledger.composition(digest) == (0, 0.0)
+    res = export_release(s, [3], PrivacySettings(), tmp_path / "b.csv", ExportOptions("uniform"))
+    assert res.composition is None and ledger.composition(digest) == (1, 1.0)

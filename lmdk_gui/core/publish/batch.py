@@ -122,7 +122,7 @@ class BatchOptions:
     dummies: DummySettings | None = None
     include_budget: bool = False
     include_flags: bool = False
-    key: bytes | None = None  # master key (a secret keys.key_weakness accepts) for per-person seeds; None = OS entropy
+    key: bytes | None = None  # master key (keys.key_weakness accepts it) for per-person seeds; None = OS entropy
     backend: str | None = None
     format: str = "csv"
     resume: bool = False
@@ -208,7 +208,7 @@ def parse_key(text: str) -> bytes:
     try:
         key = bytes.fromhex(t)
     except ValueError:
-        raise BatchError(f"the seed key must be hexadecimal digits, got {len(t)} characters that are not") from None
+        raise BatchError(f"the seed key must be hexadecimal digits (0-9, a-f); {_KEY_HELP}") from None
     weak = keys.key_weakness(key)
     if weak is not None:
         raise BatchError(f"{weak.replace('the export key', 'the seed key')}; {_KEY_HELP}")

@@ -2,8 +2,8 @@
 
 ``export_release`` writes the release of one scheme with *fresh* floating-point-safe noise
 (:mod:`.securenoise`: OS entropy, or a secret export key for a reproducible export — never a small integer
-seed, never a structured or low-entropy key; the key is bound to what is released, :mod:`.keys`), streaming in chunks with a progress callback and a cancel flag, through
-:class:`~.writers.AtomicFile`. Order of work:
+seed, never a structured or low-entropy key; the key is bound to what is released, :mod:`.keys`), streaming
+in chunks with a progress callback and a cancel flag, through :class:`~.writers.AtomicFile`. Order of work:
 
 1. Pre-flight, before any noise is drawn: settings, key, scheme/backend, output paths (not a folder, neither
    the CSV nor the sidecar is the input, only regular files are replaced and only with ``force``), the input
@@ -21,8 +21,8 @@ seed, never a structured or low-entropy key; the key is bound to what is release
 
 Dummy landmarks (issue 6, thesis §4.2, DESIGN §6): with ``ExportOptions.dummies`` set, step 1 is followed by
 a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export key and the release digest
-when there is a key: never the preview's selection), and the release, its budget pre-check and the final landmark-sum check all
-use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-private for L. The sidecar's
+when there is a key: never the preview's selection), and the release, its budget pre-check and the final
+landmark-sum check all use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-private for L. The sidecar's
 ``epsilon`` is the total ε and its ``epsilon_selection`` the object :func:`~.dummies.release_record`
 (ε_sel, share, mechanism, generator, utility and the release's ε − ε_sel), ``null`` without dummies; the
 sidecar never says which events, nor how many, are dummies, and the CSV has the usual columns only.
@@ -609,7 +609,6 @@ def _record(series: Series, lm: np.ndarray, settings: PrivacySettings, out: Path
     """The private ledger entry, written before the release is renamed into place (a failure to record it
     leaves nothing written: the accounting never misses a release). Returns what the ledger held about the
     input just before."""
-
     try:
         return ledger.record_export(series, lm, settings, out, options, result, key, rows=n)
     except OSError as e:

@@ -105,11 +105,11 @@ def series_digest(series: Series) -> str:
     times = np.asarray(series.times).astype("datetime64[ns]", copy=False).view(np.int64)
     values = np.asarray(series.values)
     for a in range(0, series.n, _HASH_CHUNK):
-        h.update(np.ascontiguousarray(times[a:a + _HASH_CHUNK], dtype="<i8"))
+        h.update(np.ascontiguousarray(times[a:a + _HASH_CHUNK], dtype="<i8").data)
     dtype = "<i8" if series.kind == "categorical" else "<f8"
     flat = values.reshape(-1)  # (location: lat, lon of each event in turn)
     for a in range(0, flat.size, _HASH_CHUNK):
-        h.update(np.ascontiguousarray(flat[a:a + _HASH_CHUNK], dtype=dtype))
+        h.update(np.ascontiguousarray(flat[a:a + _HASH_CHUNK], dtype=dtype).data)
     digest = h.hexdigest()
     series._cache["lmdk_series_digest"] = digest
     return digest

@@ -31,6 +31,7 @@ import json
 import os
 import secrets
 import sys
+import threading
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,19 +108,76 @@ def find(entry_id: str) -> dict[str, Any]:
     return matches[0]
 
 
-def _same_input(e: dict[str, Any], digest: str, file_sha256: str | None) -> bool:
-    if e.get("input_digest"):
-        return e["input_digest"] == digest
-    # (an entry from before issue 42 knows only the file's bytes)
-    return bool(file_sha256) and e.get("input_sha256") == file_sha256
+class _Index:
+    """What the ledger's lookups need, per input and per keyed release, read incrementally: each export asks
+    before it records (a batch: every person), and reading the whole ledger each time grew with its length
+    squared. Only the bytes appended since the last look are read; a ledger cleared or replaced is read again."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._reset(None)
+
+    def _reset(self, where: tuple[Any, ...] | None) -> None:
+        self.where = where  # (path, device, inode, the first bytes)
+        self.offset = 0
+        self.inputs: dict[str, list[float]] = {}  # input_digest → [count, total ε]
+        self.legacy: dict[str, list[float]] = {}  # input_sha256 of entries from before issue 42 → [count, ε]
+        self.releases: dict[str, str] = {}  # release_id → the first entry's id
+
+    def _add(self, e: dict[str, Any]) -> None:
+        if e.get("release_id"):
+            self.releases.setdefault(str(e["release_id"]), str(e["id"]))
+        if e.get("reexport_of"):
+            return
+        table, ident = (self.inputs, e.get("input_digest")) if e.get("input_digest") else \
+            (self.legacy, e.get("input_sha256"))
+        if ident:
+            acc = table.setdefault(str(ident), [0, 0.0])
+            acc[0] += 1
+            acc[1] += float(e.get("epsilon") or 0.0)
+
+    def refresh(self) -> _Index:
+        p = ledger_path()
+        try:
+            with open(p, "rb") as f:
+                st = os.fstat(f.fileno())
+                where = (str(p), st.st_dev, st.st_ino, f.read(256))
+                if where != self.where or st.st_size < self.offset:
+                    self._reset(where)
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            self._reset(None)
+            return self
+        end = data.rfind(b"\n") + 1  # complete lines only (an export may be appending the next one)
+        for line in data[:end].splitlines():
+            with contextlib.suppress(ValueError):
+                d = json.loads(line)
+                if isinstance(d, dict) and "id" in d:
+                    self._add(d)
+        self.offset += end
+        return self
+
+
+_INDEX = _Index()
 
 
 def composition(digest: str, file_sha256: str | None = None) -> tuple[int, float]:
     """(number of releases of the input whose series digest is ``digest``, their total ε), re-exports not
     counted; ``file_sha256`` also matches old entries that only have their file's SHA-256."""
-    eps = [float(e["epsilon"]) for e in entries()
-           if not e.get("reexport_of") and _same_input(e, digest, file_sha256)]
-    return len(eps), float(sum(eps))
+    with _INDEX.lock:
+        idx = _INDEX.refresh()
+        k, eps = idx.inputs.get(digest, (0, 0.0))
+        if file_sha256:
+            k2, eps2 = idx.legacy.get(file_sha256, (0, 0.0))
+            k, eps = k + k2, eps + eps2
+    return int(k), float(eps)
+
+
+def _first_release(release_id: str) -> str | None:
+    """The id of the first entry that is the keyed release ``release_id`` (None: not in the ledger)."""
+    with _INDEX.lock:
+        return _INDEX.refresh().releases.get(release_id)
 
 
 def notice_text(k: int, total: float, epsilon: float) -> str | None:
@@ -192,8 +250,7 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
     digest = series_digest(series)
     k, total = composition(digest, src.sha256 if src is not None else None)
     rid = _release_id(key, series, landmarks, settings, options) if key is not None else None
-    same = None if rid is None or options.reexport_of else \
-        next((e["id"] for e in entries() if e.get("release_id") == rid), None)
+    same = None if rid is None or options.reexport_of else _first_release(rid)
     if origin is not None:
         paths = [os.path.abspath(p) for p in origin.paths]
         where: dict[str, Any] = {"input_sha256": None, "input_path": paths[0] if len(paths) == 1 else None,
