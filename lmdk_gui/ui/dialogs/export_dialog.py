@@ -524,8 +524,7 @@ class ExportDialog(QDialog):
                 return
         if not self._confirm_categories():
             return
-        src = self.snapshot.series.source
-        notice = ledger.composition_notice(src.sha256 if src is not None else None, self.snapshot.settings.epsilon)
+        notice = ledger.composition_notice(self.snapshot.series, self.snapshot.settings.epsilon)
         if notice and not self.ask_repeat_release(notice):
             return
         self.accept()

@@ -12,6 +12,7 @@ through ``ui.startup.read_setting`` (never a crash on a broken value).
 from __future__ import annotations
 
 import gc
+import html
 import logging
 import math
 import os
@@ -1032,6 +1033,8 @@ class MainWindow(QMainWindow):
         job = self.export_job
         side = job.sidecar if job is not None else Path(path + ".json")
         warnings = "".join(f"<br>⚠ {w}" for w in (job.result.warnings if job and job.result else ()))
+        if job and job.result and job.result.composition:  # (from the ledger, once the release is written)
+            warnings += f"<br>Note: {html.escape(job.result.composition)}"
         box = QMessageBox(QMessageBox.Icon.Information, "Export finished",
                           f"Wrote the protected release<br><b>{path}</b><br>and its metadata<br><b>{side}</b>"
                           f"{warnings}", QMessageBox.StandardButton.Ok, self)
