@@ -232,15 +232,17 @@ def run_stats(raw: Iterable[float], denoised: Iterable[float] = ()) -> RunStats:
     return RunStats(m, s, r, md, sd, lo, hi, lod, hid)
 
 
-def spread_text(mean: float, lo: float, hi: float, digits: int = 3) -> str:
-    """An expected error with its spread over the runs, the one way every view writes it: "0.206 (0.15–0.3)";
-    the mean alone when the spread is unknown, "—" when the mean is."""
+def spread_text(mean: float, lo: float, hi: float, digits: int = 3, band_digits: int | None = None) -> str:
+    """An expected error with its spread over the runs (10th–90th percentile), the one way every view writes
+    it: "0.206 (0.15–0.3)"; the mean alone when the spread is unknown, "—" when the mean is. ``band_digits``
+    (default ``digits``): the percentiles' significant digits."""
     if mean is None or not math.isfinite(mean):
         return "—"
     m = readable_number(mean, digits)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return m
-    return f"{m} ({readable_number(lo, digits)}–{readable_number(hi, digits)})"
+    b = digits if band_digits is None else band_digits
+    return f"{m} ({readable_number(lo, b)}–{readable_number(hi, b)})"
 
 
 # ------------------------------------------------------------------------------------ the constant yardstick
@@ -260,11 +262,19 @@ def constant_release(series: Series) -> np.ndarray:
     return np.array(int(np.argmax(np.bincount(codes))) if codes.size else -1)
 
 
+#: :func:`geometric_median` iterates on at most this many evenly spaced points (any constant's error is a
+#: valid yardstick; the error itself is then taken over every event)
+MEDIAN_SAMPLE = 100_000
+
+
 def geometric_median(points: np.ndarray, iterations: int = 50) -> np.ndarray:
     """The point with the least mean distance to ``points`` (lat, lon in degrees): Weiszfeld's iteration on
     a local equirectangular projection (metres are what the error counts; at a track's scale the projection's
     distortion is far below the noise), started at the coordinate-wise median. Whichever of the two has the
-    lower mean haversine distance is returned, so it is never worse than the coordinate-wise median."""
+    lower mean haversine distance is returned, so it is never worse than the coordinate-wise median. A long
+    track is thinned to :data:`MEDIAN_SAMPLE` evenly spaced points first."""
+    if points.shape[0] > MEDIAN_SAMPLE:
+        points = points[:: -(-points.shape[0] // MEDIAN_SAMPLE)]
     ok = points[np.isfinite(points).all(axis=1)] if points.size else points.reshape(0, 2)
     if not ok.size:
         return np.array([np.nan, np.nan])
