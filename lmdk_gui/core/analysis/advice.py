@@ -78,6 +78,23 @@ def informative(error: float, yardstick: float | None) -> bool:
     return yardstick > 0 and error <= INFORMATIVE_RATIO * yardstick
 
 
+def spreads_of(entries: Mapping[str, object], error_field: str = "mae") -> dict[str, tuple[float, float]]:
+    """Scheme → (10th, 90th percentile) of the runs' errors behind :func:`errors_of`'s mean: from a
+    :class:`~.metrics.RunStats` (``p10``/``p90``, or ``p10_denoised``/``p90_denoised`` for ``"mae_denoised"``)
+    or a dict with ``<error_field>_p10``/``_p90`` (``lmdk compare``'s rows); (NaN, NaN) when unknown."""
+    out = {}
+    for s, e in entries.items():
+        if isinstance(e, RunStats):
+            den = error_field == "mae_denoised"
+            out[s] = (e.p10_denoised, e.p90_denoised) if den else (e.p10, e.p90)
+        elif isinstance(e, Mapping):
+            lo, hi = e.get(f"{error_field}_p10"), e.get(f"{error_field}_p90")
+            out[s] = (math.nan if lo is None else float(lo), math.nan if hi is None else float(hi))
+        else:
+            out[s] = (math.nan, math.nan)
+    return out
+
+
 def _rank(scheme: str) -> tuple[int, int]:
     return (0 if scheme in LANDMARK_SCHEMES else 1, ALL_SCHEMES.index(scheme) if scheme in ALL_SCHEMES else 99)
 
