@@ -58,7 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--target-error", metavar="X", default=None,
                    help="also print, per scheme, the smallest ε (log grid 0.01–100) whose MAE over R runs is at "
-                   "most X (in the data's units, or e.g. 5%% of the data's range); computed on this data, so "
+                   "most X (in the data's units, e.g. 5%% of the data's range, or 'informative': clearly below "
+                   "publishing one constant, which also caps any larger X); computed on this data, so "
                    "choosing ε from it is not itself private")
     p.add_argument("--denoise", choices=("both", "on", "off"), default="both",
                    help="error of the denoised releases (post-processing; changes no guarantee) next to the raw "
@@ -147,12 +148,18 @@ def best_of(rows: list[dict], error_field: str = "mae", yardstick: float | None 
 
 
 def target_table(sel, target: str, runs: int, seed: int, error_field: str = "mae") -> dict:
-    """``--target-error``: {"target", "grid", "smallest": scheme → ε or None, "errors": scheme → [MAE per ε]}."""
-    value = accuracy.parse_target(target, advice.data_range(sel.series, sel.settings))
+    """``--target-error``: {"target", "requested", "informative_target", "grid", "smallest": scheme → ε or None,
+    "errors": scheme → [MAE per ε]}. A requested target above the informative one (a constant meets it) is
+    lowered to it (:func:`~lmdk_gui.core.analysis.accuracy.planner_target`)."""
+    inf = accuracy.informative_target(sel.series)
+    requested = accuracy.parse_target(target, advice.data_range(sel.series, sel.settings), inf)
+    value, _lowered = accuracy.planner_target(requested, sel.series)
+    assert value is not None
     res = accuracy.epsilon_for_error(sel.series, sel.landmarks, sel.settings, value, runs=runs, seed=seed,
                                      error_field=error_field)
     assert res is not None  # never cancelled here
-    return {"target": value, "error_field": error_field, "grid": res.curves.grid.tolist(),
+    return {"target": value, "requested": requested, "informative_target": inf, "error_field": error_field,
+            "grid": res.curves.grid.tolist(),
             "smallest": res.smallest,
             "errors": {s: [None if not np.isfinite(e) else float(e) for e in v]
                        for s, v in res.curves.errors.items()}}
@@ -161,6 +168,9 @@ def target_table(sel, target: str, runs: int, seed: int, error_field: str = "mae
 def _print_target(t: dict, unit: str, runs: int) -> None:
     top = t["grid"][-1]
     what = "of the denoised release, " if t["error_field"] == "mae_denoised" else ""
+    if t["requested"] > t["target"]:
+        print(f"\nthe target {advice.fmt(t['requested'], unit)} is met by publishing one constant: planning for "
+              f"{advice.fmt(t['target'], unit)} instead ({advice.INFORMATIVE_RATIO:g} × the constant's error)", end="")
     print(f"\nsmallest ε meeting an expected error ≤ {advice.fmt(t['target'], unit)} ({what}mean over {runs} runs, "
           f"log grid {t['grid'][0]:g}–{top:g}); computed on this data: choosing ε from it is not itself private")
     for s, eps in t["smallest"].items():

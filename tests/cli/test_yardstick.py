@@ -78,3 +78,16 @@ def test_export_of_an_informative_release_says_nothing_of_a_constant(capsys, tmp
                        "--landmark-rows", "100-180")
     assert code == 0, err
     assert "no better than publishing a constant" not in err
+
+
+def test_compare_target_error_plans_for_informative(capsys):
+    code, out, err = run(capsys, "compare", JAN, "--landmark-rows", "100-180", "--runs", "2", "--json",
+                         "--target-error", "informative")
+    assert code == 0, err
+    doc = json.loads(out)
+    t = doc["target_error"]
+    assert t["target"] == pytest.approx(0.9 * doc["constant_error"]) == t["informative_target"]
+    code, out, err = run(capsys, "compare", JAN, "--landmark-rows", "100-180", "--runs", "2",
+                         "--target-error", "20%")  # 0.92 kWh: the median (0.573) meets it
+    assert code == 0, err
+    assert "is met by publishing one constant: planning for 0.516 kWh" in out

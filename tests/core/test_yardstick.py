@@ -111,3 +111,17 @@ def test_release_estimate_is_the_mean_of_a_few_runs():
     est = advice.release_estimate(s, np.arange(0, 30), st, "uniform", runs=4)
     want = metrics.mae_over_runs(s, np.arange(0, 30), st, runs=4, schemes=("uniform",))["uniform"].mean
     assert est == want
+
+
+def test_the_planner_targets_informative():
+    from lmdk_gui.core.analysis import accuracy
+
+    s = Series.from_arrays(np.array([1.0, 2.0, 3.0, 4.0, 10.0]))  # the median's MAE: 2.2
+    assert accuracy.informative_target(s) == pytest.approx(0.9 * 2.2)
+    assert accuracy.planner_target(None, s) == (pytest.approx(1.98), False)
+    assert accuracy.planner_target(5.0, s) == (pytest.approx(1.98), True)  # the median meets 5
+    assert accuracy.planner_target(1.0, s) == (1.0, False)
+    assert accuracy.parse_target("informative", 9.0, accuracy.informative_target(s)) == pytest.approx(1.98)
+    assert accuracy.informative_target(Series.from_arrays(np.full(4, 2.0))) is None
+    with pytest.raises(ValueError, match="constant"):
+        accuracy.parse_target("informative", 9.0, None)
