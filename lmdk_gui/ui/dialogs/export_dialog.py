@@ -291,6 +291,7 @@ class ExportDialog(QDialog):
         """The scheme combo (failing schemes disabled), the per-scheme advice table and the noise warning."""
         self.scheme = QComboBox()
         self.scheme.setObjectName("exportScheme")
+        self.scheme.setPlaceholderText("none advised: choose a scheme")  # (shown when none is pre-selected)
         self.reasons = exportable_schemes(self.snapshot)
         for s in ALL_SCHEMES:
             label = SCHEME_LABELS[s] + ("" if s in LANDMARK_SCHEMES else " (baseline)")
