@@ -8,7 +8,9 @@ Reproducible exports take a random secret key of 64 hex digits (``--seed HEX``, 
 ``--new-key``; patterned or low-entropy keys are refused, :mod:`lmdk_gui.core.publish.keys`), never a small
 integer; the key is bound to this release's data, landmarks and settings and kept in the private ledger so
 that ``lmdk ledger reexport`` can make the same release again. Once written, a release of an input that was
-released before prints the composed ε on stderr (a refused export prints nothing of it). Skip/Adaptive print their republishing warning.
+released before prints the composed ε on stderr (a refused export prints nothing of it). Skip/Adaptive print their republishing warning. A release
+whose expected error (a few simulated runs, :func:`~lmdk_gui.core.analysis.advice.release_estimate`) is not clearly
+below the error of publishing one constant gets a warning on stderr ("no better than publishing a constant").
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import sys
 from pathlib import Path
 
 from ..argtypes import path_arg
+from ..core.analysis import advice
+from ..core.analysis.metrics import unit_label
 from ..core.analysis.suggestions import RULE_WARNING
 from ..core.kernel.settings import (
     ALL_SCHEMES,
@@ -136,6 +140,14 @@ def run(args: argparse.Namespace) -> int:
               "and settings): bit for bit, no new ε spent", file=sys.stderr)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
+    # guidance after the release is written (a refused export wastes no runs); the simulated runs use the
+    # true data and stay on this machine, like lmdk compare's
+    estimate = advice.release_estimate(sel.series, sel.landmarks, sel.settings.with_(denoise=args.denoise),
+                                       args.scheme, dummies=dummies)
+    useless = advice.noise_warning(estimate, sel.series, sel.settings, unit_label(sel.series), args.scheme)
+    if useless:
+        print(f"lmdk: warning: {useless} (expected error: mean of {advice.ESTIMATE_RUNS} simulated releases)",
+              file=sys.stderr)
     if key is not None:
         print(f"lmdk: the export key is kept in the private ledger {ledger.ledger_path()} "
               "(`lmdk ledger reexport` makes this release again)", file=sys.stderr)

@@ -65,7 +65,7 @@ from ..kernel import mechanisms
 from ..kernel.noise import UnitNoise
 from ..kernel.settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .correlation import DISTRIBUTIONS, synthetic_landmarks
-from .metrics import mean_error, unit_label
+from .metrics import SPREAD_PERCENTILES, constant_error, mean_error, unit_label
 from .suggestions import get_rule, rule_for_percentage
 
 #: synthetic placements, in the order of the thesis' text (uniform first: the plain default)
@@ -224,6 +224,9 @@ class EvaluationResult:
     mean_denoised: np.ndarray | None = None
     std_denoised: np.ndarray | None = None
     per_run_denoised: np.ndarray | None = field(default=None, repr=False)
+    # The yardstick (issue 44): the error of publishing one constant at every event (metrics.constant_error);
+    # a scheme not clearly below it (advice.informative) tells no more than that one number.
+    constant_error: float = float("nan")
 
     @property
     def denoised(self) -> bool:
@@ -258,9 +261,11 @@ class EvaluationResult:
                 row = {"percentage": s.target, "actual_percentage": s.percentage, "landmarks": s.count,
                        "scheme": sch, "mae_mean": float(self.mean[i, j]),
                        "mae_std": float(self.std[i, j]), "runs": int(self.runs[i, j])}
+                row["mae_p10"], row["mae_p90"] = _spread(self.per_run, i, j)
                 if self.mean_denoised is not None and self.std_denoised is not None:
                     row["mae_denoised_mean"] = float(self.mean_denoised[i, j])
                     row["mae_denoised_std"] = float(self.std_denoised[i, j])
+                    row["mae_denoised_p10"], row["mae_denoised_p90"] = _spread(self.per_run_denoised, i, j)
                 out.append(row)
         return out
 
@@ -291,11 +296,24 @@ class EvaluationResult:
             "name": self.name, "kind": self.kind, "unit": self.unit, "rows": self.n, "epsilon": self.epsilon,
             "landmarks_from": self.source, "seed": self.seed, "runs": self.runs_requested,
             "runs_done": self.runs_done, "cancelled": self.cancelled, "elapsed_s": self.elapsed_s,
+            "constant_error": None if math.isnan(self.constant_error) else self.constant_error,
             "sets": [{"percentage": s.target, "actual_percentage": s.percentage, "landmarks": s.count,
                       "params": _jsonable(s.params)} for s in self.sets],
             "results": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                         for r in self.rows()],  # JSON has no NaN: null where no run had a value
         }
+
+    def constant_line(self) -> str:
+        """The yardstick in words ('' when unknown)."""
+        if math.isnan(self.constant_error):
+            return ""
+        from .advice import INFORMATIVE_RATIO
+
+        what = {"numeric": "the series' median", "location": "the track's geometric median",
+                "categorical": "the most frequent category"}[self.kind]
+        return (f"one constant ({what} at every event): {fmt_number(self.constant_error)}"
+                f"{'' if self.unit in ('mismatch rate', 'share') else ' ' + self.unit}; an error above "
+                f"{INFORMATIVE_RATIO:g} × this is no better than publishing that one number")
 
     def table_text(self) -> str:
         """A plain-text table: one line per percentage, ``mean ± std`` per scheme."""
@@ -317,6 +335,18 @@ class EvaluationResult:
 #: the thousands separator of numbers shown: a narrow space that never breaks (a thin space let a table cell
 #: wrap "1 752" into "1" and "752")
 THOUSANDS = "\u202f"
+
+
+def _spread(per_run: np.ndarray | None, i: int, j: int) -> tuple[float | None, float | None]:
+    """The 10th and 90th percentile of one cell's run errors (None where no run had a value)."""
+    if per_run is None:
+        return None, None
+    v = per_run[i, j]
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return None, None
+    lo, hi = np.percentile(v, SPREAD_PERCENTILES)
+    return float(lo), float(hi)
 
 
 def fmt_number(v: float, digits: int = 4) -> str:
@@ -774,5 +804,5 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
         sets=sets, schemes=schemes, mean=mean, std=std, runs=cnt.astype(np.int64), runs_done=runs_done,
         runs_requested=runs, cancelled=cancelled, kind=series.kind, unit=unit_label(series),
         epsilon=settings.epsilon, n=series.n, name=series.name, source=source, seed=int(seed),
-        elapsed_s=time.perf_counter() - t0, per_run=per_run, **extra,
+        elapsed_s=time.perf_counter() - t0, per_run=per_run, constant_error=constant_error(series), **extra,
     )
