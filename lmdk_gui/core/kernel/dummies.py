@@ -84,6 +84,7 @@ from .dummy_mechanism import (  # noqa: F401
     utility_scores,
 )
 from .dummy_options import (  # noqa: F401
+    HEURISTIC_COMFORT_N,
     OPTIMAL_MAX_REGULAR,
     DummyOptions,
     HistogramOptions,
