@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from ..data.series import Series
-from ..kernel.guarantee import GuaranteeResult, allocatable, is_constant
+from ..kernel.guarantee import GuaranteeResult, allocatable
 from ..kernel.noise import UnitNoise
 from ..kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
@@ -248,6 +248,12 @@ def _sets_span(a, b):  # pragma: no cover - compiled
         j += 1
     hi = max(a[la - 1 - j] if j < la else -1, b[lb - 1 - j] if j < lb else -1)
     return lo, hi
+
+
+def is_constant(a: np.ndarray) -> bool:
+    """Whether ``a`` is one value seen many times: a zero-stride view, such as the budgets of a scheme that
+    gives every event the same ε_t (:func:`constant_budgets`). A property of the array, not of a scheme."""
+    return a.ndim == 1 and a.shape[0] > 1 and a.strides[0] == 0
 
 
 def constant_budgets(n: int, value: float) -> np.ndarray:
