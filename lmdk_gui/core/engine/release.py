@@ -105,35 +105,17 @@ class Release:
 
 
 # ------------------------------------------------------------------------------------------ landmarks
-#: read-only landmark arrays already found sorted and distinct, by identity (weakly held): a preview passes
-#: the session's one set to each scheme's plan, seven O(m) checks a click (≈ 3 ms of the worker at 10^6 events
-#: with 200,000 landmarks, issue 15); only arrays that own their memory and cannot be written are kept
-_SORTED: dict[int, weakref.ref] = {}
-
-
-def _known_sorted(lm: np.ndarray) -> bool:
-    ref = _SORTED.get(id(lm))
-    return ref is not None and ref() is lm and not lm.flags.writeable
-
-
-def _remember_sorted(lm: np.ndarray) -> None:
-    if lm.flags.owndata and not lm.flags.writeable and id(lm) not in _SORTED:
-        key = id(lm)
-
-        def forget(_ref: weakref.ref) -> None:
-            _SORTED.pop(key, None)
-        _SORTED[key] = weakref.ref(lm, forget)
-
-
 def normalize_landmarks(landmarks: Iterable[int] | np.ndarray | None, n: int) -> np.ndarray:
-    """Sorted, distinct int64 row positions within [0, n); raises ValueError otherwise."""
+    """Sorted, distinct int64 row positions within [0, n); raises ValueError otherwise. Checked on every call
+    (no memo of arrays seen before: whoever holds one can change it); a caller that already holds the
+    normalised set passes it on instead of normalising it again."""
     if landmarks is None:
         return np.zeros(0, dtype=np.int64)
     lm = np.asarray(landmarks if isinstance(landmarks, np.ndarray) else list(landmarks))
     if lm.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if lm.dtype == np.int64 and _known_sorted(lm):
-        return _in_range(lm, n)
+    if lm.ndim != 1:
+        raise ValueError("landmarks must be a list of row positions")
     if lm.dtype.kind not in "iu":
         if lm.dtype.kind == "f" and np.all(np.isfinite(lm)) and np.all(lm == np.round(lm)):
             lm = lm.astype(np.int64)
@@ -143,7 +125,6 @@ def normalize_landmarks(landmarks: Iterable[int] | np.ndarray | None, n: int) ->
     if lm.size > 1 and not bool(np.all(lm[1:] > lm[:-1])):
         lm = np.sort(lm)
         lm = lm[np.concatenate(([True], lm[1:] != lm[:-1]))]
-    _remember_sorted(lm)
     return _in_range(lm, n)
 
 
@@ -187,34 +168,38 @@ def _skip_budgets(n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
 
 
 #: Skip's and Balanced's budgets per (scheme, n, landmark set, ε_a), held weakly: the R-run average plans each
-#: run again, and each plan made its own copy of what the preview holds (80 MB at 10^7 events)
-_BUDGETS: dict[tuple, tuple[weakref.ref, weakref.ref]] = {}
+#: run again, and each plan made its own copy of what the preview holds (80 MB at 10^7 events). Keyed by the
+#: set's identity, and valid only while the set still holds the rows the budgets were made for (a copy of
+#: them is kept and compared: an array's holder can change it).
+_BUDGETS: dict[tuple, tuple[weakref.ref, weakref.ref, np.ndarray]] = {}
 
 
 def _shared(scheme: str, n: int, landmarks: np.ndarray, eps_a: float, make) -> np.ndarray:
-    """``make()``, or the read-only array it gave for this very landmark set (a read-only one found sorted:
-    the session's) while someone holds it."""
-    if not _known_sorted(landmarks):
+    """``make()``, or the read-only array it gave for this very landmark set while someone holds it. Only
+    read-only sets are shared (the session's): a set its caller may still write is its own business."""
+    if landmarks.flags.writeable:
         return make()
-    key = (scheme, n, id(landmarks), eps_a)
     b = _shared_now(scheme, n, landmarks, eps_a)
     if b is not None:
         return b
     b = make()
     b.setflags(write=False)
+    key = (scheme, n, id(landmarks), eps_a)
 
     def forget(_ref: weakref.ref) -> None:  # (on whichever thread let go of the last reference)
         if _BUDGETS.get(key) is entry:
             _BUDGETS.pop(key, None)
-    entry = (weakref.ref(landmarks, forget), weakref.ref(b, forget))
+    entry = (weakref.ref(landmarks, forget), weakref.ref(b, forget), landmarks.copy())
     _BUDGETS[key] = entry
     return b
 
 
 def _shared_now(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray | None:
-    """The array :func:`_shared` gave for this very landmark set, if it is still held."""
+    """The array :func:`_shared` gave for this very landmark set, if it is still held and the set unchanged."""
     hit = _BUDGETS.get((scheme, n, id(landmarks), eps_a))
-    return hit[1]() if hit is not None and hit[0]() is landmarks else None
+    if hit is None or hit[0]() is not landmarks or not np.array_equal(hit[2], landmarks):
+        return None
+    return hit[1]()
 
 
 def skip_span(old: np.ndarray, old_lm: np.ndarray, new: np.ndarray, new_lm: np.ndarray,
