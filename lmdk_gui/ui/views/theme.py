@@ -9,9 +9,11 @@ simulation they stay clearly apart from every scheme colour and from the origina
 from __future__ import annotations
 
 from ...core.kernel.schemes import SCHEMES
+from ...core.kernel.settings import SCHEME_LABELS
 
-#: one colour per scheme, from the scheme registry (each scheme's module says why its colour)
-SCHEME_COLORS = {s.name: s.color for s in SCHEMES.values()}
+#: one colour per scheme, from the scheme registry (each scheme's module says why its colour), in
+#: SCHEME_LABELS' order (landmark-private schemes first)
+SCHEME_COLORS = {name: SCHEMES[name].color for name in SCHEME_LABELS}
 ORIGINAL_COLOR = (40, 40, 40)
 #: the original series behind each release in the preview rows
 ORIGINAL_PREVIEW_COLOR = (150, 150, 150)
