@@ -36,6 +36,13 @@ def budgets(n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
     return full_budgets(n, landmarks, eps_a)
 
 
+def _example(n: int, k: int, epsilon: float) -> str:
+    """The help's worked example, computed with the scheme's own formula (a figure typed by hand drifted)."""
+    total = landmark_total(n, k, epsilon)
+    return (f"{n:,} events, {k} landmarks, ε = {epsilon:g}: each landmark gets ε_t ≈ {total / k:.3g} and every "
+            f"other event ≈ {epsilon - total:.3g} (Uniform would give every event {epsilon / (k + 1):.3g}).")
+
+
 SCHEME = Scheme(
     name="balanced", label="Balanced", prose_name="Balanced", position=5, landmark_private=True,
     budgets=budgets, uses_landmarks=True, republishes=False, remade_by_edit=True,
@@ -44,6 +51,5 @@ SCHEME = Scheme(
     help=("Spends on the landmarks exactly what minimises the total noise: each of the k landmarks gets "
           "B/k and every regular event ε − B, with B = ε·k/(k + √(n − k)). Usually far less noise than "
           "Uniform, and no repeated values as in Skip.",
-          "1,000 events, 50 landmarks, ε = 1: each landmark gets ε_t ≈ 0.0047 and every other event "
-          "≈ 0.77 (Uniform would give every event 0.0196)."),
+          _example(1000, 50, 1.0)),
 )
