@@ -549,7 +549,13 @@ class MainWindow(QMainWindow):
         self.session.set_series(series, settings=settings)
         self.last_error = None
         self._remember(path, options)
-        self.statusBar().showMessage(f"Opened {path}", 5000)
+        late = series.source.out_of_order if series.source is not None else 0
+        if late:  # (the import dialog notes it before Open; a file opened directly is said here)
+            self.statusBar().showMessage(f"Opened {path}: its rows were not in time order and are sorted by time "
+                                         f"({late:,} row{'s' if late > 1 else ''} earlier than the row above)",
+                                         15000)
+        else:
+            self.statusBar().showMessage(f"Opened {path}", 5000)
         self.seriesLoaded.emit(path)
 
     def open_dialog(self) -> None:
