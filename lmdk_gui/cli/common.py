@@ -120,8 +120,10 @@ def load_input(args: argparse.Namespace, categories: Sequence[str] | None = None
 def add_landmark_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("landmarks")
     g.add_argument("--landmarks", type=path_arg, metavar="FILE",
-                   help="CSV with a 'timestamp' column (matching the input) or a 'row' column (0-based)")
-    g.add_argument("--landmark-rows", metavar="ROWS", help="0-based rows, e.g. 3,7,10-20")
+                   help="CSV with a 'timestamp' column (matching the input) or a 'row' column (event numbers)")
+    g.add_argument("--landmark-rows", metavar="ROWS",
+                   help="event numbers: 0-based positions in time order, as the app's hover box shows them, "
+                   "e.g. 3,7,10-20")
 
 
 def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = False) -> None:

@@ -887,7 +887,9 @@ class MainWindow(QMainWindow):
             val = f"{ser.values[row, 0]:.6f}, {ser.values[row, 1]:.6f}"
         else:
             val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
-        lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
+        # "event N": the 0-based position in time order, as landmark lists and --landmark-rows number events
+        # ("row N" is kept for the file's own rows, in messages about the file)
+        lines = [f"<b>event {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
         budgets = []
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
