@@ -36,8 +36,9 @@ Design choices (the non-obvious ones):
   ``date_format="ISO8601"``, strict ISO, no guessing), which makes loading faster than a plain
   ``read_csv``. If any value does not parse, pandas leaves the column as text and we diagnose it with
   ``pd.to_datetime`` (exact format / ISO 8601, ``errors="coerce"``) to name the bad rows. M/D/YYYY dates
-  (the HUE original) use the exact format ``%m/%d/%Y`` (``%d/%m/%Y`` only if every row needs it). There is
-  no ``dateutil``/"mixed" guessing: it is slow and silently ambiguous. pandas accepts ``now``/``today`` as
+  (the HUE original) use the exact format ``%m/%d/%Y`` (``%d/%m/%Y`` if every row fits only that); when every
+  date fits both and they differ (01/02/2013) the ``date_order`` option decides, and without it loading asks
+  (a LoadError). There is no ``dateutil``/"mixed" guessing: it is slow and silently ambiguous. pandas accepts ``now``/``today`` as
   timestamps; we refuse them.
 * Zone-aware timestamps are converted to UTC and the zone dropped; a column mixing zoned and naive values
   is an error (no way to know what the naive ones meant).
