@@ -98,3 +98,17 @@ def test_batch_shares_date_order(tmp_path):
                                       "--scheme", "uniform", "--epsilon", "1", "--date-order", "dmy"])
     options = options_from_args(args)
     assert options.date_order == "dmy" and "date_order" in batch._COLUMN_OPTIONS
+
+
+def test_ledger_reexport_reads_the_dates_in_the_same_order(capsys, tmp_path):
+    from lmdk_gui.core.publish import ledger
+
+    path = _ambiguous(tmp_path)
+    out = tmp_path / "r.csv"
+    code, _, err = run(capsys, "export", str(path), "-o", str(out), "--scheme", "uniform", "--epsilon", "1",
+                       "--landmark-rows", "0", "--new-key", "--date-order", "dmy")
+    assert code == 0, err
+    [entry] = ledger.entries()
+    assert entry["recipe"]["columns"]["date_order"] == "dmy"
+    ledger.reexport(entry["id"], tmp_path / "again.csv")
+    assert (tmp_path / "again.csv").read_text() == out.read_text()
