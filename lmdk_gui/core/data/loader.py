@@ -344,7 +344,10 @@ def _time_notes(raw: _Raw, ctx: _Context, sample: pd.DataFrame, guess: ColumnGue
     fmt = _time_format_of(first)[0] if first else None
     order = date_order
     if fmt is not None and fmt.startswith("%m/%d/%Y") and date_order is None:
-        whole = sample[col] if raw.parquet else _read_csv(raw, ctx, usecols=[col], dtype={col: object})[col]
+        try:
+            whole = sample[col] if raw.parquet else _read_csv(raw, ctx, usecols=[col], dtype={col: object})[col]
+        except LoadError:  # a malformed row further down: noted above, loading names it
+            whole = sample[col]
         example, mdy, dmy = ambiguous_date(whole, fmt)
         if example is not None:
             problems.append(date_order_problem(example))
