@@ -105,9 +105,10 @@ def test_a_field_above_12_settles_the_order_without_asking(tmp_path):
     assert [str(t)[:10] for t in load_series(same).times] == ["2013-01-01", "2013-02-02"]
 
 
-def test_the_whole_column_decides_not_the_first_rows(tmp_path):
-    # 240 rows of dates that read either way, then one whose first field is above 12
-    rows = [f"{i % 12 + 1:02d}/01/2013 {i % 24:02d}:00,{i}" for i in range(240)] + ["25/01/2013 00:00,1"]
+@pytest.mark.parametrize("n", [240, 20_100])  # past the sample; past the preview's second look
+def test_the_whole_column_decides_not_the_first_rows(tmp_path, n):
+    # n rows of dates that read either way, then one whose first field is above 12
+    rows = [f"{i % 12 + 1:02d}/01/2013 {i % 24:02d}:{i % 60:02d},{i}" for i in range(n)] + ["25/01/2013 00:00,1"]
     p = write(tmp_path, "long.csv", "timestamp,kwh\n" + "\n".join(rows) + "\n")
     assert inspect_table(p).problems == []  # row 242 (25/01) settles it: day first
     assert str(load_series(p, duplicates="first").times[-1])[:10] == "2013-01-25"

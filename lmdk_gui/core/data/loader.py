@@ -267,8 +267,8 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20, *, date_order: 
     (loading will then report it). Raises LoadError for missing, empty, unreadable or undecodable files.
     A contact log (see :func:`pair_columns`) is ambiguous until a person is chosen: the ids and their row
     counts need the whole file, which :func:`scan_table` reads. A time column of d/d/yyyy dates that all fit
-    both day/month and month/day is ambiguous until ``date_order`` is given (that column is read whole to
-    tell). Rows of the sample out of time order are noted (loading sorts them).
+    both day/month and month/day is ambiguous until ``date_order`` is given (judged on the whole column: while
+    the dates read so far fit both orders, more of that column is read). Rows of the sample out of time order are noted (loading sorts them).
     """
     raw = _prepare(path)
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
@@ -331,11 +331,35 @@ def order_note(first_line: int) -> str:
     return f"rows are not in time order: they will be sorted by time (first out-of-order row: row {first_line})"
 
 
+#: Rows of the time column the preview reads when the sample's dates all read both ways: enough for a day
+#: above 12 to turn up in hourly or minute data; only a column still ambiguous then is read whole.
+_SETTLE_ROWS = 20_000
+
+
+def _date_question(raw: _Raw, ctx: _Context, s: pd.Series, fmt: str) -> tuple[str | None, str]:
+    """``(example, order)`` of d/d/yyyy dates: the first date that reads either way when every date of the
+    column does (else None), and the order they read in. Reads more of the column only while every date read
+    so far fits both orders (the first ``_SETTLE_ROWS``, then all): cheap for the usual files."""
+    example, mdy, dmy = ambiguous_date(s, fmt)
+    asked = _SAMPLE_ROWS
+    for nrows in (_SETTLE_ROWS, None):
+        if example is None or raw.parquet or len(s) < asked:  # settled, or the whole column was read
+            break
+        try:
+            s = _read_csv(raw, ctx, nrows=nrows, usecols=[s.name], dtype={s.name: object})[s.name]
+        except LoadError:  # a malformed row further down (the preview notes it; loading names it)
+            break
+        example, mdy, dmy = ambiguous_date(s, fmt)
+        asked = nrows or 0
+    order = "dmy" if dmy is not None and dmy.isna().sum() < mdy.isna().sum() else "mdy"
+    return example, order
+
+
 def _time_notes(raw: _Raw, ctx: _Context, sample: pd.DataFrame, guess: ColumnGuess, date_order: str | None,
                 notes: list[str], problems: list[str]) -> None:
     """The preview's word on the time column: d/d/yyyy dates that read either way (a problem until
-    ``date_order`` is chosen; the whole column is read for it, as loading would judge it) and sample rows
-    out of time order (a note). Not for a table of many persons, whose rows are in time order per person."""
+    ``date_order`` is chosen; judged on the whole column, as loading judges it) and sample rows out of time
+    order (a note). Not for a table of many persons, whose rows are in time order per person."""
     col = guess.time_col
     if col is None or col not in sample.columns:
         return
@@ -344,15 +368,10 @@ def _time_notes(raw: _Raw, ctx: _Context, sample: pd.DataFrame, guess: ColumnGue
     fmt = _time_format_of(first)[0] if first else None
     order = date_order
     if fmt is not None and fmt.startswith("%m/%d/%Y") and date_order is None:
-        try:
-            whole = sample[col] if raw.parquet else _read_csv(raw, ctx, usecols=[col], dtype={col: object})[col]
-        except LoadError:  # a malformed row further down: noted above, loading names it
-            whole = sample[col]
-        example, mdy, dmy = ambiguous_date(whole, fmt)
+        example, order = _date_question(raw, ctx, sample[col], fmt)
         if example is not None:
             problems.append(date_order_problem(example))
             return
-        order = "dmy" if mdy.isna().sum() > dmy.isna().sum() else "mdy"
     if problems or guess.id_col is not None or len(sample) < 2:
         return
     try:

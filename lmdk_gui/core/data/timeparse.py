@@ -175,13 +175,23 @@ def date_order_problem(example: str) -> str:
     return f"dates like {example} read either way: {DATE_ORDER_CHOICE}"
 
 
-def ambiguous_date(s: pd.Series, fmt: str) -> tuple[str | None, pd.Series, pd.Series]:
+def ambiguous_date(s: pd.Series, fmt: str) -> tuple[str | None, pd.Series, pd.Series | None]:
     """``(example, month_first, day_first)`` for d/d/yyyy text (``fmt`` month first): ``example`` is the first
-    value that reads as two different dates when every date fits both orders, else None."""
+    value that reads as two different dates when every date fits both orders, else None. ``day_first`` is
+    None when every value fits month first (then it is not parsed: a date read month first also fits day
+    first exactly when its day is at most 12)."""
     mdy = _to_datetime(s, fmt)
+    present = s.notna().to_numpy()
+    m_bad = mdy.isna().to_numpy() & present
+    if not m_bad.any():
+        day, month = mdy.dt.day.to_numpy(), mdy.dt.month.to_numpy()
+        if not np.all((day <= 12) | ~present):
+            return None, mdy, None
+        differ = np.flatnonzero(present & (day != month))
+        return (str(s.iloc[differ[0]]).strip() if len(differ) else None), mdy, None
     dmy = _to_datetime(s, fmt.replace("%m/%d", "%d/%m"))
-    m_bad, d_bad = mdy.isna().to_numpy(), dmy.isna().to_numpy()
-    slashed = s.notna().to_numpy() & ~(m_bad & d_bad)  # (rows in another layout are judged on their own)
+    d_bad = dmy.isna().to_numpy() & present
+    slashed = present & ~(m_bad & d_bad)  # (rows in another layout are judged on their own)
     if ((m_bad | d_bad) & slashed).any():
         return None, mdy, dmy
     differ = np.flatnonzero(slashed & (mdy.to_numpy() != dmy.to_numpy()))
@@ -196,9 +206,8 @@ def _either_order(s: pd.Series, fmt: str, ctx: _Context, column: str) -> tuple[p
     if example is not None:
         raise ctx.error(date_order_problem(example), column=column, option="date_order",
                         choices=("dmy", "mdy"))
-    present = s.notna().to_numpy()
-    if (mdy.isna().to_numpy() & present).any() and not (dmy.isna().to_numpy() & present).any():
-        return dmy, fmt.replace("%m/%d", "%d/%m")
+    if dmy is not None and not (dmy.isna().to_numpy() & s.notna().to_numpy()).any():
+        return dmy, fmt.replace("%m/%d", "%d/%m")  # every row fits day/month, some not month/day
     return mdy, fmt
 
 
