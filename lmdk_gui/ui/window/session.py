@@ -450,7 +450,7 @@ class Session(QObject):
             raise RuntimeError("no series is open")
         row = int(row)
         if not 0 <= row < self.series.n:
-            raise ValueError(f"row {row} is outside the series (0–{self.series.n - 1})")
+            raise ValueError(f"event {row} is outside the series (events 0–{self.series.n - 1})")
         lm = self._landmarks
         i = int(np.searchsorted(lm, row))
         one, none = np.array([row], dtype=np.int64), np.zeros(0, dtype=np.int64)
