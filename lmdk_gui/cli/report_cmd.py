@@ -33,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--time-col", metavar="C", help="INPUT's time column (default: the release's)")
     g.add_argument("--value-col", metavar="C", help="INPUT's value column (default: the release's)")
     g.add_argument("--duplicates", metavar="POLICY", help="INPUT's duplicates policy (default: the sidecar's)")
+    g.add_argument("--date-order", choices=("dmy", "mdy"),
+                   help="INPUT's order of day and month in dates like 01/02/2013 (when they read either way)")
     p.set_defaults(run=run)
 
 
@@ -71,6 +73,7 @@ def _private(args: argparse.Namespace, rel):
     cols = list(rel.sidecar.get("columns") or [])
     opts: dict = {"kind": rel.kind, "duplicates": args.duplicates or rel.sidecar.get("duplicates") or "error"}
     opts["time_col"] = args.time_col or (cols[0] if cols else None)
+    opts["date_order"] = args.date_order
     if rel.kind == "location" and len(cols) >= 3:
         opts["lat_col"], opts["lon_col"] = cols[1], cols[2]
     else:
