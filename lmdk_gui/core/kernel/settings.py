@@ -52,6 +52,9 @@ class PrivacySettings:
     # Post-processing (issue 12): previews and exports also give the denoised release. It uses only the
     # release and public settings, so it changes no budget and no guarantee.
     denoise: bool = True
+    # numeric: the bounds are the data's own minimum and maximum ("From data", --bounds-from-data): a release
+    # publishes them, so its sidecar and statement say so (issue 42, finding 7). Meaningless without bounds.
+    bounds_from_data: bool = False
 
     def validate(self) -> None:
         if not (math.isfinite(self.epsilon) and self.epsilon > 0):
@@ -97,6 +100,7 @@ class PrivacySettings:
                 min_rate=float(ad.get("min_rate", 0.1)),
             ),
             denoise=bool(d.get("denoise", True)),  # projects saved before issue 12: on, the default
+            bounds_from_data=bool(d.get("bounds_from_data", False)) and bool(bounds),
         )
         s.validate()
         return s
