@@ -320,6 +320,7 @@ class _Ctx:
     landmarks_name: str
     delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
     sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
+    inputs: tuple[str, ...] = ()  # the run's input files (and landmark table): no release may replace one
 
     @property
     def state(self) -> Path:
@@ -453,7 +454,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         lm = _landmarks_for(pid, series, ctx)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
                              seed=export_seed(person_key(o.key, pid)) if o.key is not None else None,
-                             backend=o.backend, force=True, dummies=o.dummies,
+                             backend=o.backend, force=True, dummies=o.dummies, protect=ctx.inputs,
                              landmarks_rule=RULES[o.rule].label if o.rule is not None else None)
         if o.format == "csv":
             res = export_release(series, lm, o.settings, out / file, opts)
@@ -831,7 +832,8 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
                    Path(options.landmarks_file).name if options.landmarks_file else "",
                    _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ",",
-                   _input_type(files[0]) == "Excel")
+                   _input_type(files[0]) == "Excel",
+                   tuple(str(f) for f in files) + ((str(options.landmarks_file),) if options.landmarks_file else ()))
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         shuffle_method = "tasks"

@@ -1,0 +1,74 @@
+"""Issue 42, finding 3 in the window: File › Save Project and Landmarks › Export list never write over the
+data file (by its path or through a link), even after the save dialog's own overwrite question; the refusal
+is a message box and the session stays as it was."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from tests.conftest import SAMPLES
+
+
+@pytest.fixture
+def data(tmp_path):
+    dst = tmp_path / "in" / "energy.csv"
+    dst.parent.mkdir()
+    shutil.copy(SAMPLES / "energy_hue_2013_jan.csv", dst)
+    return dst
+
+
+@pytest.fixture
+def win(qtbot, data):
+    from lmdk_gui.ui import MainWindow
+
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.session.previewChanged, timeout=30_000):
+        assert w.open_series(data), w.last_error
+    w.session.set_landmarks(np.array([3, 9, 20]))
+    yield w
+    w.extensions["project_ui"].ask_unsaved = lambda: "discard"
+    w.close()
+
+
+def _target(data, tmp_path, alias):
+    if alias == "same":
+        return data
+    link = tmp_path / f"{alias}.csv"
+    if alias == "symlink":
+        link.symlink_to(data)
+    else:
+        os.link(data, link)
+    return link
+
+
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
+def test_save_project_over_the_data_file_is_refused(win, data, tmp_path, alias):
+    before = data.read_bytes()
+    pui = win.extensions["project_ui"]
+    pui.get_save_path = lambda: str(_target(data, tmp_path, alias))  # the dialog has asked about overwriting
+    assert pui.save_as() is False
+    assert data.read_bytes() == before
+    assert "data file" in win.last_error or "symbolic link" in win.last_error
+    assert win.session.series is not None and list(win.session.landmarks) == [3, 9, 20]
+    assert pui.path is None
+
+
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
+def test_landmark_list_export_over_the_data_file_is_refused(win, data, tmp_path, alias):
+    before = data.read_bytes()
+    ui = win.extensions["landmarks_ui"]
+    ui.get_export_path = lambda: str(_target(data, tmp_path, alias))
+    ui.export_dialog()
+    assert data.read_bytes() == before
+    assert "data file" in win.last_error or "symbolic link" in win.last_error
+    assert list(win.session.landmarks) == [3, 9, 20]
+    # an ordinary file the dialog asked about is still replaced
+    other = tmp_path / "list.csv"
+    other.write_text("old")
+    assert ui.export_landmarks(other)
+    assert other.read_text().startswith("timestamp,row")
