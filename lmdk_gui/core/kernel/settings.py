@@ -120,6 +120,13 @@ def categories_from_data_risk(n_labels: int) -> str:
             "be published whole, including labels that occur only once")
 
 
+def bounds_from_data_risk(bounds: tuple[float, float] | None) -> str:
+    """The one sentence the command and the export dialog use to say what bounds taken from the data mean."""
+    shown = f" [{bounds[0]:g}, {bounds[1]:g}]" if bounds is not None else ""
+    return (f"the public bounds{shown} are the data's own minimum and maximum: the release's metadata publishes "
+            "them, and so reveals those two values exactly")
+
+
 def sensitivity_warning(sensitivity: float, bounds: tuple[float, float] | None, unit: str = "") -> str | None:
     """What Δ leaves unprotected when it is smaller than the public bounds' width (issue 14): the same words
     in the settings panel and on ``lmdk export``'s stderr; None when Δ covers the bounds (or there are none)."""
