@@ -244,8 +244,8 @@ def _no_fault(step: str) -> None:
     """The default :data:`between_renames` hook: nothing."""
 
 
-#: Called with the step just done between the renames of :func:`commit_pair` ("old-csv-moved",
-#: "sidecar-renamed", "csv-renamed"); the crash tests replace it to kill the process at each instant.
+#: Called with the step just done in :func:`commit_pair` ("start": both files complete, nothing renamed;
+#: "old-csv-moved", "sidecar-renamed", "csv-renamed"); the crash tests replace it to kill the process there.
 between_renames: Callable[[str], None] = _no_fault
 
 #: The old CSV is moved to such a name first; remove_stale_parts deletes it (it is never locked).
@@ -264,6 +264,7 @@ def commit_pair(csv_file: AtomicFile, side_file: AtomicFile) -> None:
        (:func:`remove_stale_parts`), as it deletes the part files of a killed writer."""
     target = csv_file.target
     trash: Path | None = None
+    between_renames("start")
     if target.exists() or target.is_symlink():
         folder = target.parent if str(target.parent) else Path(".")
         trash = folder / f"{TRASH_PREFIX}{os.urandom(6).hex()}{PART_SUFFIX}"
