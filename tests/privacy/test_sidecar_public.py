@@ -105,3 +105,13 @@ def test_denoised_skip_says_its_interpolated_runs_show_the_landmarks(tmp_path, e
     export_release(energy, [3, 4, 5, 40], PrivacySettings(), out, ExportOptions("skip", denoise=False,
                                                                                   force=True))
     assert "interpolated runs" not in _doc(out)["statement"]
+
+
+def test_projects_keep_the_bounds_from_data_flag(tmp_path, energy):
+    from lmdk_gui.core.data.project import Project, load_project, save_project
+
+    st = PrivacySettings(bounds=(0.0, 3.0), bounds_from_data=True)
+    save_project(tmp_path / "p.lmdk.json", Project.from_series(energy, [3], st))
+    assert load_project(tmp_path / "p.lmdk.json").settings.bounds_from_data is True
+    save_project(tmp_path / "q.lmdk.json", Project.from_series(energy, [3], st.with_(bounds_from_data=False)))
+    assert load_project(tmp_path / "q.lmdk.json").settings.bounds_from_data is False

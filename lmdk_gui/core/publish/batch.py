@@ -59,6 +59,7 @@ from ..kernel.dummies import DummySettings
 from ..kernel.guarantee import GuaranteeError
 from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings
 from .export import Cancelled, ExportError, ExportOptions, export_release
+from .guard import check_output
 from .writers import AtomicFile, file_sha256
 
 __all__ = ["BatchError", "BatchOptions", "BatchProgress", "BatchSummary", "Cancelled", "check_outdir", "export_seed",
@@ -462,6 +463,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
             stage = ctx.state / "tmp" / f"{safe}.csv"
             res = export_release(series, lm, o.settings, stage, opts)
             (out / file).parent.mkdir(parents=True, exist_ok=True)
+            for target in (out / file, out / sidecar):  # the one output guard, as the CSV's (issue 42)
+                check_output(target, ctx.inputs, force=True, what="release")
             _to_parquet(stage, out / file, series)
             os.replace(res.sidecar, out / sidecar)
             stage.unlink()
