@@ -50,7 +50,7 @@ def test_the_sidecar_is_the_same_for_37_and_38_landmarks(tmp_path, energy, schem
 
 
 @pytest.mark.parametrize("scheme", ["uniform", "skip", "adaptive"])
-def test_the_denoised_sidecar_differs_only_in_nothing(tmp_path, energy, scheme):
+def test_the_denoised_sidecar_holds_no_figure_estimated_from_the_release(tmp_path, energy, scheme):
     """Denoised: post_processing describes the method; no count and no figure estimated from the raw
     release with its L-dependent budgets."""
     docs = []

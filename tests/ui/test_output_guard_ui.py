@@ -72,3 +72,15 @@ def test_landmark_list_export_over_the_data_file_is_refused(win, data, tmp_path,
     other.write_text("old")
     assert ui.export_landmarks(other)
     assert other.read_text().startswith("timestamp,row")
+
+
+@pytest.mark.parametrize("alias", ["same", "hardlink"])
+def test_window_export_over_the_data_file_is_refused_even_after_replace(qtbot, win, data, tmp_path, alias):
+    """The export dialog's "Replace?" gives force=True; the input is still refused, in a message box."""
+    before = data.read_bytes()
+    job = win.export_release(_target(data, tmp_path, alias), "uniform", force=True)
+    with qtbot.waitSignal(job.failed, timeout=30_000) as blocker:
+        pass
+    assert "own input file" in blocker.args[0] and "own input file" in win.last_error
+    assert data.read_bytes() == before and win.session.series is not None
+    win._error_box.close()
