@@ -84,3 +84,18 @@ def test_window_export_over_the_data_file_is_refused_even_after_replace(qtbot, w
     assert "own input file" in blocker.args[0] and "own input file" in win.last_error
     assert data.read_bytes() == before and win.session.series is not None
     win._error_box.close()
+
+
+def test_compare_tab_saves_never_replace_the_data_file(qtbot, win, data, tmp_path):
+    tab = win.extensions["evaluation_ui"]
+    tab.percentages_edit.setText("0,50")
+    tab.runs_spin.setValue(1)
+    with qtbot.waitSignal(tab.evaluationFinished, timeout=60_000):
+        tab.run()
+    before = data.read_bytes()
+    link = _target(data, tmp_path, "hardlink")
+    for what, target in (("png", data), ("csv", link)):
+        tab.ask_save_path = lambda w, suggested, target=target: str(target)
+        tab._save_dialog(what)
+        assert "data file" in win.last_error
+    assert data.read_bytes() == before
