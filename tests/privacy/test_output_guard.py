@@ -144,3 +144,15 @@ def test_batch_never_releases_over_an_input(capsys, tmp_path, fmt):
     assert src.read_bytes() == before and (out / "p1.csv").read_bytes() == before
     assert not (out / "p1.csv.json").exists()
     assert "own input file" in stdout + err
+
+
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
+def test_report_never_replaces_the_private_input(capsys, tmp_path, data, alias):
+    rel = tmp_path / "r.csv"
+    code, _, err = run(capsys, "export", str(data), "-o", str(rel), "--scheme", "uniform", "--epsilon", "1")
+    assert code == 0, err
+    before = data.read_bytes()
+    target = _aliases(data, tmp_path)[alias]
+    code, _, err = run(capsys, "report", str(rel), "-o", str(target), "--private", str(data), "--force")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert data.read_bytes() == before

@@ -21,7 +21,7 @@ DEFERRED = ("numba", "scipy", "llvmlite", "lmdk_gui.ui.dialogs.export_dialog", "
 BUILD_AND_OPEN = r"""
 import os, sys, threading
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-from lmdk_gui.core import lazyjit
+from lmdk_gui.core.engine import lazyjit
 importers = set()
 real = lazyjit.real_numba
 def watched():

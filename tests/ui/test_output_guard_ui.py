@@ -99,3 +99,13 @@ def test_compare_tab_saves_never_replace_the_data_file(qtbot, win, data, tmp_pat
         tab._save_dialog(what)
         assert "data file" in win.last_error
     assert data.read_bytes() == before
+
+
+def test_release_report_never_replaces_the_data_file(qtbot, win, data, tmp_path):
+    job = win.export_release(tmp_path / "r.csv", "uniform")
+    with qtbot.waitSignal(job.finished, timeout=60_000):
+        pass
+    before = data.read_bytes()
+    win.ask_report_path = lambda start, private: (str(_target(data, tmp_path, "hardlink")), True)
+    assert not win.save_release_report()
+    assert "data file" in win.last_error and data.read_bytes() == before
