@@ -211,3 +211,19 @@ def load_selection(args: argparse.Namespace) -> Selection:
     )
     settings.validate()
     return Selection(series, landmarks, settings, rules)
+
+
+def private_inputs(args: argparse.Namespace) -> list[str]:
+    """The files a command read that its outputs must never replace: the input, a landmark list, a matrix."""
+    return [str(v) for v in (getattr(args, k, None) for k in ("input", "landmarks", "matrix")) if v]
+
+
+def check_outputs(args: argparse.Namespace, *paths: tuple[str | None, str]) -> None:
+    """Every (path, what) the command will write, through the one output guard (issue 42, finding 3), before
+    any work: never an input (through any link), never a special file, an existing file only with --force."""
+    from ..core.publish.guard import check_output
+
+    inputs = private_inputs(args)
+    for path, what in paths:
+        if path:
+            check_output(path, inputs, force=bool(getattr(args, "force", False)), what=what)

@@ -39,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.publish.guard import check_output
     from ..core.publish.report import read_release, write_report
     from ..core.publish.report_html import render_report
     from . import UsageError
@@ -47,12 +48,12 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix.lower() == ".pdf":
         raise UsageError(f"{out}: lmdk report writes an HTML page; print it to PDF from a browser, or use the "
                          "app's File › Save release report… with a .pdf name")
-    if out.exists() and not args.force:
-        raise UsageError(f"{out} exists; add --force to replace it")
-    if out.exists() and not out.is_file():
-        raise UsageError(f"{out} is not a regular file")
     if out.resolve() in (Path(args.release).resolve(), Path(args.release + ".json").resolve()):
         raise UsageError(f"{out} is the release itself; choose another name for the report")
+    # the one output guard (issue 42): never the release, its sidecar, the private input or the landmark
+    # list (through any link), never a special file, an existing file only with --force
+    check_output(out, (args.release, args.release + ".json", args.private, args.landmarks), force=args.force,
+                 what="report", overwrite_hint="add --force to replace it")
     if (args.landmarks or args.landmark_rows) and not args.private:
         raise UsageError("--landmarks/--landmark-rows belong to the private section: give --private INPUT")
     rel = read_release(args.release)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..publish.guard import check_output
 from ..publish.writers import AtomicFile, format_timestamps, neutralise_frame
 from .series import LoadError, Series
 
@@ -177,10 +178,14 @@ def _parse_times(vals: pd.Series, series: Series) -> np.ndarray | None:
         return None
 
 
-def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarray, rules: Iterable[str] = ()
-                        ) -> None:
+def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarray, rules: Iterable[str] = (),
+                        *, force: bool = True) -> None:
     """Write a landmark list (``timestamp`` and ``row`` columns, and a ``rule`` column when ``rules`` name the
-    suggestion rules it was found by), atomically; a new file is owner-only."""
+    suggestion rules it was found by), atomically; a new file is owner-only. Never over the series' data
+    file (through any link) nor a special file; an existing file only with ``force``
+    (:class:`~lmdk_gui.core.publish.guard.OutputRefused`)."""
+    check_output(path, (series.source.path if series.source is not None else None,), force=force,
+                 what="landmark list", input_word="data file", overwrite_hint="choose another name")
     rows = np.asarray(rows, dtype=np.int64)
     fmt = series.source.time_format if series.source is not None else "iso"
     if fmt == "date+hour":

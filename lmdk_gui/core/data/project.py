@@ -29,6 +29,7 @@ import numpy as np
 
 from ... import __version__
 from ..kernel.settings import PrivacySettings
+from ..publish.guard import check_output
 from ..publish.writers import AtomicFile
 from .series import KINDS, Kind, LoadError, Series
 
@@ -200,8 +201,11 @@ def _relpath(target: str, start: Path) -> str | None:
         return None
 
 
-def save_project(path: str | os.PathLike, project: Project) -> None:
+def save_project(path: str | os.PathLike, project: Project, *, force: bool = True) -> None:
     """Write ``project`` to ``path`` (conventionally ``*.lmdk.json``) atomically.
+
+    Never over the data file itself (through any link) nor over a special file; an existing file only with
+    ``force`` (the window's save dialog has asked): :class:`~lmdk_gui.core.publish.guard.OutputRefused`.
 
     The data path is stored as given (made absolute) and relative to the project file's folder, so the
     pair can be moved together. Raises ValueError when the view state is not JSON, OSError on I/O errors
@@ -209,7 +213,8 @@ def save_project(path: str | os.PathLike, project: Project) -> None:
     """
     from ..engine.release import normalize_landmarks
 
-    p = Path(path)
+    p = check_output(path, (project.input_path,), force=force, what="project", input_word="data file",
+                     overwrite_hint="choose another name")
     folder = Path(os.path.abspath(p)).parent
     input_abs = os.path.abspath(project.input_path)
     rows = normalize_landmarks(project.landmarks, np.iinfo(np.int64).max)

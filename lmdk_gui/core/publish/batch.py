@@ -69,6 +69,7 @@ from ..kernel.guarantee import GuaranteeError
 from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings
 from . import keys
 from .export import Cancelled, ExportError, ExportOptions, export_release
+from .guard import check_output
 from .ledger import BatchOrigin
 from .writers import AtomicFile, file_sha256
 
@@ -337,7 +338,7 @@ class _Ctx:
     landmarks_name: str
     delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
     sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
-    inputs: tuple[str, ...] = ()  # the input file(s), for the private ledger
+    inputs: tuple[str, ...] = ()  # the input file(s): for the private ledger; no release may replace one
 
     @property
     def state(self) -> Path:
@@ -471,7 +472,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         lm = _landmarks_for(pid, series, ctx)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
                              seed=export_seed(person_key(o.key, pid)) if o.key is not None else None,
-                             backend=o.backend, force=True, dummies=o.dummies,
+                             backend=o.backend, force=True, dummies=o.dummies, protect=ctx.inputs,
                              landmarks_rule=RULES[o.rule].label if o.rule is not None else None,
                              origin=BatchOrigin(ctx.inputs, o.id_col, pid))
         if o.format == "csv":
@@ -480,6 +481,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
             stage = ctx.state / "tmp" / f"{safe}.csv"
             res = export_release(series, lm, o.settings, stage, opts)
             (out / file).parent.mkdir(parents=True, exist_ok=True)
+            for target in (out / file, out / sidecar):  # the one output guard, as the CSV's (issue 42)
+                check_output(target, ctx.inputs, force=True, what="release")
             _to_parquet(stage, out / file, series)
             os.replace(res.sidecar, out / sidecar)
             stage.unlink()

@@ -1097,6 +1097,9 @@ class LandmarksUI(QObject):
         except OSError as e:
             self.window.show_error("Cannot export the landmark list", f"{path}: {e.strerror or e}")
             return False
+        except ValueError as e:  # the output guard: never over the data file, nor a special file
+            self.window.show_error("Cannot export the landmark list", str(e))
+            return False
         self.window.statusBar().showMessage(
             f"Wrote {s.landmarks.size:,} landmarks to {path} (private: it reveals which events you protect)",
             10000)

@@ -1069,6 +1069,15 @@ class MainWindow(QMainWindow):
         if path.resolve() in {job.path.resolve(), job.sidecar.resolve()} or path.is_dir():
             self.show_error("Release report", f"{path} is the release or a folder; choose another name.")
             return False
+        from ...core.publish.guard import OutputRefused, check_output
+
+        src = job.snapshot.series.source
+        try:  # the one output guard (issue 42): never the data file, through any link, nor a special file
+            check_output(path, (job.path, job.sidecar, src.path if src is not None else None), force=True,
+                         what="report", input_word="data file")
+        except OutputRefused as e:
+            self.show_error("Release report", str(e))
+            return False
         try:
             ok, html = busy_call(self, "Release report", "Writing the release report…",
                                  lambda: _report_html(job, private))
