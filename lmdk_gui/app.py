@@ -4,6 +4,7 @@
 opens FILE. ``--screenshot OUT.png`` renders the window offscreen once the preview is ready, saves it and
 exits. ``--smoke-test`` shows the window on the real display, waits until its preview (or the empty panel)
 is drawn, closes it and exits 0 (1 on a timeout or an error): the install check CI runs under Xvfb.
+``--install-desktop`` / ``--uninstall-desktop`` add or remove the launcher entry and icons (desktop.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import argparse
 import gc
 import os
 import sys
-from typing import Any
 
 from .argtypes import (
     EXIT_USAGE,
@@ -21,13 +21,15 @@ from .argtypes import (
     file_name_bytes_on_console,
     image_output,
     number_in,
+    path_arg,
     size_type,
 )
+from .samples import SAMPLE_FILES, SAMPLES
 
 
 def _row_spec(text: str) -> str:
     """--landmark-rows: the syntax is checked now (before any window); the rows against the file once open."""
-    from .core.landmark_files import row_spec_ranges
+    from .core.data.landmark_files import row_spec_ranges
 
     try:
         row_spec_ranges(text)
@@ -54,22 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--smoke-test", action="store_true",
                    help="show the window, wait until it is drawn with its preview, close it and exit "
                         "(0 = the app works on this display)")
+    desktop = p.add_mutually_exclusive_group()
+    desktop.add_argument("--install-desktop", action="store_true",
+                         help="add the app to the desktop's launcher (a .desktop entry and icons) and exit")
+    desktop.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop wrote")
+    p.add_argument("--prefix", type=path_arg, metavar="DIR",
+                   help="with --(un)install-desktop: use DIR/share instead of ~/.local/share")
     return p
-
-
-#: ``--sample`` name → (file in resources/samples, the loader options it needs: column keywords only)
-SAMPLE_FILES: dict[str, tuple[str, dict[str, Any]]] = {
-    "energy": ("energy_hue_2013_jan.csv", {}),
-    "gps": ("gps_bus_limerick.csv", {}),
-    "contacts": ("contacts_person1672.csv", {"kind": "categorical", "duplicates": "first"}),
-}
 
 
 def _import_numerics_before_qt() -> None:
     """numpy and pandas (the loader's) before PySide6: once imported, PySide6 reads the source of every
     Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029), ≈ 0.25 s for numpy
     and pandas, measured here (issue 15). numba, which the first paint does not need, loads later on the
-    preview worker (core/lazyjit.py) while this thread draws the window and the series."""
+    preview worker (core/engine/lazyjit.py) while this thread draws the window and the series."""
     import numpy  # noqa: F401
     import pandas  # noqa: F401
 
@@ -85,7 +85,14 @@ def _no_collections_while_starting() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     file_name_bytes_on_console()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.install_desktop or args.uninstall_desktop:  # no Qt: works without a display
+        from .desktop import run
+
+        return run(args.install_desktop, args.prefix)
+    if args.prefix is not None:
+        parser.error("--prefix needs --install-desktop or --uninstall-desktop")
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _no_collections_while_starting()
@@ -93,13 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from .core.landmark_files import parse_row_spec
-    from .core.loader import slow_to_inspect
-    from .ui.main_window import SAMPLES, MainWindow
+    from .core.data.landmark_files import parse_row_spec
+    from .core.data.loader import slow_to_inspect
+    from .ui.window.identity import identify_application
+    from .ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("lmdk_gui")
-    app.setOrganizationName("lmdk")
+    identify_application(app)
     window = MainWindow(load_default=args.file is None and args.sample is None, defer_tabs=True)
     if args.sample:
         name, opts = SAMPLE_FILES[args.sample]
@@ -161,10 +168,10 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return 0
     if args.smoke_test:
-        from .ui.startup import run_smoke_test
+        from .ui.window.startup import run_smoke_test
 
         return run_smoke_test(app, window)
-    from .ui.startup import show_window
+    from .ui.window.startup import show_window
 
     show_window(window)
     return app.exec()

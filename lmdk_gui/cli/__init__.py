@@ -41,16 +41,17 @@ import argparse  # noqa: E402
 import importlib  # noqa: E402
 
 from ..argtypes import EXIT_USAGE, OneLineParser, file_name_bytes_on_console, printable  # noqa: E402
-from ..core.export import ExportError  # noqa: E402
-from ..core.guarantee import GuaranteeError  # noqa: E402
-from ..core.securenoise import Cancelled  # noqa: E402
-from ..core.series import LoadError  # noqa: E402
+from ..core.data.series import LoadError  # noqa: E402
+from ..core.kernel.guarantee import GuaranteeError  # noqa: E402
+from ..core.kernel.securenoise import Cancelled  # noqa: E402
+from ..core.publish.export import ExportError  # noqa: E402
 
 for _sig, _h in _import_handlers.items():
     signal.signal(_sig, _h)
 
 #: module names under lmdk_gui.cli, in the order shown by --help
-COMMANDS = ("export_cmd", "batch_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd", "ledger_cmd")
+COMMANDS = ("export_cmd", "batch_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd", "ledger_cmd",
+            "report_cmd")
 
 EXIT_GUARANTEE = 3
 

@@ -1,4 +1,4 @@
-"""``lmdk batch``: release every person of one long table on Dask (issue 16; see :mod:`lmdk_gui.core.batch`).
+"""``lmdk batch``: release every person of one long table on Dask (issue 16; see :mod:`lmdk_gui.core.publish.batch`).
 
 Exit codes: 0 every person released, 1 some persons failed (listed in OUTDIR/manifest.json, the others are
 released), 2 bad input or usage, 130 interrupted (OUTDIR holds complete persons only; ``--resume`` finishes).
@@ -11,9 +11,14 @@ import re
 import sys
 from typing import Any
 
-from ..core.export import BACKEND_ALIASES
-from ..core.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings, categories_from_data_risk
-from ..core.suggestions import RULES
+from ..core.analysis.suggestions import RULES
+from ..core.kernel.settings import (
+    LANDMARK_SCHEMES,
+    AdaptiveParams,
+    PrivacySettings,
+    categories_from_data_risk,
+)
+from ..core.publish.export import BACKEND_ALIASES
 from . import UsageError
 from .common import add_dummy_options, add_privacy_options, add_selection_options, dummy_settings
 from .landmarks_cmd import _OPTIONS as _RULE_OPTIONS
@@ -85,8 +90,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--include-flags", action="store_true",
                    help="add an 'approximated' column (0/1); reveals landmark positions")
     o.add_argument("--seed", metavar="KEY",
-                   help="master key, ≥ 32 hex digits: person p's noise is seeded with HMAC-SHA256(KEY, p), "
-                   "reproducible by anyone holding KEY (default: fresh OS entropy per person)")
+                   help="master key, 64 random hex digits (e.g. python -c 'import secrets; "
+                   "print(secrets.token_hex(32))'): person p's release is seeded with "
+                   "HMAC-SHA256(KEY, p) bound to p's data and settings, reproducible by anyone holding KEY "
+                   "(default: fresh OS entropy per person)")
     o.add_argument("--noise-backend", choices=BACKEND_ALIASES, default="exact",
                    help="as for 'lmdk export' (default exact)")
     o.add_argument("--resume", action="store_true",
@@ -116,7 +123,7 @@ def _rule(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
 
 
 def options_from_args(args: argparse.Namespace):
-    from ..core.batch import BatchError, BatchOptions, parse_key
+    from ..core.publish.batch import BatchError, BatchOptions, parse_key
 
     rule, params = _rule(args)
     if args.categories and args.categories_from_data:
@@ -138,7 +145,7 @@ def options_from_args(args: argparse.Namespace):
     return BatchOptions(
         id_col=args.id_col, scheme=args.scheme, settings=settings, time_col=args.time_col,
         value_col=args.value_col, lat_col=args.lat_col, lon_col=args.lon_col, hour_col=args.hour_col,
-        kind=args.kind, duplicates=args.duplicates, landmarks_file=args.landmarks, rule=rule,
+        kind=args.kind, duplicates=args.duplicates, date_order=args.date_order, landmarks_file=args.landmarks, rule=rule,
         rule_params=params, dummies=dummy_settings(args), include_budget=args.include_budget,
         include_flags=args.include_flags, key=key, backend=args.noise_backend, format=args.format,
         resume=args.resume, force=args.force, workers=args.workers, scheduler=args.scheduler,
@@ -188,7 +195,7 @@ class _Line:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from ..core.batch import BatchError, run_batch
+    from ..core.publish.batch import BatchError, run_batch
 
     # The in-process scheduler logs each shuffle's start and end as warnings: noise on a steward's terminal.
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
@@ -223,6 +230,8 @@ def run(args: argparse.Namespace) -> int:
         print("lmdk: warning: the landmarks were found by --rule on each person's values: a release shows where "
               "they are (Skip and Adaptive repeat values there), so it shows which events passed the rule; "
               "add dummy landmarks to hide them", file=sys.stderr)
+    if summary.composition:
+        print(f"lmdk: note: {summary.composition}", file=sys.stderr)
     for pid, err in summary.errors[:5]:  # loader messages already start with "id <pid>, row …"
         print(f"lmdk: failed: {err}" if err.startswith(f"id {pid}") else f"lmdk: failed: id {pid}: {err}",
               file=sys.stderr)

@@ -2,13 +2,16 @@
 
 The thesis' utility experiment (§5.2.1, Figure 5.1) on any series: landmark sets by percentage from a
 suggestion rule swept over one parameter (§5.1.3) or from a synthetic placement, and for each set the MAE
-of every scheme averaged over R runs (:func:`lmdk_gui.core.evaluation.evaluate`).
+of every scheme averaged over R runs (:func:`lmdk_gui.core.analysis.evaluation.evaluate`).
 
 The CSV has exactly the columns ``percentage,scheme,mae_mean,mae_std,runs``; ``percentage`` is the
 requested one (the printed table and the plot also show the percentage a rule actually reached).
-``--denoise both`` also denoises every run's release (post-processing, :mod:`lmdk_gui.core.denoise`) and adds
+``--denoise both`` also denoises every run's release (post-processing, :mod:`lmdk_gui.core.analysis.denoise`) and adds
 the columns ``mae_denoised_mean,mae_denoised_std``; the plot then shows the denoised errors.
 ``--plot`` draws the grouped bar chart with pyqtgraph offscreen (Qt is imported only then).
+The table ends with the yardstick, the error of publishing one constant (the series' median, geometric median
+or mode) at every event; ``--json`` has it as ``constant_error`` and each result's spread over the runs as
+``mae_p10``/``mae_p90`` (``mae_denoised_p10``/``mae_denoised_p90``).
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ import sys
 from typing import Any
 
 from ..argtypes import path_arg, size_type
-from ..core.evaluation import DEFAULT_RUNS, PLACEMENTS, evaluate, parse_percentages
-from ..core.settings import ALL_SCHEMES
-from ..core.suggestions import RULES
+from ..core.analysis.evaluation import DEFAULT_RUNS, PLACEMENTS, evaluate, parse_percentages
+from ..core.analysis.suggestions import RULES
+from ..core.kernel.settings import ALL_SCHEMES
 from . import UsageError
 from .common import (
     add_privacy_options,
     add_selection_options,
+    check_outputs,
     load_selection,
     number_in,
     runs_type,
@@ -84,6 +88,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o = p.add_argument_group("output")
     o.add_argument("--csv", type=path_arg, metavar="OUT.csv", help="write percentage,scheme,mae_mean,mae_std,runs")
     o.add_argument("--plot", type=path_arg, metavar="OUT.png", help="draw the grouped bar chart (PNG)")
+    o.add_argument("--force", action="store_true", help="overwrite OUT.csv / OUT.png if they exist")
     sc = o.add_mutually_exclusive_group()
     sc.add_argument("--log", action="store_const", const="log", dest="scale",
                     help="log y axis (default: log when the bars span more than two decades)")
@@ -129,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     vary, fixed = rule_options(args)
     schemes = _schemes(args.schemes)
     size = args.size if args.plot else None
+    check_outputs(args, (args.csv, "CSV"), (args.plot, "plot"))
     sel = load_selection(args)
     progress = None
     if sys.stderr.isatty() and not args.json:
@@ -148,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.csv}: cannot write the CSV ({e.strerror or e})") from None
         written.append(args.csv)
     if args.plot:
-        from ..ui.evalplot import render_png
+        from ..ui.views.evalplot import render_png
 
         assert size is not None
         try:
@@ -170,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
           f"MAE ({result.unit}) over {result.runs_done} runs, mean ± std" +
           (" (raw, then denoised)" if result.denoised else ""))
     print(result.table_text())
+    if result.constant_line():
+        print(result.constant_line())
     for w in written:
         print(f"wrote {w}")
     return 0

@@ -2,23 +2,40 @@
 
 With ``--dummies GENERATOR`` the export hides the landmarks among dummy landmarks (thesis §4.2): it draws a
 selection ``L' ⊃ L`` with fresh randomness (derived from the export key when given), releases on ``L'`` with
-``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.export`).
+``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.publish.export`).
 
-Reproducible exports take a secret key of at least 128 bits (``--seed HEX``, ``--seed-file PATH`` or
-``--new-key``), never a small integer; the key is kept in the private ledger so that ``lmdk ledger
-reexport`` can make the same release again. Before writing, a release of an input that was released before
-prints the composed ε on stderr (and goes on). Skip/Adaptive print their republishing warning.
+Reproducible exports take a random secret key of 64 hex digits (``--seed HEX``, ``--seed-file PATH`` or
+``--new-key``; patterned or low-entropy keys are refused, :mod:`lmdk_gui.core.publish.keys`), never a small
+integer; the key is bound to this release's data, landmarks and settings and kept in the private ledger so
+that ``lmdk ledger reexport`` can make the same release again. Once written, a release of an input that was
+released before prints the composed ε on stderr (a refused export prints nothing of it). Skip/Adaptive print their republishing warning. A release
+whose expected error (a few simulated runs, :func:`~lmdk_gui.core.analysis.advice.release_estimate`) is not clearly
+below the error of publishing one constant gets a warning on stderr ("no better than publishing a constant").
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from ..argtypes import path_arg
-from ..core import ledger
-from ..core.export import (
+from ..core.analysis import advice
+from ..core.analysis.metrics import unit_label
+from ..core.analysis.suggestions import RULE_WARNING
+from ..core.kernel.settings import (
+    ALL_SCHEMES,
+    PrivacySettings,
+    bounds_from_data_risk,
+    categories_from_data,
+    categories_from_data_risk,
+    sensitivity_warning,
+)
+from ..core.publish import ledger
+from ..core.publish.export import (
     BACKEND_ALIASES,
     ExportError,
     ExportOptions,
@@ -26,8 +43,6 @@ from ..core.export import (
     export_release,
     new_export_key,
 )
-from ..core.settings import ALL_SCHEMES, categories_from_data, categories_from_data_risk, sensitivity_warning
-from ..core.suggestions import RULE_WARNING
 from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 from .common import (
     add_dummy_options,
@@ -60,7 +75,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="write the input file's name into OUTPUT.json (off by default: it can name a person)")
     k = g.add_mutually_exclusive_group()
     k.add_argument("--seed", metavar="HEX",
-                   help="a secret export key of at least 32 hex digits (128 bits): the release can be made "
+                   help="a secret export key of 64 random hex digits (256 bits; --new-key makes one): the release can be made "
                    "again by whoever holds it (`lmdk ledger reexport`); default: fresh OS entropy")
     k.add_argument("--seed-file", metavar="PATH", help="read the export key (hex) from PATH")
     k.add_argument("--new-key", action="store_true",
@@ -75,6 +90,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="write the denoised release (default): post-processing of the secure release from its "
                    "released values, budgets and public settings only, so the guarantee is unchanged and anyone "
                    "could do the same; --no-denoise writes the raw, unbiased noisy values")
+    g.add_argument("--bounds-from-data", action="store_true",
+                   help="numeric: use the data's own minimum and maximum as the public bounds; they are then "
+                   "published (the sidecar and its statement say so). Without it, only --bounds are used")
     g.add_argument("--force", action="store_true", help="overwrite OUTPUT and OUTPUT.json if they exist")
     p.set_defaults(run=run)
 
@@ -105,8 +123,12 @@ def run(args: argparse.Namespace) -> int:
     if args.categories and args.categories_from_data:
         raise UsageError("--categories and --categories-from-data exclude each other; give one")
     key = _key_argument(args)
+    if args.bounds and args.bounds_from_data:
+        raise UsageError("--bounds and --bounds-from-data exclude each other; give one")
     sel = load_selection(args)
     check_categories(sel.series, sel.settings, args.categories_from_data)
+    if args.bounds_from_data:
+        sel = replace(sel, settings=data_bounds(sel.series, sel.settings))
     if sel.series.kind == "numeric":
         short = sensitivity_warning(sel.settings.sensitivity, sel.settings.bounds, sel.series.unit or "")
         if short:
@@ -120,15 +142,24 @@ def run(args: argparse.Namespace) -> int:
     if sel.landmark_rules and dummies is None:
         print(f"lmdk: warning: {args.landmarks} says its landmarks were found by a rule on the values "
               f"({opts.landmarks_rule}). {RULE_WARNING} (--dummies; the sidecar says so)", file=sys.stderr)
-    src = sel.series.source
-    notice = ledger.composition_notice(src.sha256 if src is not None else None, sel.settings.epsilon)
-    if notice:
-        print(f"lmdk: note: {notice}", file=sys.stderr)
     result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts,
                             should_cancel=INTERRUPTED.is_set)
     RELEASE_WRITTEN.set()
+    if result.composition:  # (said once the release is written: a refused export spends nothing)
+        print(f"lmdk: note: {result.composition}", file=sys.stderr)
+    elif result.same_release_as:
+        print(f"lmdk: note: the same release as {result.same_release_as} in the ledger (same key, data, landmarks "
+              "and settings): bit for bit, no new ε spent", file=sys.stderr)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
+    # guidance after the release is written (a refused export wastes no runs); the simulated runs use the
+    # true data and stay on this machine, like lmdk compare's
+    estimate = advice.release_estimate(sel.series, sel.landmarks, sel.settings.with_(denoise=args.denoise),
+                                       args.scheme, dummies=dummies)
+    useless = advice.noise_warning(estimate, sel.series, sel.settings, unit_label(sel.series), args.scheme)
+    if useless:
+        print(f"lmdk: warning: {useless} (expected error: mean of {advice.ESTIMATE_RUNS} simulated releases)",
+              file=sys.stderr)
     if key is not None:
         print(f"lmdk: the export key is kept in the private ledger {ledger.ledger_path()} "
               "(`lmdk ledger reexport` makes this release again)", file=sys.stderr)
@@ -146,6 +177,21 @@ def run(args: argparse.Namespace) -> int:
               f"{args.dummy_utility} utility): ε_sel = {d['epsilon']:.6g} for the selection, landmark sum "
               f"{g.worst:.6g} ≤ ε − ε_sel = {d['epsilon_release']:.6g}) and {result.sidecar}")
     return 0
+
+
+def data_bounds(series, settings: PrivacySettings) -> PrivacySettings:
+    """--bounds-from-data: the settings with the data's minimum and maximum as bounds, flagged (and said)."""
+    if series.kind != "numeric":
+        raise UsageError(f"--bounds-from-data applies to numeric series; this one was read as {series.kind}")
+    values = np.asarray(series.values, dtype=np.float64)
+    if not values.size or not np.isfinite(values).any():
+        raise UsageError("--bounds-from-data: the series has no values to take bounds from")
+    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
+    if not lo < hi:
+        raise UsageError(f"--bounds-from-data: every value is {lo:g}; bounds need lo < hi, give --bounds")
+    bounds = (lo, hi)
+    print(f"lmdk: warning: {bounds_from_data_risk(bounds)} (--bounds-from-data)", file=sys.stderr)
+    return settings.with_(bounds=bounds, bounds_from_data=True)
 
 
 def check_categories(series, settings, from_data: bool) -> None:

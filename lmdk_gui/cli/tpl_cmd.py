@@ -14,22 +14,23 @@ import math
 
 import numpy as np
 
-from ..core.correlation import (
+from ..core.analysis.correlation import (
     CorrelationModel,
     landmark_tpl_for_schemes,
     no_correlation_value,
     read_matrix_file,
 )
-from ..core.metrics import share
-from ..core.noise import UnitNoise
-from ..core.release import compute_all
-from ..core.settings import ALL_SCHEMES, SCHEME_LABELS
-from ..core.writers import AtomicFile
+from ..core.analysis.metrics import share
+from ..core.engine.release import compute_all
+from ..core.kernel.noise import UnitNoise
+from ..core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
+from ..core.publish.writers import AtomicFile
 from . import UsageError
 from .common import (
     add_landmark_options,
     add_privacy_options,
     add_selection_options,
+    check_outputs,
     load_selection,
     path_arg,
     seed_type,
@@ -73,6 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--curve", type=path_arg, metavar="FILE",
                    help="write the landmark TPL of every event as CSV: row,uniform,skip,adaptive,event,user")
+    p.add_argument("--force", action="store_true", help="overwrite the --curve FILE if it exists")
     p.set_defaults(run=run)
 
 
@@ -102,6 +104,7 @@ def write_curve(path: str, curves: dict[str, np.ndarray]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args, (args.curve, "curve"))
     model = build_model(args)
     sel = load_selection(args)
     n = sel.series.n

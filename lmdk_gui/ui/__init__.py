@@ -7,7 +7,7 @@ __all__ = ["MainWindow"]
 
 def __getattr__(name: str):
     if name == "MainWindow":
-        from .main_window import MainWindow
+        from .window.main_window import MainWindow
 
         return MainWindow
     raise AttributeError(name)

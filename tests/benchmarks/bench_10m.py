@@ -210,7 +210,7 @@ def emit(d: dict) -> None:
 
 
 def main() -> None:
-    from lmdk_gui.ui.main_window import MainWindow
+    from lmdk_gui.ui.window.main_window import MainWindow
     from tests.ui.helpers import event_point
 
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**7
@@ -324,7 +324,7 @@ def machine_floor(hb: Heartbeat, n: int, seconds: float = 20.0) -> dict:
 
 
 def _floor_phase(hb: Heartbeat, n: int, seconds: float, phase: str, reuse: bool) -> dict:
-    from lmdk_gui.core.priority import FOREGROUND, lower_this_thread
+    from lmdk_gui.runtime.priority import FOREGROUND, lower_this_thread
 
     stop = threading.Event()
 

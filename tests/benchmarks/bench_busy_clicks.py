@@ -3,7 +3,7 @@
 ``bench_gui.py --clicks`` waits for each click's denoised stage before the next one, so its clicks never
 meet the background work. A user marking events one after another does: each click interrupts the
 previous click's denoising or R-run average, and on two cores the GUI thread, the preview worker and its
-second thread compete with them. This is the figure the worker threads' priorities (``core/priority.py``)
+second thread compete with them. This is the figure the worker threads' priorities (``runtime/priority.py``)
 are for.
 
 Run: ``python tests/benchmarks/bench_busy_clicks.py [n] [gap_seconds]`` (default 10^6, 0.3 s; ≈ 30 s) —
@@ -37,8 +37,8 @@ from tests.benchmarks.bench_gui import (  # noqa: E402
 
 
 def main() -> None:
-    from lmdk_gui.core.series import Series
-    from lmdk_gui.ui.main_window import MainWindow
+    from lmdk_gui.core.data.series import Series
+    from lmdk_gui.ui.window.main_window import MainWindow
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**6
     gap = float(sys.argv[2]) if len(sys.argv) > 2 else 0.3
     os.environ["LMDK_GUI_SETTINGS"] = str(Path(tempfile.mkdtemp()) / "bench.ini")

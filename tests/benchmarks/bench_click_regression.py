@@ -28,8 +28,8 @@ N = 10**6
 def main() -> int:
     import numpy as np
 
-    from lmdk_gui.core.series import Series
-    from lmdk_gui.ui.main_window import MainWindow
+    from lmdk_gui.core.data.series import Series
+    from lmdk_gui.ui.window.main_window import MainWindow
 
     os.environ["LMDK_GUI_SETTINGS"] = str(Path(tempfile.mkdtemp()) / "bench.ini")
     w = MainWindow(load_default=False)

@@ -19,8 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from lmdk_gui.core import mechanisms  # noqa: E402
-from lmdk_gui.core.denoise import denoise  # noqa: E402
+from lmdk_gui.core.analysis.denoise import denoise  # noqa: E402
+from lmdk_gui.core.kernel import mechanisms  # noqa: E402
 
 REPEATS = 9
 _RNG = np.random.default_rng()

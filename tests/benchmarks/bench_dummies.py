@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd
 from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
-from lmdk_gui.core import dummies as dm
-from lmdk_gui.core import mechanisms
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.metrics import mae_over_runs
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import LANDMARK_SCHEMES, PrivacySettings
+from lmdk_gui.core.analysis.metrics import mae_over_runs
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.kernel import dummies as dm
+from lmdk_gui.core.kernel import mechanisms
+from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, PrivacySettings
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -24,12 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
-from lmdk_gui.core.loader import load_series  # noqa: E402
-from lmdk_gui.core.metrics import mae  # noqa: E402
-from lmdk_gui.core.noise import UnitNoise  # noqa: E402
-from lmdk_gui.core.release import compute_all  # noqa: E402
-from lmdk_gui.core.series import Series  # noqa: E402
-from lmdk_gui.core.settings import PrivacySettings  # noqa: E402
+from lmdk_gui.core.analysis.metrics import mae  # noqa: E402
+from lmdk_gui.core.data.loader import load_series  # noqa: E402
+from lmdk_gui.core.data.series import Series  # noqa: E402
+from lmdk_gui.core.engine.release import compute_all  # noqa: E402
+from lmdk_gui.core.kernel.noise import UnitNoise  # noqa: E402
+from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
 
 
 def recompute(n: int) -> dict:
@@ -61,7 +61,7 @@ def toggle_preview(n: int, repeats: int = 7, kind: str = "numeric") -> dict:
     import statistics
     import time
 
-    from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
+    from lmdk_gui.core.engine.preview import NoiseCache, Snapshot, compute_preview
 
     rng = np.random.default_rng(1)
     if kind == "numeric":

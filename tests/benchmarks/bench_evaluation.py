@@ -32,12 +32,12 @@ from pathlib import Path
 import numpy as np
 from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
-from lmdk_gui.core.evaluation import DEFAULT_PERCENTAGES, evaluate, landmark_sets
-from lmdk_gui.core.metrics import mae
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.analysis.evaluation import DEFAULT_PERCENTAGES, evaluate, landmark_sets
+from lmdk_gui.core.analysis.metrics import mae
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 
 N = 10_000
 RUNS = 100
@@ -96,8 +96,8 @@ REAL = (
 
 
 def figures(folder: Path, runs: int) -> None:
-    from lmdk_gui.core.loader import load_series
-    from lmdk_gui.ui.evalplot import render_png
+    from lmdk_gui.core.data.loader import load_series
+    from lmdk_gui.ui.views.evalplot import render_png
 
     settings = PrivacySettings()
     for name, path, load_opts, opts in REAL:
@@ -114,7 +114,7 @@ def figures(folder: Path, runs: int) -> None:
 def binary_contacts(series: Series, res, runs: int) -> None:
     """The thesis' Copenhagen encoding: each event's value is whether its contact is on the landmark list
     (binary randomized response, p = e^ε/(e^ε+1)); the landmarks are the events whose value is 1."""
-    from lmdk_gui.core.evaluation import LandmarkSet
+    from lmdk_gui.core.analysis.evaluation import LandmarkSet
 
     settings = PrivacySettings(categories=("0", "1"))
     rows = []

@@ -27,9 +27,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
-from lmdk_gui.core.export import ExportOptions, export_release  # noqa: E402
-from lmdk_gui.core.loader import load_series  # noqa: E402
-from lmdk_gui.core.settings import PrivacySettings  # noqa: E402
+from lmdk_gui.core.data.loader import load_series  # noqa: E402
+from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
+from lmdk_gui.core.publish.export import ExportOptions, export_release  # noqa: E402
 
 
 def make_csv(path: Path, n: int) -> pd.DataFrame:
@@ -71,7 +71,7 @@ def gui_stall(d: Path, n: int = 10**6) -> None:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from lmdk_gui.ui.main_window import MainWindow
+    from lmdk_gui.ui.window.main_window import MainWindow
 
     os.environ["LMDK_GUI_SETTINGS"] = str(d / "bench.ini")
     app = QApplication.instance() or QApplication([])

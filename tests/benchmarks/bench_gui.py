@@ -38,9 +38,9 @@ from PySide6.QtCore import QEvent, QObject, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from lmdk_gui.core.metrics import mae  # noqa: E402
-from lmdk_gui.core.noise import UnitNoise  # noqa: E402
-from lmdk_gui.core.release import compute_all  # noqa: E402
+from lmdk_gui.core.analysis.metrics import mae  # noqa: E402
+from lmdk_gui.core.engine.release import compute_all  # noqa: E402
+from lmdk_gui.core.kernel.noise import UnitNoise  # noqa: E402
 
 APP = QApplication.instance() or QApplication([])
 
@@ -225,7 +225,7 @@ def cold_start(repeats: int = 5) -> dict:
 
 
 def main() -> None:
-    from lmdk_gui.ui.main_window import MainWindow
+    from lmdk_gui.ui.window.main_window import MainWindow
 
     os.environ["LMDK_GUI_SETTINGS"] = str(Path(tempfile.mkdtemp()) / "bench.ini")
     with tempfile.TemporaryDirectory() as d:

@@ -3,7 +3,7 @@
 Run as ``python tests/benchmarks/bench_loader.py`` (pytest does not collect this folder). Prints one JSON
 line per figure. Target: ``load_csv_1e6`` ratio <= 1.5, the loader's time including reading and hashing the
 file, sniffing, detection, validation, sorting and duplicate checks. The loader is *faster* than a plain
-``read_csv`` because the C parser converts the ISO timestamps itself (see lmdk_gui/core/loader.py); the
+``read_csv`` because the C parser converts the ISO timestamps itself (see lmdk_gui/core/data/loader.py); the
 second figure compares with a ``read_csv`` that does the same, to show what the checks cost.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
-from lmdk_gui.core.loader import load_series
+from lmdk_gui.core.data.loader import load_series
 
 N_ROWS = 1_000_000
 REPEATS = 3

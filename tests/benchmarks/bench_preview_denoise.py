@@ -2,11 +2,11 @@
 
 Run: ``python tests/benchmarks/bench_preview_denoise.py [n]`` — one JSON line per figure. For a Skip release
 of a numeric series with public bounds (20 % landmarks): the preview release alone
-(:func:`~lmdk_gui.core.pipeline.run_preview`), its denoising through the kind's slot
-(:func:`~lmdk_gui.core.pipeline.denoised_values`, what the session and ``lmdk compare`` call), and numpy
+(:func:`~lmdk_gui.core.engine.pipeline.run_preview`), its denoising through the kind's slot
+(:func:`~lmdk_gui.core.engine.pipeline.denoised_values`, what the session and ``lmdk compare`` call), and numpy
 drawing 10^6 Laplace samples, each timed alternately in the same run (min and median of ``REPEATS``).
 Target: the denoise part ≤ 3× the numpy floor. Then the whole window preview (every scheme,
-:func:`~lmdk_gui.core.preview.compute_preview`) with denoising off and on, best of two.
+:func:`~lmdk_gui.core.engine.preview.compute_preview`) with denoising off and on, best of two.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from lmdk_gui.core.noise import UnitNoise  # noqa: E402
-from lmdk_gui.core.pipeline import denoised_values, plan, run_preview  # noqa: E402
-from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview  # noqa: E402
-from lmdk_gui.core.series import Series  # noqa: E402
-from lmdk_gui.core.settings import PrivacySettings  # noqa: E402
+from lmdk_gui.core.data.series import Series  # noqa: E402
+from lmdk_gui.core.engine.pipeline import denoised_values, plan, run_preview  # noqa: E402
+from lmdk_gui.core.engine.preview import NoiseCache, Snapshot, compute_preview  # noqa: E402
+from lmdk_gui.core.kernel.noise import UnitNoise  # noqa: E402
+from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
 from tests.benchmarks.timing import best_of  # noqa: E402
 
 REPEATS = 7

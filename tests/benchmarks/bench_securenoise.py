@@ -1,4 +1,4 @@
-"""Throughput of the export-path noise (lmdk_gui.core.securenoise); run as a script, not collected by pytest.
+"""Throughput of the export-path noise (lmdk_gui.core.kernel.securenoise); run as a script, not collected by pytest.
 
     /work/venv/bin/python tests/benchmarks/bench_securenoise.py [--sizes 100000 1000000] [--source os|seed]
 
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from lmdk_gui.core import securenoise as sn  # noqa: E402
+from lmdk_gui.core.kernel import securenoise as sn  # noqa: E402
 
 
 def emit(bench: str, n: int, seconds: float, **extra) -> None:
@@ -56,7 +56,7 @@ def main() -> None:
     # --- compile: cold (fresh numba cache dir, in a subprocess) and warm (this process, cache on disk)
     with tempfile.TemporaryDirectory() as cache:
         code = (
-            "import time, numpy as np; from lmdk_gui.core import securenoise as sn; t0 = time.perf_counter();"
+            "import time, numpy as np; from lmdk_gui.core.kernel import securenoise as sn; t0 = time.perf_counter();"
             "sn.secure_laplace(np.zeros(4), 1.0, 1.0); sn.secure_planar(np.zeros((4, 2)), 10.0);"
             "sn.secure_rr(np.zeros(4, dtype=np.int64), 1.0, 3); print(time.perf_counter() - t0)"
         )

@@ -25,9 +25,9 @@ import numba
 import numpy as np
 from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
-from lmdk_gui.core import suggestions as sg
-from lmdk_gui.core.mechanisms import haversine_one
-from lmdk_gui.core.series import Series
+from lmdk_gui.core.analysis import suggestions as sg
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.kernel.mechanisms import haversine_one
 
 N = 1_000_000
 REPEATS = 3

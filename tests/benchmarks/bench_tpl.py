@@ -22,7 +22,7 @@ import time
 import numpy as np
 from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scripts' folder)
 
-from lmdk_gui.core.correlation import (
+from lmdk_gui.core.analysis.correlation import (
     CorrelationModel,
     _run,
     landmark_tpl,

@@ -3,7 +3,7 @@
 Run: ``python tests/benchmarks/measure_denoise_real.py [runs]`` — prints a Markdown table. Releases are the
 preview's (``compute_release`` on ``UnitNoise(n, seed)``, seeds 1..runs), landmarks ≈ 20 % from a suggestion
 rule (energy: lowest values, ``threshold``; GPS: ``stay`` points of ≥ 2 min; contacts: ``category``,
-which reaches only 1.6 %), and the bundled 34-contact sample with every 5th event a landmark. The denoiser sees only what :func:`lmdk_gui.core.denoise.denoise` takes. For numeric series two ablations are printed as well:
+which reaches only 1.6 %), and the bundled 34-contact sample with every 5th event a landmark. The denoiser sees only what :func:`lmdk_gui.core.analysis.denoise.denoise` takes. For numeric series two ablations are printed as well:
 ``naive`` clips, smooths with the unclipped Laplace variance and clips again; ``raw-rts`` smooths the
 unclipped values and clips the result.
 """
@@ -19,13 +19,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from lmdk_gui.core.denoise import denoise  # noqa: E402
-from lmdk_gui.core.loader import load_series  # noqa: E402
-from lmdk_gui.core.metrics import mae  # noqa: E402
-from lmdk_gui.core.noise import UnitNoise  # noqa: E402
-from lmdk_gui.core.release import compute_release  # noqa: E402
-from lmdk_gui.core.settings import PrivacySettings  # noqa: E402
-from lmdk_gui.core.suggestions import rule_for_percentage  # noqa: E402
+from lmdk_gui.core.analysis.denoise import denoise  # noqa: E402
+from lmdk_gui.core.analysis.metrics import mae  # noqa: E402
+from lmdk_gui.core.analysis.suggestions import rule_for_percentage  # noqa: E402
+from lmdk_gui.core.data.loader import load_series  # noqa: E402
+from lmdk_gui.core.engine.release import compute_release  # noqa: E402
+from lmdk_gui.core.kernel.noise import UnitNoise  # noqa: E402
+from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SCHEMES = ("uniform", "skip", "adaptive", "event")

@@ -4,7 +4,7 @@ Run: ``python tests/benchmarks/measure_denoise_table.py [runs] [--figure PATH]``
 sample (energy: Δ = 5 and public bounds [0, 5] kWh, landmarks = lowest values by the threshold rule; GPS:
 r = 100 m, stay-point rule; contacts: categorical, category rule) at ε = 1 and 0.1 and landmarks 0, 20, 40,
 60, 80 % (the percentage the rule actually reached is printed), it runs
-:func:`lmdk_gui.core.evaluation.evaluate` with ``denoise=True`` (the same denoiser as the preview and the
+:func:`lmdk_gui.core.analysis.evaluation.evaluate` with ``denoise=True`` (the same denoiser as the preview and the
 export, on the same releases) and prints a Markdown table: mean error raw → denoised over the runs. With
 ``--figure``, the energy sample at ε = 1 is drawn with the app's own evaluation chart: raw errors above,
 denoised below (log axes).
@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from lmdk_gui.core.evaluation import THOUSANDS, evaluate, fmt_number  # noqa: E402
-from lmdk_gui.core.loader import load_series  # noqa: E402
-from lmdk_gui.core.settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings  # noqa: E402
+from lmdk_gui.core.analysis.evaluation import THOUSANDS, evaluate, fmt_number  # noqa: E402
+from lmdk_gui.core.data.loader import load_series  # noqa: E402
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings  # noqa: E402
 
 SAMPLES = ROOT / "resources" / "samples"
 PERCENTAGES = (0.0, 20.0, 40.0, 60.0, 80.0)
@@ -62,7 +62,7 @@ def markdown(results) -> str:
 def figure(result, path: Path) -> None:
     from PySide6.QtGui import QImage, QPainter
 
-    from lmdk_gui.ui.evalplot import render_png
+    from lmdk_gui.ui.views.evalplot import render_png
 
     tmp = [path.with_suffix(".raw.png"), path.with_suffix(".den.png")]
     title = f"{result.name}, ε = {result.epsilon:g}, {result.runs_done} runs"

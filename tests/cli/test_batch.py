@@ -21,7 +21,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.batch import (
+from lmdk_gui.core.analysis.suggestions import apply_rule
+from lmdk_gui.core.data.loader import load_dataframe_series
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish.batch import (
     BatchError,
     BatchOptions,
     Cancelled,
@@ -30,16 +33,14 @@ from lmdk_gui.core.batch import (
     run_batch,
     safe_name,
 )
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.loader import load_dataframe_series
-from lmdk_gui.core.settings import PrivacySettings
-from lmdk_gui.core.suggestions import apply_rule
+from lmdk_gui.core.publish.export import ExportOptions, export_release
+from tests.keys import test_key
 
 from .helpers import run
 
 distributed = pytest.importorskip("distributed")
 
-KEY = "5eed" * 8  # 128 bits
+KEY = test_key(5)  # 256 bits (a patterned key such as "5eed" * 16 is refused)
 IDS = [f"h{i:03d}" for i in range(47)] + ["a/b", "Zoë", "x y"]  # 50 persons, three need encoding
 
 
@@ -507,7 +508,7 @@ def test_category_options_are_checked_before_the_run(tmp_path, capsys, client):
 
 def test_export_release_refuses_a_data_derived_category_list_without_consent(tmp_path):
     """The rule lives in the core: export_release itself, whatever surface calls it."""
-    from lmdk_gui.core.export import ExportError
+    from lmdk_gui.core.publish.export import ExportError
 
     rows = _places()
     rows = rows[rows["person"] == "alice"].drop(columns="person")

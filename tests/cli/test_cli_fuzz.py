@@ -159,7 +159,7 @@ GUI_OPTIONS = {
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_lmdk_gui_bad_values_end_in_one_line_before_qt(data, capsys, monkeypatch, fuzz_dir):
-    import lmdk_gui.ui.main_window as mw
+    import lmdk_gui.ui.window.main_window as mw
 
     monkeypatch.setattr(mw, "MainWindow", _NoWindow)
     chosen = data.draw(st.lists(st.sampled_from(sorted(GUI_OPTIONS)), min_size=1, max_size=3, unique=True))

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.evaluation import evaluate
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.analysis.evaluation import evaluate
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 
@@ -46,7 +46,7 @@ def test_csv_and_plot(capsys, tmp_path):
     img = QImage(str(out_png))
     assert (img.width(), img.height()) == (900, 560)
     colours = {img.pixelColor(x, y).name() for x in range(0, 900, 9) for y in range(0, 560, 7)}
-    from lmdk_gui.ui.theme import SCHEME_COLORS
+    from lmdk_gui.ui.views.theme import SCHEME_COLORS
 
     hexes = {s: "#{:02x}{:02x}{:02x}".format(*SCHEME_COLORS[s]) for s in ("uniform", "skip")}
     assert hexes["uniform"] in colours and hexes["skip"] in colours  # Uniform and Skip bars are drawn
@@ -97,7 +97,7 @@ def test_bad_options(capsys, argv, message):
 def test_denoise_both_adds_columns_equal_to_the_preview_path(capsys, tmp_path):
     """--denoise both: two more CSV columns; each is the denoised MAE the preview's average reports on that
     landmark set (the same release, the same denoiser), and the raw columns do not change."""
-    from lmdk_gui.core.metrics import mae_over_runs
+    from lmdk_gui.core.analysis.metrics import mae_over_runs
 
     out_csv = tmp_path / "e.csv"
     args = ("evaluate", GPS, "--percentages", "0,40", "--rule", "stay", "--runs", "2", "--seed", "1",

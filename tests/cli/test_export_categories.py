@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from lmdk_gui.core.loader import load_series
+from lmdk_gui.core.data.loader import load_series
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 from tests.keys import test_key

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from lmdk_gui.core.guarantee import check_guarantee
+from lmdk_gui.core.kernel.guarantee import check_guarantee
 from tests.cli.helpers import run
 from tests.conftest import DATA
 from tests.keys import test_key
@@ -88,7 +88,7 @@ def test_compare_json_reports_raw_and_denoised_errors(capsys):
     rows_off = {r["scheme"]: r for r in json.loads(out)["schemes"]}
     assert "mae_denoised" not in rows_off["skip"] and rows_off["skip"]["mae"] == rows["skip"]["mae"]
     code, out, err = run(capsys, "compare", GPS, "--landmark-rows", "0-99", "--runs", "2", "--denoise", "on")
-    assert code == 0 and "denoised (m)" in out and "MAE (m)" not in out
+    assert code == 0 and "denoised (p10–p90) m" in out and "MAE (p10–p90)" not in out
 
 
 def test_export_denoise_flag(capsys, tmp_path):

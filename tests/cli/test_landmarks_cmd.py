@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from lmdk_gui.core import suggestions as sg
-from lmdk_gui.core.landmark_files import read_landmark_file
-from lmdk_gui.core.loader import load_series
+from lmdk_gui.core.analysis import suggestions as sg
+from lmdk_gui.core.data.landmark_files import read_landmark_file
+from lmdk_gui.core.data.loader import load_series
 from tests.cli.helpers import run
 from tests.conftest import DATA, SAMPLES
 

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.correlation import CorrelationModel, landmark_tpl
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_all
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.analysis.correlation import CorrelationModel, landmark_tpl
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.engine.release import compute_all
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmdk_gui.core.series import Series
+from lmdk_gui.core.data.series import Series
 
 KINDS = ("numeric", "location", "categorical")
 

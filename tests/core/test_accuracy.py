@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core import pipeline
-from lmdk_gui.core.accuracy import (
+from lmdk_gui.core.analysis.accuracy import (
     DEFAULT_GRID,
     ErrorCurves,
     epsilon_for_error,
@@ -16,10 +15,11 @@ from lmdk_gui.core.accuracy import (
     parse_target,
     smallest_epsilon,
 )
-from lmdk_gui.core.denoise import Denoised
-from lmdk_gui.core.metrics import mae_over_runs
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.analysis.denoise import Denoised
+from lmdk_gui.core.analysis.metrics import mae_over_runs
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine import pipeline
+from lmdk_gui.core.kernel.settings import PrivacySettings
 
 STEP = DEFAULT_GRID[1] / DEFAULT_GRID[0]  # one grid step (a factor ≈ 1.49)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core import metrics
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.analysis import metrics
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 
 
 def _series(n: int = 400) -> Series:

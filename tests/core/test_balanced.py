@@ -12,12 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lmdk_gui import cli
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.guarantee import allocatable, check_guarantee
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import balanced_budgets, balanced_landmark_total, compute_release, fixed_budgets
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.release import (
+    balanced_budgets,
+    balanced_landmark_total,
+    compute_release,
+    fixed_budgets,
+)
+from lmdk_gui.core.kernel.guarantee import allocatable, check_guarantee
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.privacy.exact import exact_worst
 
 

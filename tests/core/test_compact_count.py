@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lmdk_gui.core.metrics import compact_count
+from lmdk_gui.core.analysis.metrics import compact_count
 
 
 @pytest.mark.parametrize(("k", "text"), [

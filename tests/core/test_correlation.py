@@ -1,4 +1,4 @@
-"""Temporal privacy loss (lmdk_gui.core.correlation) against brute force and a literal Definition 10."""
+"""Temporal privacy loss (lmdk_gui.core.analysis.correlation) against brute force and a literal Definition 10."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from lmdk_gui.core.correlation import (
+from lmdk_gui.core.analysis.correlation import (
     DISTRIBUTIONS,
     PRUNE_TOLERANCE,
     CorrelationModel,
@@ -315,10 +315,10 @@ def test_landmark_tpl_long_series_general_path():
 
 
 def test_landmark_tpl_for_schemes():
-    from lmdk_gui.core.noise import UnitNoise
-    from lmdk_gui.core.release import compute_all
-    from lmdk_gui.core.series import Series
-    from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+    from lmdk_gui.core.data.series import Series
+    from lmdk_gui.core.engine.release import compute_all
+    from lmdk_gui.core.kernel.noise import UnitNoise
+    from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 
     n = 60
     rng = np.random.default_rng(1)

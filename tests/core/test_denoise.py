@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.integrate import quad
 
-from lmdk_gui.core import denoise as dn
-from lmdk_gui.core.denoise import Denoised, denoise
-from lmdk_gui.core.mechanisms import EARTH_RADIUS_M
-from lmdk_gui.core.metrics import mae
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import Release, compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.analysis import denoise as dn
+from lmdk_gui.core.analysis.denoise import Denoised, denoise
+from lmdk_gui.core.analysis.metrics import mae
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.release import Release, compute_release
+from lmdk_gui.core.kernel.mechanisms import EARTH_RADIUS_M
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import PrivacySettings
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -371,7 +371,7 @@ def test_categorical_em_on_blocks_of_a_long_series():
 
 def test_rr_emissions_are_the_mechanisms():
     """The HMM's keep probability is the mechanism's (an ε_t = 0 event is then uninformative, 1/k)."""
-    from lmdk_gui.core.mechanisms import rr_keep_probability
+    from lmdk_gui.core.kernel.mechanisms import rr_keep_probability
     k = 5
     for eps in (0.0, 0.3, 2.0, 800.0):
         assert 1.0 / (1.0 + (k - 1) * np.exp(-eps)) == pytest.approx(rr_keep_probability(eps, k), rel=1e-15)
@@ -437,7 +437,7 @@ def test_bad_input_is_a_one_line_error():
 
 CACHE_SCRIPT = r"""
 import numpy as np
-from lmdk_gui.core.denoise import denoise
+from lmdk_gui.core.analysis.denoise import denoise
 rng = np.random.default_rng(0)
 n, ok = 300, np.zeros(300, bool)
 denoise("numeric", rng.normal(size=n), np.ones(n), ok, sensitivity=1.0, bounds=(-1.0, 1.0))

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lmdk_gui.core import dummies as dm
-from lmdk_gui.core.guarantee import check_guarantee
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import LANDMARK_SCHEMES, PrivacySettings
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel import dummies as dm
+from lmdk_gui.core.kernel.guarantee import check_guarantee
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, PrivacySettings
 
 TIE = 1e-9
 

@@ -9,9 +9,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from lmdk_gui.core import metrics, pipeline
-from lmdk_gui.core.release import Release
-from lmdk_gui.core.series import Series
+from lmdk_gui.core.analysis import metrics
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine import pipeline
+from lmdk_gui.core.engine.release import Release
 
 
 def _release(values: np.ndarray) -> Release:

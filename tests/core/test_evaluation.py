@@ -8,8 +8,8 @@ import io
 import numpy as np
 import pytest
 
-from lmdk_gui.core.correlation import synthetic_landmarks
-from lmdk_gui.core.evaluation import (
+from lmdk_gui.core.analysis.correlation import synthetic_landmarks
+from lmdk_gui.core.analysis.evaluation import (
     CSV_COLUMNS,
     PLACEMENTS,
     evaluate,
@@ -17,13 +17,13 @@ from lmdk_gui.core.evaluation import (
     landmark_sets,
     parse_percentages,
 )
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.metrics import mae
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
-from lmdk_gui.core.suggestions import rule_for_percentage
+from lmdk_gui.core.analysis.metrics import mae
+from lmdk_gui.core.analysis.suggestions import rule_for_percentage
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 from tests.conftest import SAMPLES
 
 

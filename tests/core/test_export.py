@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core.export import Cancelled, ExportError, ExportOptions, export_release
-from lmdk_gui.core.guarantee import GuaranteeError, check_guarantee
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.settings import PrivacySettings
-from lmdk_gui.core.writers import SIDECAR_KEYS
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.kernel.guarantee import GuaranteeError, check_guarantee
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.core.publish.export import Cancelled, ExportError, ExportOptions, export_release
+from lmdk_gui.core.publish.writers import SIDECAR_KEYS
 from tests.conftest import SAMPLES
 from tests.keys import test_key
 
@@ -67,7 +67,7 @@ def test_export_writes_release_and_sidecar(tmp_path, energy, scheme):
 def test_denoised_export_is_post_processing_of_the_same_raw_release(tmp_path, energy, scheme):
     """Same seed: --no-denoise writes the raw release; denoise on writes exactly core.denoise of those raw
     values and budgets (public settings only), with the same check and verdict."""
-    from lmdk_gui.core.denoise import denoise
+    from lmdk_gui.core.analysis.denoise import denoise
 
     lm = np.arange(10, 60)
     st = PrivacySettings(epsilon=1.0, sensitivity=2.0, bounds=(0.0, 5.0))
@@ -218,7 +218,7 @@ def test_disk_full_is_one_clear_message_and_leaves_nothing(tmp_path, energy, mon
 
 def test_permission_denied(tmp_path, energy, monkeypatch):
     # As root a read-only folder is still writable, so inject the refusal where the file is created.
-    from lmdk_gui.core import writers
+    from lmdk_gui.core.publish import writers
 
     def deny(*a, **k):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
@@ -263,7 +263,7 @@ def test_opendp_backend(tmp_path, energy):
 
 
 def test_stale_parts_are_removed_but_a_live_writer_is_left_alone(tmp_path):
-    from lmdk_gui.core.writers import AtomicFile, remove_stale_parts
+    from lmdk_gui.core.publish.writers import AtomicFile, remove_stale_parts
 
     target = tmp_path / "r.csv"
     stale = tmp_path / ".r.csv.abc123.part"
@@ -317,8 +317,8 @@ def test_rows_are_written_as_pandas_wrote_them(values, decimals, fmt, fraction, 
     columns, for any values (NaN, ±inf, −0.0, huge), decimal grid, time format, budgets, flags and header."""
     import io
 
-    from lmdk_gui.core.series import Series
-    from lmdk_gui.core.writers import format_timestamps
+    from lmdk_gui.core.data.series import Series
+    from lmdk_gui.core.publish.writers import format_timestamps
 
     n = len(values)
     step = np.timedelta64(1500 if fraction else 60_000, "ms")

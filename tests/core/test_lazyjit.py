@@ -1,4 +1,4 @@
-"""core/lazyjit.py: a kernel defined with the lazy ``numba.njit`` behaves like numba's own dispatcher."""
+"""core/engine/lazyjit.py: a kernel defined with the lazy ``numba.njit`` behaves like numba's own dispatcher."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lmdk_gui.core import lazyjit, mechanisms
-from lmdk_gui.core.lazyjit import LazyKernel, numba
+from lmdk_gui.core.engine import lazyjit
+from lmdk_gui.core.engine.lazyjit import LazyKernel, numba
+from lmdk_gui.core.kernel import mechanisms
 
 
 @numba.njit(nogil=True)
@@ -50,7 +51,7 @@ def test_real_numba_is_numba():
 def test_llvm_is_mapped_before_numba_is_imported():
     """preload_libraries maps LLVM and scipy.linalg's LAPACK into a fresh process without importing numba
     (or scipy): the dynamic loader's work is done there, with the GIL released, not in numba's import."""
-    code = ("import sys; from lmdk_gui.core import lazyjit; lazyjit.preload_libraries(); "
+    code = ("import sys; from lmdk_gui.core.engine import lazyjit; lazyjit.preload_libraries(); "
             "maps = open('/proc/self/maps').read(); "
             "print('numba' in sys.modules, 'scipy' in sys.modules, 'libllvmlite' in maps, '_flapack' in maps)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

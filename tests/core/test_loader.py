@@ -1,4 +1,4 @@
-"""Tests for lmdk_gui.core.loader: real samples, layouts, and every kind of bad input.
+"""Tests for lmdk_gui.core.data.loader: real samples, layouts, and every kind of bad input.
 
 Real data comes from ``resources/samples`` and ``tests/data`` (verbatim copies, see their SOURCES.md);
 hand-made files go to ``tmp_path``. Row numbers in messages are file line numbers (header = line 1).
@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lmdk_gui.core.loader import (
+from lmdk_gui.core.data.loader import (
     ColumnGuess,
     TablePreview,
     inspect_table,
     load_dataframe_series,
     load_series,
 )
-from lmdk_gui.core.series import LoadError, Series
+from lmdk_gui.core.data.series import LoadError, Series
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "resources" / "samples"
@@ -323,8 +323,8 @@ def test_a_release_of_zoned_times_says_they_are_utc(tmp_path: Path, text: str, f
     """Times given with a zone are converted to UTC; the release wrote them without a zone, so a reader took
     UTC for local time. They are written with a Z (a phone's GPX track, a smart meter's ISO times), read back
     as the same instants; times without a zone stay without one."""
-    from lmdk_gui.core.export import ExportOptions, export_release
-    from lmdk_gui.core.settings import PrivacySettings
+    from lmdk_gui.core.kernel.settings import PrivacySettings
+    from lmdk_gui.core.publish.export import ExportOptions, export_release
 
     rows = "".join(f"{t},{i}\n" for i, t in enumerate(text.split("\n")))
     s = load_series(write(tmp_path, "z.csv", "timestamp,v\n" + rows))
@@ -520,7 +520,7 @@ def test_undecodable_bytes_no_latin1_fallback(tmp_path: Path) -> None:
 def test_the_utf8_check_by_slices_finds_what_one_decode_finds() -> None:
     """The check decodes a slice of whole lines at a time (one decode of a large file held the GIL, and the
     window could not paint): the first bad byte is the same, wherever the slices end."""
-    from lmdk_gui.core.loader import _utf8_error_offset
+    from lmdk_gui.core.data.reading import _utf8_error_offset
 
     rng = np.random.default_rng(5)
     lines = [f"2013-01-{d:02d},{'Montréal' if d % 3 else 'Zoë'},{rng.random():.3f}" for d in range(1, 29)]
@@ -789,7 +789,7 @@ def test_only_loaderror_on_garbage(tmp_path: Path, body: list[str], header: str,
 
 
 def test_absurdly_wide_lines_are_refused_naming_the_line(tmp_path):
-    from lmdk_gui.core.loader import MAX_FIELDS
+    from lmdk_gui.core.data.reading import MAX_FIELDS
 
     p = tmp_path / "wide.csv"
     p.write_text("timestamp,kwh\n2013-01-01 00:00:00,1\n" + "1," * (MAX_FIELDS + 5) + "\n")

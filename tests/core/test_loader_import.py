@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.loader import (
+from lmdk_gui.core.data.loader import (
     CONTACT_COLUMN,
     inspect_table,
     load_dataframe_series,
@@ -17,7 +17,7 @@ from lmdk_gui.core.loader import (
     pair_columns,
     scan_table,
 )
-from lmdk_gui.core.series import LoadError
+from lmdk_gui.core.data.series import LoadError
 from tests.conftest import DATA, SAMPLES
 
 PAIRS = DATA / "contact_pairs_synthetic.csv"
@@ -198,8 +198,8 @@ def test_clean_samples_scan_clean(name: str) -> None:
 
 
 def test_project_keeps_the_contact_log_reading(tmp_path: Path) -> None:
-    from lmdk_gui.core.project import Project, check_data, load_project, save_project
-    from lmdk_gui.core.settings import PrivacySettings
+    from lmdk_gui.core.data.project import Project, check_data, load_project, save_project
+    from lmdk_gui.core.kernel.settings import PrivacySettings
 
     s = load_series(PAIRS, person="1006", duplicates="first", skip_missing=True)
     proj = Project.from_series(s, [1, 2], PrivacySettings(categories=s.categories))

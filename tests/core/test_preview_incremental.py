@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lmdk_gui.core import metrics, pipeline
-from lmdk_gui.core.dummies import DummySettings
-from lmdk_gui.core.preview import (
+from lmdk_gui.core.analysis import metrics
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine import pipeline
+from lmdk_gui.core.engine.preview import (
     DenoiseMemo,
     NoiseCache,
     OptionsCache,
@@ -21,8 +22,8 @@ from lmdk_gui.core.preview import (
     compute_preview,
     denoise_preview,
 )
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.kernel.dummies import DummySettings
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 
 from .kinds import KINDS, example_series
 
@@ -167,7 +168,7 @@ def test_clicks_are_patched_and_still_equal_a_full_recompute(kind, monkeypatch):
 def test_the_span_of_two_landmark_sets_bounds_every_row_in_only_one(a, b):
     """Skip's patch span from the two landmark sets (release._sets_span): every row in exactly one set lies
     within it, and its ends are such rows; (−1, −1) for the same set."""
-    from lmdk_gui.core.release import _sets_span
+    from lmdk_gui.core.engine.release import _sets_span
 
     x, y = np.array(sorted(a), dtype=np.int64), np.array(sorted(b), dtype=np.int64)
     lo, hi = _sets_span(x, y)
@@ -178,7 +179,7 @@ def test_the_span_of_two_landmark_sets_bounds_every_row_in_only_one(a, b):
 def test_skip_span_only_for_budgets_made_for_those_sets():
     """An allocation of the caller's own (an audit's) is compared value by value: skip_span answers only for
     the arrays fixed_budgets shared for those very landmark sets and ε_a."""
-    from lmdk_gui.core.release import fixed_budgets, normalize_landmarks, skip_span
+    from lmdk_gui.core.engine.release import fixed_budgets, normalize_landmarks, skip_span
 
     lm1, lm2 = np.array([3, 9, 30]), np.array([3, 30])
     for lm in (lm1, lm2):
@@ -263,7 +264,7 @@ def test_a_click_reuses_the_denoised_values_of_an_unchanged_release():
 def test_a_cancelled_denoise_stage_forgets_what_it_made(monkeypatch):
     """A click cancels the stage: the denoised values it made for the old state (a click changes those
     releases) are let go when it stops, not kept until the next stage starts; reused entries stay."""
-    from lmdk_gui.core import preview as preview_mod
+    from lmdk_gui.core.engine import preview as preview_mod
 
     series = SERIES["numeric"]
     cache, memo = NoiseCache(), DenoiseMemo()
@@ -316,7 +317,7 @@ def test_the_side_thread_gives_the_same_previews(kind, monkeypatch):
     function on the same inputs, so the previews, incremental or not, equal the one-thread ones bit for bit."""
     import threading
 
-    from lmdk_gui.core import preview
+    from lmdk_gui.core.engine import preview
 
     threads: set[str] = set()
     real = preview._scheme_preview
@@ -338,9 +339,9 @@ def test_the_side_thread_gives_the_same_previews(kind, monkeypatch):
 @pytest.mark.parametrize("kind", KINDS)
 def test_interpreted_kernels_give_the_same_previews(kind, monkeypatch):
     """Before numba is imported, small series get their raw previews with the kernels run as the Python
-    functions they are (core/lazyjit.py, preview.INTERPRET_MAX): with and without dummies, incremental,
+    functions they are (core/engine/lazyjit.py, preview.INTERPRET_MAX): with and without dummies, incremental,
     they equal the compiled kernels' bit for bit."""
-    from lmdk_gui.core import lazyjit, preview
+    from lmdk_gui.core.engine import lazyjit, preview
 
     lazyjit.real_numba()
     interpreted = []

@@ -12,12 +12,13 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from lmdk_gui.core import heap, metrics
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.preview import NoiseCache, Snapshot, compute_preview
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.analysis import metrics
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.preview import NoiseCache, Snapshot, compute_preview
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.runtime import heap
 from tests.core.kinds import KINDS, example_series
 
 N = 200_000  # above PARALLEL_MIN: Adaptive on its side thread, as in the window
@@ -92,7 +93,7 @@ def test_average_runs_adaptive_last_and_gives_the_same_figures(kind, monkeypatch
 def test_adaptive_over_chunks_of_its_uniforms_is_the_same_release(kind, monkeypatch):
     """Adaptive's loop over chunks of its sampling uniforms drawn one after the other (its state carried) gives
     the release of one pass over the whole stream, bit for bit; the chunks are not kept."""
-    from lmdk_gui.core import pipeline
+    from lmdk_gui.core.engine import pipeline
 
     series = example_series(kind, 1000, 3)
     lm = np.arange(0, 1000, 7)
@@ -112,8 +113,8 @@ def test_adaptive_over_chunks_of_its_uniforms_is_the_same_release(kind, monkeypa
 
 def test_a_landmark_sets_skip_and_balanced_budgets_are_shared_while_held():
     """The R-run average plans every run again: Skip's and Balanced's budgets for the session's landmark set
-    (read-only, known sorted) are the arrays the preview holds, read-only, not new copies."""
-    from lmdk_gui.core.release import fixed_budgets, normalize_landmarks
+    are the arrays the preview holds, read-only, not new copies."""
+    from lmdk_gui.core.engine.release import fixed_budgets, normalize_landmarks
 
     lm = np.arange(0, 1000, 7)
     lm.setflags(write=False)
@@ -122,7 +123,7 @@ def test_a_landmark_sets_skip_and_balanced_budgets_are_shared_while_held():
         b = fixed_budgets(scheme, 1000, lm, 0.9)
         assert not b.flags.writeable and fixed_budgets(scheme, 1000, lm, 0.9) is b
         assert fixed_budgets(scheme, 1000, lm, 0.8) is not b
-        assert fixed_budgets(scheme, 1000, lm.copy(), 0.9) is not b  # (a writeable set: made anew)
+        assert fixed_budgets(scheme, 1000, lm.copy(), 0.9) is not b  # (another set: made anew)
         np.testing.assert_array_equal(fixed_budgets(scheme, 1000, lm.copy(), 0.9), b)
 
 
@@ -195,7 +196,7 @@ def test_mapped_large_blocks_go_back_to_the_system_when_freed(monkeypatch):
 
 def test_a_large_series_maps_large_blocks(monkeypatch, qapp):
     """The session asks for mapped blocks with a lean series and gives them up with the next small one."""
-    from lmdk_gui.ui import session as session_mod
+    from lmdk_gui.ui.window import session as session_mod
 
     asked: list[bool] = []
     monkeypatch.setattr(heap, "map_large_blocks", asked.append)
@@ -220,8 +221,8 @@ def _rss_mb() -> float:
 def test_a_drawn_denoised_line_is_float32_only_within_a_fraction_of_its_range():
     """A large window keeps its rows' denoised lines as float32 (core.preview.compact_denoised) only when
     float32 is within COMPACT_TOLERANCE of the line's range; other kinds and flat lines stay as they are."""
-    from lmdk_gui.core.denoise import Denoised
-    from lmdk_gui.core.preview import COMPACT_TOLERANCE, compact_denoised
+    from lmdk_gui.core.analysis.denoise import Denoised
+    from lmdk_gui.core.engine.preview import COMPACT_TOLERANCE, compact_denoised
 
     v = np.linspace(-3.0, 10.0, 1001)
     v[5] = np.nan

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.project import (
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.data.project import (
     PRIVATE_COMMENT,
     ColumnChoice,
     Project,
@@ -24,8 +24,8 @@ from lmdk_gui.core.project import (
     resolve_data_path,
     save_project,
 )
-from lmdk_gui.core.series import LoadError, Series
-from lmdk_gui.core.settings import AdaptiveParams, PrivacySettings
+from lmdk_gui.core.data.series import LoadError, Series
+from lmdk_gui.core.kernel.settings import AdaptiveParams, PrivacySettings
 from tests.conftest import DATA, SAMPLES
 
 SETTINGS = PrivacySettings(epsilon=0.5, sensitivity=2.0, bounds=(0.0, 5.0), radius_m=250.0,

@@ -1,4 +1,4 @@
-"""Tests for lmdk_gui.core.securenoise: exactness of the integer samplers, distributions, protocol, API.
+"""Tests for lmdk_gui.core.kernel.securenoise: exactness of the integer samplers, distributions, protocol, API.
 
 Statistical tests use fixed seeds and reject only below p = 1e-6 (as OpenDP's own tests do), so they are
 deterministic and not flaky.
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from lmdk_gui.core import securenoise as sn
+from lmdk_gui.core.kernel import securenoise as sn
 
 P_MIN = 1e-6
 TWO64 = 1 << 64

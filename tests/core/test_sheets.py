@@ -1,4 +1,4 @@
-"""Inputs that are not delimited text (core/sheets.py): an Excel workbook's table is read as its CSV
+"""Inputs that are not delimited text (core/data/sheets.py): an Excel workbook's table is read as its CSV
 text would be, with the sheet's row numbers; other formats are named in one line saying what to do."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lmdk_gui.core.loader import inspect_table, load_series
-from lmdk_gui.core.series import LoadError
+from lmdk_gui.core.data.loader import inspect_table, load_series
+from lmdk_gui.core.data.series import LoadError
 
 openpyxl = pytest.importorskip("openpyxl")
 
@@ -205,8 +205,8 @@ def test_a_gpx_file_that_cannot_be_read_is_named(tmp_path, text, says):
 def test_a_workbook_is_converted_once_for_preview_scan_and_load(tmp_path, monkeypatch):
     """The import dialog previews, scans and loads one file: the workbook is read once for the three (the same
     bytes give the same CSV text), and again once its bytes change."""
-    from lmdk_gui.core import sheets
-    from lmdk_gui.core.loader import scan_table
+    from lmdk_gui.core.data import sheets
+    from lmdk_gui.core.data.loader import scan_table
 
     calls = []
     real = sheets._xlsx_to_csv

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from lmdk_gui.core import suggestions as sg
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.mechanisms import EARTH_RADIUS_M, haversine_one
-from lmdk_gui.core.series import Series
+from lmdk_gui.core.analysis import suggestions as sg
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.kernel.mechanisms import EARTH_RADIUS_M, haversine_one
 from tests.conftest import DATA, SAMPLES
 
 T0 = np.datetime64("2020-01-01T00:00:00", "ns")

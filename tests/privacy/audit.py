@@ -36,13 +36,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from lmdk_gui.core import adaptive
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core import securenoise as sn
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release, landmark_mask, normalize_landmarks
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.pipeline import KINDS
+from lmdk_gui.core.engine.release import compute_release, landmark_mask, normalize_landmarks
+from lmdk_gui.core.kernel import adaptive
+from lmdk_gui.core.kernel import securenoise as sn
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.core.publish import keys
 from tests.keys import test_key
 
 #: Family-wise error level of one audit (as strict as OpenDP's own statistical tests).
@@ -260,13 +262,15 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
     n = x.size
     lm = normalize_landmarks(landmarks, n)
     eps_a = export_mod.allocatable(settings.epsilon, n)
-    source = sn.WordSource.from_key(export_mod.export_key(test_key(seed)))  # as a keyed export draws
     bk = export_mod.resolve_backend("numeric", backend)
+    # as a keyed export of this series (one chunk) draws: the key bound to the release's digest
+    digest = export_mod.release_digest(Series.from_arrays(x), lm, settings,
+                                       export_mod.ExportOptions(scheme, backend=backend, chunk_rows=n))
+    source = keys.noise_words(export_mod.export_key(test_key(seed)), digest)
     if scheme == "adaptive":
         mask = landmark_mask(lm, n)
         base = eps_a / (lm.size + 1)
-        kern = adaptive.KERNELS["numeric"]
-        f = export_mod._SEC_ONE["numeric"]
+        kern = KINDS["numeric"].export_kernel  # (the export's loop, its sampler export_mod._SEC_ONE compiled in)
         p = settings.adaptive
         # The export's buffer protocol (ExportRunner): a WordBuffer of max(4·RESERVE, 16·chunk) words (chunk =
         # n here), refilled whenever fewer than RESERVE_WORDS unread words are left; runs share the stream.
@@ -281,7 +285,7 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
             t = 0
             while t < n:
                 wb.ensure()
-                t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, settings.sensitivity, aux,
+                t, pos = kern(x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, settings.sensitivity, aux,
                               wb.pos, t, n, wb.limit, state, vals[i], buds[i], fresh)
                 wb.check(pos, t)
         return vals, buds

@@ -23,15 +23,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core import release as release_mod
-from lmdk_gui.core import securenoise as sn
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.guarantee import allocatable
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine import release as release_mod
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel import securenoise as sn
+from lmdk_gui.core.kernel.guarantee import allocatable
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.keys import test_key
 
 from .audit import (

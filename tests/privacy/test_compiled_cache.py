@@ -21,11 +21,11 @@ import pytest
 SCRIPT = r"""
 import sys, tempfile, os
 import numpy as np
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_all
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.publish.export import ExportOptions, export_release
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.engine.release import compute_all
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.kernel.settings import PrivacySettings
 from tests.keys import test_key
 
 rng = np.random.default_rng(0)

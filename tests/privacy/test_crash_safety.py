@@ -3,7 +3,7 @@ the target path, and a pre-existing target (and its sidecar) stays byte-for-byte
 complete.
 
 The export writes a hidden ``.lmdk-<random>.part`` file (a short name, issue 17 finding 15) in the target folder and renames it over the target
-only when it is complete (lmdk_gui.core.writers.AtomicFile). SIGKILL gives it no chance to clean up, so the
+only when it is complete (lmdk_gui.core.publish.writers.AtomicFile). SIGKILL gives it no chance to clean up, so the
 ``.part`` file stays behind. What it holds is checked here: the protected values of a prefix of the rows
 (never a raw value) in an owner-only (0600) file. It is still a *second, independent noisy release* of those
 rows: if the user exports again and the stale file is ever published with the new release (a synced or

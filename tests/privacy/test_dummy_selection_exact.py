@@ -1,7 +1,7 @@
 """The dummy selection draws exactly from the exponential mechanism (issue 17, finding 16).
 
 The selection used to add numpy Gumbel noise in floating point; it now snaps the utilities to an integer
-grid, rounds ε down to a dyadic fraction and samples by exact integer rejection (``core/dummies.py``,
+grid, rounds ε down to a dyadic fraction and samples by exact integer rejection (``core/kernel/dummies.py``,
 ``exponential_mechanism``), from the export's own :class:`WordSource` when one is given. Checked here: the
 frequencies of the draws against the mechanism's probabilities (chi-square, p > 1e-6), the grid keeping the
 utility's sensitivity, the extremes (ε = 0 uniform, huge ε the best option), Partitioned's within-bin rows
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from lmdk_gui.core import dummies as dm
-from lmdk_gui.core.securenoise import WordSource
+from lmdk_gui.core.kernel import dummies as dm
+from lmdk_gui.core.kernel.securenoise import WordSource
 
 P_MIN = 1e-6
 

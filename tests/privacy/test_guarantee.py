@@ -20,14 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lmdk_gui import cli
-from lmdk_gui.core import export as export_mod
-from lmdk_gui.core import release as release_mod
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.guarantee import GuaranteeError, allocatable, check_guarantee
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_all, compute_release, require_landmark_private
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine import release as release_mod
+from lmdk_gui.core.engine.release import compute_all, compute_release, require_landmark_private
+from lmdk_gui.core.kernel.guarantee import GuaranteeError, allocatable, check_guarantee
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings
+from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.keys import test_key
 
 from .exact import exact_sum
@@ -265,7 +265,7 @@ def numeric_series():
 
 
 def _inject(monkeypatch, scheme: str, *, only_after_preflight: bool) -> None:
-    """Break the allocation of ``scheme`` inside lmdk_gui.core.export. With ``only_after_preflight`` the
+    """Break the allocation of ``scheme`` inside lmdk_gui.core.publish.export. With ``only_after_preflight`` the
     first computation (the pre-flight check's) is correct and later ones are not: a bug only the final,
     independent check can catch."""
     if scheme == "adaptive":
@@ -378,3 +378,16 @@ def test_a_large_constant_landmark_sum_is_the_gathered_sum():
     got = check_guarantee(view, lm, 1.0)
     assert got.landmark_sum == float(np.sum(np.ascontiguousarray(view)[lm]))
     assert got == check_guarantee(np.ascontiguousarray(view), lm, 1.0)
+
+
+def test_the_check_imports_no_compiler_and_no_engine():
+    """The referee is plain numpy (issue 43): importing it and checking budgets loads neither numba nor the
+    engine's lazy-JIT plumbing, so nothing compiled or cached can stand between the budgets and the verdict."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from lmdk_gui.core.kernel import guarantee as g; "
+            "r = g.check_guarantee(np.full(5, 0.1), np.array([1, 3]), 1.0); assert r.holds; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba' or m.endswith('lazyjit')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

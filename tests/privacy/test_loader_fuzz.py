@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lmdk_gui.core.loader import DUPLICATE_POLICIES, inspect_table, load_series
-from lmdk_gui.core.series import KINDS, LoadError, Series
+from lmdk_gui.core.data.loader import DUPLICATE_POLICIES, inspect_table, load_series
+from lmdk_gui.core.data.series import KINDS, LoadError, Series
 
 #: Seconds one load of a small (≤ 64 KiB) fuzzed file may take — generous for a shared 2-core machine;
 #: the real cost is milliseconds.

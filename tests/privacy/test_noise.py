@@ -3,7 +3,7 @@
 tests/core/test_securenoise.py tests the export samplers one by one (KS/chi-square on ``secure_laplace``,
 ``secure_planar``, ``secure_rr``, ``opendp_*``). Here the same distributions are tested where a user meets
 them: the preview path (:func:`compute_release` — the vectorised formulas and the scalar ``*_unit_one``
-functions of :mod:`lmdk_gui.core.mechanisms` on :class:`UnitNoise`, including inside the Adaptive loop)
+functions of :mod:`lmdk_gui.core.kernel.mechanisms` on :class:`UnitNoise`, including inside the Adaptive loop)
 and the export path (:func:`export_release` writing a file that is read back, for each backend), with the
 per-event budgets each scheme assigns. Noise normalised by its claimed scale must be standard: Laplace(1),
 radius Gamma(2, 1) with a uniform angle, randomized response keeping with probability
@@ -22,13 +22,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from lmdk_gui.core import securenoise as sn
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.guarantee import allocatable
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.series import Series
-from lmdk_gui.core.settings import AdaptiveParams, PrivacySettings
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel import securenoise as sn
+from lmdk_gui.core.kernel.guarantee import allocatable
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import AdaptiveParams, PrivacySettings
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.keys import test_key
 
 P_MIN = 1e-6

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.conftest import SAMPLES
 from tests.keys import test_key
 

@@ -16,9 +16,9 @@ import shutil
 
 import numpy as np
 
-from lmdk_gui.core.export import ExportOptions, export_release
-from lmdk_gui.core.loader import load_series
-from lmdk_gui.core.settings import PrivacySettings
+from lmdk_gui.core.data.loader import load_series
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish.export import ExportOptions, export_release
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lmdk_gui.core.correlation import (
+from lmdk_gui.core.analysis.correlation import (
     PRUNE_TOLERANCE,
     CorrelationModel,
     LossFunction,

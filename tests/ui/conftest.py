@@ -16,7 +16,7 @@ def _no_mouse_rate_limit():
 @pytest.fixture(autouse=True)
 def _collect_garbage_on_the_gui_thread():
     """Closed windows' Python-owned Qt objects are freed here, on the GUI thread, after every test — never by
-    a collection that a worker thread happens to trigger (see lmdk_gui.ui.main_window.ensure_gui_thread_gc)."""
+    a collection that a worker thread happens to trigger (see lmdk_gui.ui.window.main_window.ensure_gui_thread_gc)."""
     yield
     import gc
 
@@ -28,7 +28,7 @@ def _closing_cancels_a_running_export(monkeypatch):
     """A window closed at a test's end while an export still runs (a slow machine) cancels it, as answering
     Yes would: the question box is modal, and its event loop keeps pytest-timeout's alarm from ever firing
     (the suite hung in a teardown). Tests of the question set ``confirm_cancel_export`` on their window."""
-    from lmdk_gui.ui.main_window import MainWindow
+    from lmdk_gui.ui.window.main_window import MainWindow
 
     monkeypatch.setattr(MainWindow, "confirm_cancel_export", lambda self: True)
 
@@ -68,7 +68,7 @@ def wait_denoised(qtbot, window, timeout: int = 30_000) -> None:
 def alive_at_preview_start(monkeypatch, refs: dict) -> list[list[str]]:
     """For each preview job from now on, the names of ``refs`` (weak references) still alive when it starts
     computing (arrays are freed by their count: no collection needed on the worker thread)."""
-    from lmdk_gui.ui import session as session_mod
+    from lmdk_gui.ui.window import session as session_mod
 
     alive: list[list[str]] = []
     real = session_mod.compute_preview

@@ -6,7 +6,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from lmdk_gui.ui.plots import display_values
+from lmdk_gui.ui.views.plots import display_values
 
 
 def data_to_viewport(plot, x: float, y: float) -> QPoint:

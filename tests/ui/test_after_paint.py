@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QEvent, QObject
 
-from lmdk_gui.ui import session as session_mod
-from lmdk_gui.ui.multiples import AfterPaint
+from lmdk_gui.ui.views.multiples import AfterPaint
+from lmdk_gui.ui.window import session as session_mod
 
 from .conftest import wait_denoised
 
@@ -195,8 +195,8 @@ def test_numba_is_frozen_out_of_collections_once_loaded_and_never_mid_compilatio
     import gc
     import threading
 
-    from lmdk_gui.core import lazyjit
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.core.engine import lazyjit
+    from lmdk_gui.ui.window import main_window as mw
 
     freezes: list[int] = []
     monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
@@ -236,8 +236,8 @@ def test_while_numba_loads_the_collector_waits(monkeypatch, qapp):
     import gc
     import threading
 
-    from lmdk_gui.core import lazyjit
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.core.engine import lazyjit
+    from lmdk_gui.ui.window import main_window as mw
 
     mw.ensure_gui_thread_gc()
     collected: list[int] = []

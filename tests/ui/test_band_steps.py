@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lmdk_gui.ui.plots import band_steps, step_runs
+from lmdk_gui.ui.views.plots import band_steps, step_runs
 
 
 @settings(max_examples=300, deadline=None)

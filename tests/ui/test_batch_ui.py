@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmdk_gui.core.loader import inspect_table, load_series, person_ids, scan_table
-from lmdk_gui.ui.import_dialog import ImportDialog
-from lmdk_gui.ui.main_window import MainWindow
+from lmdk_gui.core.data.loader import inspect_table, load_series, person_ids, scan_table
+from lmdk_gui.ui.dialogs.import_dialog import ImportDialog
+from lmdk_gui.ui.window.main_window import MainWindow
 
 distributed = pytest.importorskip("distributed")
 
@@ -88,8 +88,8 @@ def test_parquet_with_number_ids(tmp_path):
 
 
 def test_a_project_reopens_the_same_person(long_csv, tmp_path):
-    from lmdk_gui.core.project import Project, load_project, save_project
-    from lmdk_gui.core.settings import PrivacySettings
+    from lmdk_gui.core.data.project import Project, load_project, save_project
+    from lmdk_gui.core.kernel.settings import PrivacySettings
 
     s = load_series(long_csv, id_col="household", person_id="h001")
     save_project(tmp_path / "p.lmdk.json", Project.from_series(s, [1, 2], PrivacySettings(epsilon=0.5)))
@@ -217,7 +217,7 @@ def test_export_all_dialog_runs_to_the_summary(qtbot, win, client, tmp_path, mon
         assert "the landmarks were found by a rule on these values (Value threshold)" in statement
     assert ui.progress_dialog is None and ui.action.isEnabled()
     # the summary box says it, with Open folder
-    from lmdk_gui.ui.batch_ui import summary_box
+    from lmdk_gui.ui.dialogs.batch_ui import summary_box
 
     opened = []
     box = summary_box(summary, win, opened.append)
@@ -245,7 +245,7 @@ def test_cancel_leaves_complete_persons_only(qtbot, win, client, tmp_path):
         ui.export_all(out, scheme="uniform", client=client, resume=True)
     assert sig.args[0].released == 5 and (out / "manifest.json").exists()
     # the dialog says before starting what the run would refuse, in the dialog's words
-    from lmdk_gui.ui.batch_ui import ExportAllDialog
+    from lmdk_gui.ui.dialogs.batch_ui import ExportAllDialog
 
     dlg = ExportAllDialog(win.session.series, win.session.settings, None, str(out), 5, win)
     qtbot.addWidget(dlg)
@@ -344,7 +344,7 @@ def test_export_all_asks_before_publishing_the_tables_category_list(qtbot, clien
 
 
 def test_export_all_offers_to_map_labels_missing_from_the_public_list(qtbot, places_csv, tmp_path):
-    from lmdk_gui.ui.batch_ui import ExportAllDialog
+    from lmdk_gui.ui.dialogs.batch_ui import ExportAllDialog
 
     w = MainWindow(load_default=False)
     qtbot.addWidget(w)
@@ -363,7 +363,7 @@ def test_export_all_offers_to_map_labels_missing_from_the_public_list(qtbot, pla
     assert asked == []  # a public list: no question
     v = dlg.values()
     assert v["map_unlisted_to"] == "other" and v["categories_from_data"] is False
-    from lmdk_gui.ui.batch_ui import batch_options
+    from lmdk_gui.ui.dialogs.batch_ui import batch_options
 
     v.pop("outdir")
     opts = batch_options(w.session.series, w.session.settings, None, **v)

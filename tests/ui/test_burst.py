@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from lmdk_gui.core.guarantee import check_guarantee
-from lmdk_gui.core.noise import UnitNoise
-from lmdk_gui.core.release import compute_release
-from lmdk_gui.core.settings import LANDMARK_SCHEMES
+from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.kernel.guarantee import check_guarantee
+from lmdk_gui.core.kernel.noise import UnitNoise
+from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES
 from tests.privacy.exact import exact_worst
 
 from .conftest import wait_preview

@@ -88,7 +88,7 @@ def test_a_click_lays_no_part_of_the_main_window_out(qtbot, window):
 
 
 def _verdicts(monkeypatch, window) -> list[str]:
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.ui.window import main_window as mw
 
     said: list[str] = []
     real = mw._set_status
@@ -120,7 +120,7 @@ def test_a_preview_that_comes_at_once_is_not_announced_as_computing(qtbot, windo
 def test_a_late_preview_is_announced_as_computing(qtbot, window, monkeypatch):
     import time
 
-    from lmdk_gui.ui import session as session_mod
+    from lmdk_gui.ui.window import session as session_mod
 
     s, plot = window.session, window.series_plot
     window._stale_readouts.setInterval(20)
@@ -134,3 +134,65 @@ def test_a_late_preview_is_announced_as_computing(qtbot, window, monkeypatch):
     assert not s.is_preview_current() and "landmark" in plot.info.toPlainText()  # (the box says the edit)
     wait_preview(qtbot, window)
     qtbot.waitUntil(lambda: "holds" in said[-1], timeout=5_000)
+
+
+def test_the_hover_box_goes_when_the_pointer_leaves_the_plot(qtbot, window):
+    """A newcomer found the box staying after the pointer left, over the plot."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    plot = window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    window._on_hover((plot.mapToScene(event_point(window, 200)),))
+    assert plot.info.isVisible() and plot.target.isVisible()
+    QApplication.sendEvent(plot, QEvent(QEvent.Type.Leave))
+    assert not plot.info.isVisible() and not plot.target.isVisible()
+
+
+def test_the_hover_box_never_covers_the_event_it_describes(qtbot, window):
+    """Near the plot's left edge the box moves to the top-right corner: it covered the landmark just marked."""
+    plot = window.series_plot
+    vb = plot.getPlotItem().vb
+    vb.setXRange(150, 250, padding=0)
+    qtbot.waitUntil(lambda: vb.width() > 0)
+    for row in (152, 248):
+        window._on_hover((plot.mapToScene(event_point(window, row)),))
+        box = plot.info.geometry()
+        x = event_point(window, row).x()
+        assert not (box.left() - 6 <= x <= box.right() + 6), (row, x, box)
+
+
+def test_a_click_just_off_the_line_says_why_nothing_happened(qtbot, window):
+    from PySide6.QtCore import QPoint
+
+    from lmdk_gui.ui.window.main_window import OFF_LINE_HINT
+
+    s, plot = window.session, window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    far = QPoint(0, 40) if event_point(window, 200).y() < plot.viewport().height() / 2 else QPoint(0, -40)
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=event_point(window, 200) + far)
+    assert s.landmarks.tolist() == []
+    assert window.statusBar().currentMessage() == OFF_LINE_HINT
+
+
+def test_the_hover_box_and_the_landmark_list_number_an_event_alike(qtbot, window, tmp_path):
+    """One numbering (issue 44): the hover box's "event N" is the number the landmark list's 'row' column (and
+    --landmark-rows) gives the same event."""
+    import pandas as pd
+
+    s, plot = window.session, window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    qtbot.wait(10)
+    pos = event_point(window, 200)
+    qtbot.mouseMove(plot.viewport(), pos)
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.waitUntil(lambda: "landmark" in plot.info.toPlainText())
+    shown = plot.info.toPlainText()
+    assert shown.startswith("event 200 · ") and "row" not in shown
+    path = tmp_path / "lm.csv"
+    assert window.extensions["landmarks_ui"].export_landmarks(path)
+    listed = pd.read_csv(path, dtype=str)
+    assert listed["row"].tolist() == ["200"]
+    assert listed["timestamp"].iloc[0][:16] in shown  # the same event: its time as the box shows it
+    wait_preview(qtbot, window)

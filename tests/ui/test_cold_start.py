@@ -1,6 +1,6 @@
 """Issue 15, cold start: what the first paint does not need stays out of the window's imports.
 
-numba (and the scipy it imports) load on a kernel's first call (core/lazyjit.py), off the GUI thread; the
+numba (and the scipy it imports) load on a kernel's first call (core/engine/lazyjit.py), off the GUI thread; the
 raw preview of a small series does not wait for it (its kernels run as Python until then); the export and import dialogs load where
 first used; ``lmdk-gui`` imports numpy and pandas before PySide6 (which reads the source of every module
 imported after it). These checks run in fresh processes, so an import added anywhere on the way fails them.
@@ -13,15 +13,15 @@ import sys
 
 from tests.conftest import ROOT
 
-#: not imported by ``import lmdk_gui.ui.main_window`` (numba brings scipy and llvmlite)
-DEFERRED = ("numba", "scipy", "llvmlite", "lmdk_gui.ui.export", "lmdk_gui.core.export", "lmdk_gui.ui.import_dialog")
+#: not imported by ``import lmdk_gui.ui.window.main_window`` (numba brings scipy and llvmlite)
+DEFERRED = ("numba", "scipy", "llvmlite", "lmdk_gui.ui.dialogs.export_dialog", "lmdk_gui.core.publish.export", "lmdk_gui.ui.dialogs.import_dialog")
 
 #: Build the window, open a file, draw it and its first preview, wait for the denoised lines and the R-run
 #: average; print the threads that imported numba.
 BUILD_AND_OPEN = r"""
 import os, sys, threading
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-from lmdk_gui.core import lazyjit
+from lmdk_gui.core.engine import lazyjit
 importers = set()
 real = lazyjit.real_numba
 def watched():
@@ -29,11 +29,11 @@ def watched():
     return real()
 lazyjit.real_numba = watched
 from PySide6.QtWidgets import QApplication
-from lmdk_gui.ui.main_window import SAMPLES, MainWindow
+from lmdk_gui.ui.window.main_window import SAMPLES, MainWindow
 from lmdk_gui.app import SAMPLE_FILES
 app = QApplication([])
 w = MainWindow(load_default=False)
-assert "numba" not in sys.modules and "lmdk_gui.ui.export" not in sys.modules
+assert "numba" not in sys.modules and "lmdk_gui.ui.dialogs.export_dialog" not in sys.modules
 w.show()
 assert w.open_series(SAMPLES / SAMPLE_FILES["energy"][0])
 while not (w.session.is_denoised_current() and w.session.average is not None):
@@ -54,7 +54,7 @@ def _run(code: str, tmp_path) -> str:
 
 
 def test_importing_the_window_imports_no_numba_scipy_or_export(tmp_path):
-    code = f"import sys\nimport lmdk_gui.ui.main_window\nprint(','.join(m for m in {DEFERRED!r} if m in sys.modules))"
+    code = f"import sys\nimport lmdk_gui.ui.window.main_window\nprint(','.join(m for m in {DEFERRED!r} if m in sys.modules))"
     assert _run(code, tmp_path) == ""
 
 
@@ -69,8 +69,8 @@ def test_the_first_preview_needs_no_numba_and_the_gui_thread_never_imports_it(tm
 def test_importing_every_core_module_imports_no_numba(tmp_path):
     """The kernels' modules define their kernels without numba; the first call imports it."""
     code = ("import importlib, pkgutil, sys, lmdk_gui.core\n"
-            "for m in pkgutil.iter_modules(lmdk_gui.core.__path__):\n"
-            "    importlib.import_module('lmdk_gui.core.' + m.name)\n"
+            "for m in pkgutil.walk_packages(lmdk_gui.core.__path__, 'lmdk_gui.core.'):\n"
+            "    importlib.import_module(m.name)\n"
             "print(','.join(m for m in ('numba', 'scipy', 'llvmlite') if m in sys.modules))")
     assert _run(code, tmp_path) == ""
 
@@ -93,7 +93,7 @@ def test_the_window_lmdk_gui_builds_imports_no_superqt(tmp_path):
     code = ("import os, sys\n"
             "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
             "from PySide6.QtWidgets import QApplication\n"
-            "from lmdk_gui.ui.main_window import MainWindow\n"
+            "from lmdk_gui.ui.window.main_window import MainWindow\n"
             "app = QApplication([])\n"
             "w = MainWindow(load_default=False, defer_tabs=True)\n"
             "print(','.join(m for m in ('superqt', 'importlib.metadata') if m in sys.modules))")

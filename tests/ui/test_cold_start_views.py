@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from lmdk_gui.app import SAMPLE_FILES
-from lmdk_gui.core.settings import ALL_SCHEMES, LANDMARK_SCHEMES
-from lmdk_gui.ui.main_window import SAMPLES, MainWindow
-from lmdk_gui.ui.plots import TrackPlot
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES
+from lmdk_gui.ui.views.plots import TrackPlot
+from lmdk_gui.ui.window.main_window import SAMPLES, MainWindow
 
 from .conftest import wait_denoised
 
@@ -112,8 +112,8 @@ def test_the_rows_are_laid_out_before_their_first_preview_and_kept_for_the_next_
     again when it came, the plots resized twice), and the rows themselves are laid out (empty) before that
     preview is computed: laid out when it arrived, in three layout passes, it held the GUI thread 50-60 ms.
     A series opened later keeps them as they are."""
-    from lmdk_gui.ui import multiples
-    from lmdk_gui.ui import session as session_mod
+    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.window import session as session_mod
 
     # (the samples stand for series whose preview loads the compiled kernels; a smaller one's preview runs as
     # Python in a few ms, overlapping the series' first paint, and lays the rows out when it arrives)

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from lmdk_gui.core.correlation import CorrelationModel, landmark_tpl, reversed_chain
-from lmdk_gui.core.guarantee import landmark_sums
-from lmdk_gui.ui.correlation_ui import STALE_COLOR, CorrelationTab, s_to_slider, slider_to_s
+from lmdk_gui.core.analysis.correlation import CorrelationModel, landmark_tpl, reversed_chain
+from lmdk_gui.core.kernel.guarantee import landmark_sums
+from lmdk_gui.ui.panels.correlation_ui import STALE_COLOR, CorrelationTab, s_to_slider, slider_to_s
 
 from .conftest import wait_preview
 

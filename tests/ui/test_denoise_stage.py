@@ -10,10 +10,10 @@ import weakref
 import numpy as np
 import pytest
 
-from lmdk_gui.core import preview as preview_mod
-from lmdk_gui.core.preview import NoiseCache, compact_denoised, compute_preview
-from lmdk_gui.core.settings import ALL_SCHEMES
-from lmdk_gui.ui import session as session_mod
+from lmdk_gui.core.engine import preview as preview_mod
+from lmdk_gui.core.engine.preview import NoiseCache, compact_denoised, compute_preview
+from lmdk_gui.core.kernel.settings import ALL_SCHEMES
+from lmdk_gui.ui.window import session as session_mod
 
 from .conftest import alive_at_preview_start, wait_denoised
 

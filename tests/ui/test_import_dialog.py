@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from lmdk_gui.core.loader import inspect_table, scan_table
-from lmdk_gui.ui.import_dialog import ImportDialog
-from lmdk_gui.ui.main_window import MainWindow
+from lmdk_gui.core.data.loader import inspect_table, scan_table
+from lmdk_gui.ui.dialogs.import_dialog import ImportDialog
+from lmdk_gui.ui.window.main_window import MainWindow
 from tests.conftest import DATA, SAMPLES
 
 
@@ -278,7 +278,7 @@ def test_the_preview_rows_carry_the_files_row_numbers_under_a_title(qtbot, tmp_p
 def test_which_files_are_read_on_a_worker_before_the_dialog(tmp_path, monkeypatch):
     """A large file is read whole (its encoding: 0.9 s for a 10^7-row CSV) and a workbook or a track converted
     whole before the import dialog can show it: those are read on a worker, a small CSV at once."""
-    from lmdk_gui.core import loader
+    from lmdk_gui.core.data import loader
 
     openpyxl = pytest.importorskip("openpyxl")
     wb = openpyxl.Workbook()
@@ -302,7 +302,7 @@ def test_a_slow_first_read_keeps_the_window_painting_and_can_be_cancelled(qtbot,
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QProgressDialog
 
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.ui.window import main_window as mw
 
     read_on: list[threading.Thread] = []
 
@@ -346,7 +346,7 @@ def test_a_large_file_given_at_launch_opens_after_the_window_shows(qtbot, monkey
     """``lmdk-gui FILE`` of 10^7 rows showed no window for 5 s (the file read and loaded first). The launch
     now shows the window and then opens the file as open_path would: loaded on the worker when the defaults
     read it; the import dialog when they cannot (repeated hours) or it has an id column."""
-    from lmdk_gui.ui import main_window as mw
+    from lmdk_gui.ui.window import main_window as mw
 
     monkeypatch.setattr(mw, "slow_to_inspect", lambda path: True)  # (the busy dialog's path too)
     w = MainWindow(load_default=False)
@@ -381,3 +381,67 @@ def test_the_empty_window_says_which_file_it_is_opening(qtbot, tmp_path):
         assert "Opening energy_hue_2013_jan.csv…" in title.text()
     assert "Open a time series to begin" in title.text()
     w.close()
+
+
+# ---------------------------------------------------------------- issue 44: dates that read either way, row order
+
+def _write(tmp_path, name: str, text: str):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+AMBIGUOUS_DATES = "date,kwh\n" + "".join(f"{d:02d}/02/2013,{d}\n" for d in range(1, 11))
+
+
+def test_dates_that_read_either_way_ask_for_the_order(qtbot, tmp_path):
+    dlg = scanned_dialog(qtbot, _write(tmp_path, "d.csv", AMBIGUOUS_DATES))
+    assert dlg.date_order.isVisible() and dlg.date_order.currentData() is None
+    assert not dlg.open_button.isEnabled()  # the dialog stays open until the order is chosen
+    assert dlg.error.text() == "Dates like 01/02/2013 read either way: choose the date order above."
+    assert dlg.error.isVisible()
+    items = [dlg.date_order.itemText(i) for i in range(dlg.date_order.count())]
+    assert items[1:] == ["day/month/year: 01/02/2013 is 1 February 2013",
+                         "month/day/year: 01/02/2013 is January 2, 2013"]
+    with qtbot.waitSignal(dlg.scanned, timeout=30_000):
+        dlg.date_order.setCurrentIndex(dlg.date_order.findData("dmy"))
+    assert dlg.error.isHidden() and dlg.open_button.isEnabled()
+    assert dlg.options()["date_order"] == "dmy"
+    series = press_open(qtbot, dlg)
+    assert str(series.times[0])[:10] == "2013-02-01" and series.source.date_order == "dmy"
+
+
+def test_unambiguous_dates_ask_nothing(qtbot, tmp_path):
+    dlg = scanned_dialog(qtbot, _write(tmp_path, "d.csv", "date,kwh\n01/02/2013,1\n13/02/2013,2\n"))
+    assert dlg.date_order.isHidden() and dlg.open_button.isEnabled() and "date_order" not in dlg.options()
+
+
+def test_lmdk_gui_file_with_ambiguous_dates_goes_through_the_dialog(qtbot, tmp_path):
+    path = _write(tmp_path, "d.csv", AMBIGUOUS_DATES)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+
+    def answer(dlg: ImportDialog) -> bool:
+        dlg.show()
+        qtbot.waitUntil(lambda: dlg.scan is not None, timeout=30_000)
+        with qtbot.waitSignal(dlg.scanned, timeout=30_000):
+            dlg.date_order.setCurrentIndex(dlg.date_order.findData("mdy"))
+        press_open(qtbot, dlg)
+        return True
+
+    w.ask_import = answer
+    assert w.open_path(path)
+    assert str(w.session.series.times[0])[:10] == "2013-01-02"
+
+
+def test_rows_out_of_time_order_are_said_for_the_whole_file(qtbot, tmp_path):
+    rows = [f"2013-01-{d + 1:02d} 00:00,{d}" for d in range(25)]
+    rows[21], rows[22] = rows[22], rows[21]  # below the first rows the dialog shows: only the scan sees it
+    path = _write(tmp_path, "o.csv", "timestamp,kwh\n" + "\n".join(rows) + "\n")
+    dlg = scanned_dialog(qtbot, path)
+    assert "Rows are not in time order: they will be sorted by time (first out-of-order row: row 24)" \
+        in dlg.notes.text() and dlg.notes.isVisible()
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    assert w.open_path(path)  # opened directly (no dialog): the status bar says it
+    assert "not in time order" in w.statusBar().currentMessage()

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from lmdk_gui.core import suggestions as sugg
-from lmdk_gui.core.landmark_files import read_landmark_file
+from lmdk_gui.core.analysis import suggestions as sugg
+from lmdk_gui.core.data.landmark_files import read_landmark_file
 from tests.conftest import DATA, SAMPLES
 
 from .conftest import wait_preview
@@ -256,7 +256,7 @@ def test_large_track_is_computed_off_the_gui_thread(qtbot, make_window, tmp_path
     """10^5 fixes: editing the parameters returns at once; the count arrives later from the worker."""
     import time
 
-    from lmdk_gui.core.series import Series
+    from lmdk_gui.core.data.series import Series
 
     rng = np.random.default_rng(3)
     n = 100_000
@@ -366,7 +366,7 @@ def test_landmarks_from_a_rule_are_said_so_in_the_export_and_follow_undo(qtbot, 
     """A threshold rule's landmarks tell which hours passed it wherever a release shows where they are: the
     session keeps which rules its landmark set comes from (through undo and redo, clicks, an emptied set, a
     replacing landmark file); the export dialog warns, and the sidecar's statement names the rule."""
-    from lmdk_gui.ui.export import ExportDialog
+    from lmdk_gui.ui.dialogs.export_dialog import ExportDialog
 
     s = window.session
     s.set_landmarks([3, 4, 5])

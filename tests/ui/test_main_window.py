@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from lmdk_gui.core.guarantee import allocatable
+from lmdk_gui.core.kernel.guarantee import allocatable
 from lmdk_gui.ui import MainWindow
 from tests.conftest import DATA, SAMPLES
 
@@ -222,8 +222,8 @@ def test_full_hue_file_needs_a_duplicates_choice(qtbot, window):
 def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, window):
     """On by default: the preview carries raw values and their post-processing; unticking it drops the
     denoised values and hides the denoised columns; the raw release is the same either way."""
-    from lmdk_gui.core.denoise import denoise
-    from lmdk_gui.ui.metrics_panel import DENOISED_COLUMNS
+    from lmdk_gui.core.analysis.denoise import denoise
+    from lmdk_gui.ui.panels.metrics_panel import DENOISED_COLUMNS
 
     s, table, check = window.session, window.metrics_table, window.settings_panel.denoise_check
     assert check.isChecked() and s.settings.denoise and "guarantee" in check.toolTip()
@@ -238,7 +238,7 @@ def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, win
     raw = p.values.copy()
     row = list(s.preview).index("skip")
     assert not any(table.isColumnHidden(c) for c in DENOISED_COLUMNS)
-    assert table.item(row, 9).text() not in ("—", "") and "±" in table.item(row, 10).text()
+    assert table.item(row, 9).text() not in ("—", "") and "–" in table.item(row, 10).text()  # mean (p10–p90)
     assert p.mae_denoised < p.mae
     with qtbot.waitSignal(s.previewChanged, timeout=10_000):
         check.setChecked(False)
@@ -253,7 +253,7 @@ def test_denoise_checkbox_changes_the_metrics_and_the_denoised_values(qtbot, win
 def test_one_landmark_of_thousands_is_not_zero_percent(qtbot, window):
     """The status bar read "1 landmark (0.0%)" for one of 2,144 events: a share that rounds to 0 or 100 % but
     is not is written "<0.1%" / ">99.9%", there and in the suggestion and dummy counts."""
-    from lmdk_gui.core.metrics import share
+    from lmdk_gui.core.analysis.metrics import share
 
     s = window.session
     with qtbot.waitSignal(s.previewChanged, timeout=30_000):

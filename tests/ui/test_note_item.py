@@ -3,8 +3,8 @@ as runs of text, colour, weight and subscript, and every note and hover text the
 
 from __future__ import annotations
 
-from lmdk_gui.ui.multiples import NoteItem
-from lmdk_gui.ui.plots import TextLines, markup_runs
+from lmdk_gui.ui.views.multiples import NoteItem
+from lmdk_gui.ui.views.plots import TextLines, markup_runs
 
 from .conftest import wait_denoised
 
@@ -41,7 +41,7 @@ def test_every_note_and_hover_text_of_the_window_is_read_whole(qtbot, window):
     _whole(hover)
     lines = TextLines()
     lines.set(hover)
-    assert "row 10" in lines.plain() and "landmark" in lines.plain() and "εt =" in lines.plain()
+    assert "event 10" in lines.plain() and "landmark" in lines.plain() and "εt =" in lines.plain()
 
 
 def test_a_note_is_as_tall_as_its_lines_and_as_wide_as_the_column():
@@ -57,7 +57,7 @@ def test_a_note_is_as_tall_as_its_lines_and_as_wide_as_the_column():
 def test_every_note_fits_its_column_for_each_kind(qtbot, window):
     """A note is cut at the column's edge: each sample's notes (numbers, locations, categories, with their
     denoised figures and the off-chart counts) are narrower than the column."""
-    from lmdk_gui.ui.plots import NOTE_W
+    from lmdk_gui.ui.views.plots import NOTE_W
     from tests.conftest import SAMPLES
 
     for name in ("energy_hue_2013_jan.csv", "gps_bus_limerick.csv", "contacts_person1672_first.csv"):

@@ -8,8 +8,8 @@ import threading
 
 import numpy as np
 
-from lmdk_gui.core.series import Series
-from lmdk_gui.ui.session import Session
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.ui.window.session import Session
 
 
 def test_post_stage_arrives_after_the_raw_preview(qtbot):

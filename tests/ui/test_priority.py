@@ -8,10 +8,10 @@ import threading
 import numpy as np
 import pytest
 
-from lmdk_gui.core import priority
-from lmdk_gui.core.series import Series
-from lmdk_gui.ui.runner import LatestOnlyRunner, WorkerJob
-from lmdk_gui.ui.session import Session
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.runtime import priority
+from lmdk_gui.ui.window.runner import LatestOnlyRunner, WorkerJob
+from lmdk_gui.ui.window.session import Session
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
 
@@ -112,7 +112,7 @@ def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_back
 def test_the_rows_reduce_large_views_after_the_gui_thread_and_before_the_later_stages(qtbot):
     """Zoomed out over millions of events, the budget bars and preview rows are reduced on helper threads
     while the GUI thread lays out and paints (the first preview at 10^7 events: it waited for a core)."""
-    from lmdk_gui.ui.multiples import BudgetPlot, PreviewPlot
+    from lmdk_gui.ui.views.multiples import BudgetPlot, PreviewPlot
 
     gui = priority.this_thread_nice()
     assert gui is not None

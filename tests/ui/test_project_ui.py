@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QAction, QKeySequence
 
-from lmdk_gui.core.settings import AdaptiveParams, PrivacySettings
+from lmdk_gui.core.kernel.settings import AdaptiveParams, PrivacySettings
 from tests.conftest import SAMPLES
 
 WAIT = 30_000

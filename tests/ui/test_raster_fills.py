@@ -18,7 +18,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 if sys.argv[1] == "window":
-    from lmdk_gui.ui.main_window import MainWindow
+    from lmdk_gui.ui.window.main_window import MainWindow
     window = MainWindow(load_default=False)
 image = QImage(800, 800, QImage.Format.Format_ARGB32_Premultiplied)
 painter = QPainter(image)

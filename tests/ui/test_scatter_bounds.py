@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from lmdk_gui.ui.plots import PassiveScatter
+from lmdk_gui.ui.views.plots import PassiveScatter
 
 
 def test_kept_bounds_follow_data_zoom_and_resize(qtbot):

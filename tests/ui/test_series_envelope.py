@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from lmdk_gui.ui.plots import BLOCK, block_extremes, column_extremes, pixel_envelope
+from lmdk_gui.ui.views.plots import BLOCK, block_extremes, column_extremes, pixel_envelope
 
 
 def full_extremes(y: np.ndarray, a: int, b: int, x0: float, px_w: float) -> dict[int, tuple[float, float]]:
@@ -134,7 +134,7 @@ def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path,
     """Above ASYNC_ROWS rows in view the budget rows are computed off the GUI thread; what arrives is what
     the synchronous path draws, and a stale result (an older view) is never drawn."""
 
-    from lmdk_gui.ui import multiples
+    from lmdk_gui.ui.views import multiples
 
     from .conftest import wait_preview
 
@@ -165,7 +165,7 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
     """Above ASYNC_ROWS rows in view the preview rows (points, bands, rings, ▲/▼, denoised lines) are reduced
     off the GUI thread (they held it ≈ 0.2 s on opening 10^7 events): what arrives is what the synchronous
     path draws at the same view, its counts reach the notes, and a stale result is never drawn."""
-    from lmdk_gui.ui import multiples
+    from lmdk_gui.ui.views import multiples
 
     from .conftest import wait_denoised
 
@@ -215,7 +215,7 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
 def test_budget_bars_split_a_group_of_columns_at_a_time(monkeypatch, dummies):
     """Zoomed out, each column's highest regular / landmark / dummy bar is taken a group of whole columns at
     a time (no arrays the size of the view): the maxima of the whole split, NaN and zero budgets included."""
-    from lmdk_gui.ui import multiples
+    from lmdk_gui.ui.views import multiples
 
     rng = np.random.default_rng(9)
     n = 50_000
@@ -240,7 +240,7 @@ def test_a_stale_helper_job_is_dropped_before_it_starts(qtbot, tmp_path, monkeyp
     would only hold the older preview's arrays (80 MB each at 10^7 events) for a result nobody draws."""
     import threading
 
-    from lmdk_gui.ui import multiples
+    from lmdk_gui.ui.views import multiples
 
     from .conftest import wait_preview
 

@@ -7,8 +7,8 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from lmdk_gui.ui.curve import CurveItem
-from lmdk_gui.ui.plots import set_data
+from lmdk_gui.ui.views.curve import CurveItem
+from lmdk_gui.ui.views.plots import set_data
 
 from .conftest import wait_denoised
 
@@ -84,8 +84,8 @@ def test_opening_a_long_series_draws_its_line_once_per_view(qtbot, monkeypatch, 
     """From the empty state, opening a series lays the plots out first and then draws the line (drawn
     first, each step of that layout pass drew it again: ≈ 25 ms at 10^7 events); a view already drawn is
     not drawn again; what is drawn is the envelope of the final view; the pyramid comes from the loader."""
-    from lmdk_gui.ui import plots
-    from lmdk_gui.ui.main_window import MainWindow, load_job
+    from lmdk_gui.ui.views import plots
+    from lmdk_gui.ui.window.main_window import MainWindow, load_job
 
     n = 300_000
     path = tmp_path / "long.csv"
@@ -119,7 +119,7 @@ def test_one_style_markers_look_up_their_symbol_once(qtbot, monkeypatch):
     from PySide6.QtCore import QRectF
     from PySide6.QtGui import QImage, QPainter
 
-    from lmdk_gui.ui.plots import PassiveScatter
+    from lmdk_gui.ui.views.plots import PassiveScatter
 
     rng = np.random.default_rng(0)
     x, y = np.arange(2000.0), rng.random(2000)

@@ -16,10 +16,16 @@ from PySide6.QtWidgets import QDialog, QDockWidget, QPushButton, QWidget
 
 from lmdk_gui import __version__
 from lmdk_gui.app import SAMPLE_FILES
-from lmdk_gui.core.settings import LANDMARK_SCHEMES, SCHEME_LABELS
+from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, SCHEME_LABELS
 from lmdk_gui.ui import MainWindow
-from lmdk_gui.ui.help import SCHEME_HELP
-from lmdk_gui.ui.startup import ROOMY_HEIGHT, fitted_geometry, read_setting, show_window, starts_maximized
+from lmdk_gui.ui.dialogs.help import SCHEME_HELP
+from lmdk_gui.ui.window.startup import (
+    ROOMY_HEIGHT,
+    fitted_geometry,
+    read_setting,
+    show_window,
+    starts_maximized,
+)
 from tests.conftest import ROOT, SAMPLES
 
 #: Every key the app reads from its settings file.
@@ -261,7 +267,7 @@ def test_sample_buttons_open_the_samples_and_show_the_plots(qtbot, empty_window,
 
 
 def test_open_button_triggers_file_open(qtbot, empty_window, monkeypatch):
-    from lmdk_gui.ui import main_window
+    from lmdk_gui.ui.window import main_window
 
     asked = []
     monkeypatch.setattr(main_window.QFileDialog, "getOpenFileName", lambda *a, **k: asked.append(a) or ("", ""))
@@ -342,7 +348,7 @@ def test_deferred_tabs_install_after_the_first_paint_in_order(qtbot):
     """``lmdk-gui`` builds the window with ``defer_tabs``: the tabs the first paint does not show install
     after it (cold start, issue 15), ending in the same tabs, menus and extensions as an eager window; a
     series opened before they install reaches them; reading ``extensions`` installs them at once."""
-    from lmdk_gui.ui.main_window import DEFERRED_TABS
+    from lmdk_gui.ui.window.main_window import DEFERRED_TABS
 
     eager = MainWindow(load_default=False)
     qtbot.addWidget(eager)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core.series import Series
-from lmdk_gui.ui.session import Session
+from lmdk_gui.core.data.series import Series
+from lmdk_gui.ui.window.session import Session
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -79,7 +79,7 @@ def test_a_session_with_undo_history_is_collected_without_a_crash(qtbot):
 def test_the_landmark_set_is_shared_read_only_and_never_the_callers(qtbot):
     """Issue 15 at 10^7: snapshots share the session's landmark set instead of copying it on every click; the
     set is read-only and replaced by each edit, and a caller's array is copied, not frozen or shared."""
-    from lmdk_gui.ui.accuracy_ui import _Same
+    from lmdk_gui.ui.panels.accuracy_ui import _Same
 
     n = 100
     s = Session()

@@ -1,0 +1,85 @@
+"""Dialog helpers: modal dialogs deleted once they are closed (:func:`deleted_after`), the one look of a
+warning beside a choice (:func:`warning_label`), and a call that would freeze the window run on a worker
+behind a busy dialog (:func:`busy_call`).
+
+Modal dialogs are deleted once they are closed, not left to their parent window.
+A closed dialog left to the window made the interpreter's exit crash in Qt's teardown (SIGSEGV or "shared
+QObject was deleted directly", 5 runs of 8 after File › Export… then Cancel), and the import dialog kept the
+series it had read alive. Export, Import and Export all persons run theirs inside :func:`deleted_after`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from PySide6.QtCore import QEventLoop, Qt
+from PySide6.QtWidgets import QDialog, QLabel, QProgressDialog, QWidget
+
+from ..window.runner import LatestOnlyRunner
+
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def deleted_after(dialog: QDialog) -> Iterator[QDialog]:
+    """``with deleted_after(dlg):`` — the dialog is deleted (later, by the event loop) when the block ends."""
+    try:
+        yield dialog
+    finally:
+        dialog.deleteLater()
+
+
+def warning_label(text: str = "", name: str = "") -> QLabel:
+    """A wrapped warning in the app's amber (what a choice gives away: landmark positions, a key, a rule's
+    landmarks, categories from the data)."""
+    label = QLabel(text)
+    if name:
+        label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #a05a00;")
+    return label
+
+
+def busy_call(parent: QWidget, title: str, text: str, fn: Callable[[], T]) -> tuple[bool, T | None]:
+    """``fn()`` on a worker thread while a window-modal busy dialog (``text``, Cancel) keeps the window painting
+    and its menus shut: (True, the result), or (False, None) when the person cancelled (the worker's result
+    is then dropped). An exception of ``fn`` is raised here. For a step the person waits on anyway (reading a
+    file before its import dialog), which frozen on the GUI thread left a window that did not repaint."""
+    box: dict[str, tuple[bool, object]] = {}
+    loop = QEventLoop()
+
+    def job(should_cancel=None) -> tuple[bool, object]:
+        try:
+            return True, fn()
+        except Exception as e:  # noqa: BLE001 - raised again on the GUI thread, whatever it is
+            return False, e
+
+    def finished(_generation: int, value: tuple[bool, object]) -> None:
+        box["value"] = value
+        loop.quit()
+
+    runner = LatestOnlyRunner("busy-call", parent)
+    runner.finished.connect(finished)
+    dlg = QProgressDialog(text, "Cancel", 0, 0, parent)
+    dlg.setObjectName("busyDialog")
+    dlg.setWindowTitle(title)
+    dlg.setWindowModality(Qt.WindowModality.WindowModal)
+    dlg.setMinimumDuration(0)
+    dlg.canceled.connect(loop.quit)
+    runner.submit(job)
+    dlg.show()
+    loop.exec()
+    dlg.canceled.disconnect(loop.quit)
+    runner.finished.disconnect(finished)
+    dlg.close()
+    dlg.deleteLater()
+    runner.shutdown(timeout=0)  # (a cancelled job ends on its own; its thread is a daemon)
+    if "value" not in box:
+        return False, None
+    ok, value = box["value"]
+    if not ok:
+        assert isinstance(value, BaseException)
+        raise value
+    return True, value  # type: ignore[return-value]

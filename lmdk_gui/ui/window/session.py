@@ -1,0 +1,841 @@
+"""The session model: the single source of truth of the window (DESIGN §10).
+
+Views never compute: they call one method here, and listen to the signals. Every state change schedules a
+recomputation of the preview on a background thread (coalesced: a burst of edits yields one computation of
+the newest state), and ``previewChanged`` fires when the preview *for the current state* is ready. The
+slower MAE averaged over R runs is computed after it, on its own thread, and announced by
+``metricsChanged``.
+
+Dummy landmarks (issue 6, thesis §4.2). When they are on (:meth:`Session.set_dummies_enabled`), the preview
+worker draws a selection ``L' ⊃ L`` with :func:`~lmdk_gui.core.kernel.dummies.select_for_release`, seeded from the
+session seed and a *draw number* (:meth:`Session.redraw_dummies` changes only the latter), and then
+
+* ``preview[scheme]`` is the release on ``L'`` with ``ε − ε_sel`` (its ``guarantee`` was checked against
+  exactly those), so the automation contract ``preview[scheme].budgets / .values`` keeps meaning "what
+  the export would publish";
+* ``preview_plain[scheme]`` is the release on L with ε (the same object as ``preview`` when dummies are off);
+* ``dummy_selection`` is the :class:`~lmdk_gui.core.kernel.dummies.DummySelection` (private: it holds L');
+* ``average`` / ``average_plain`` are the MAE over R runs with / without dummies (each run a new selection
+  and new noise), ``average_dummy_size`` the mean |L'| over those runs.
+
+A generator that refuses (Optimal beyond its limit) is not an error of the preview: ``dummy_error`` holds
+its message, ``dummiesFailed`` announces it, and the preview falls back to the releases without dummies.
+
+Denoising (issue 12, ``settings.denoise``, :meth:`Session.set_denoise`): ``preview[scheme].values`` stays the
+raw release; ``preview[scheme].denoised_values`` is its post-processing — what the export writes by default —
+with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It is a later stage (issue 15):
+``previewChanged`` announces the raw releases (``denoised_values`` None), then
+:func:`~lmdk_gui.core.engine.preview.denoise_preview` runs on its own thread and ``denoisedChanged`` announces
+``preview``/``preview_plain`` replaced by the same releases with their denoised values
+(:meth:`Session.is_denoised_current`). Up to ``DENOISE_INLINE_MAX`` events, once numba is imported, the
+preview job runs that same function itself: ``previewChanged`` then already carries the denoised values and
+``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None.
+
+From ``LEAN_MIN`` events on (memory): once scored, a hidden scheme keeps its errors, budgets, flags and check
+but not its raw or denoised values (``release.values_kept`` False, ``denoised`` None) until it is shown again,
+which makes it anew; the shown rows' denoised values, and once denoised the raw values of the releases a
+landmark edit makes anew whole, are kept at float32 to be drawn (``core.preview.compact_values``); a landmark
+edit lets go at once of the landmark schemes' denoised values and of those releases' values and budgets
+(:meth:`Session._let_go_of_replaced`); the preview's unit noise is held only while a preview computes.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from ...core.analysis.metrics import RunStats
+from ...core.data.series import Series
+from ...core.engine import lazyjit
+from ...core.engine.preview import (
+    INTERPRET_MAX,
+    AverageResult,
+    DenoiseMemo,
+    NoiseCache,
+    OptionsCache,
+    PreviewResult,
+    SchemePreview,
+    Snapshot,
+    compute_average,
+    compute_preview,
+    denoise_preview,
+    forget_releases,
+    forget_replaced,
+    let_go_of_values,
+    scheme_previews,
+)
+from ...core.engine.release import normalize_landmarks
+from ...core.kernel.dummies import DummyOptions, DummySelection, DummySettings
+from ...core.kernel.noise import UnitNoise
+from ...core.kernel.schemes import SCHEMES
+from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
+from ...runtime import heap
+from ...runtime.priority import BACKGROUND
+from . import passes
+from .runner import LatestOnlyRunner
+
+# The preview and average computations live in the core (shared with ``lmdk compare``); these names stay
+# importable from here.
+_NoiseCache = NoiseCache
+_OptionsCache = OptionsCache
+_scheme_previews = scheme_previews
+
+
+#: up to this many events the preview job denoises too (same ``denoise_preview``, a few ms); beyond it the
+#: denoising is a later stage on its own thread, so that the raw points are drawn first
+DENOISE_INLINE_MAX = 20_000
+
+#: From this many events on (80 MB per array at 10^7) the session keeps lean (issue 15, peak memory): a preview
+#: job starts only once the later stages it cancelled (denoising, ``post_stage``, the average: up to 0.4 s
+#: per step at 10^7) have returned and let go of their arrays, and the denoise stage keeps the denoised values
+#: of the visible schemes only (the hidden ones' errors are kept; showing one denoises it again). Below it
+#: both would cost clicks time (the 10^6 click waited for a denoising step) and save little memory.
+LEAN_MIN = 2_000_000
+#: the schemes a landmark edit makes anew whole (every budget changes), whose raw values a lean session lets
+#: go of at the edit (Skip's release is patched from the last one, Event's and User's stay)
+REMADE_BY_EDIT = frozenset(s.name for s in SCHEMES.values() if s.remade_by_edit)  # (the scheme registry)
+
+#: how long the R-run average waits after a preview arrived (edits in between restart the wait)
+AVERAGE_DELAY_MS = 150
+
+
+def _after_stopped(stages: tuple[LatestOnlyRunner, ...], before: Callable[[], None] | None,
+                   after: Callable[[], None] | None, fn: Callable, *args, should_cancel, **kwargs):
+    """``fn(*args, **kwargs)`` once the cancelled jobs of ``stages`` have returned, between ``before()`` (which
+    may touch what they used) and ``after()``; None if cancelled first."""
+    for runner in stages:
+        runner.wait_stopped(should_cancel)
+    if should_cancel():
+        return None
+    if before is not None:
+        before()
+    try:
+        return fn(*args, should_cancel=should_cancel, **kwargs)
+    finally:
+        if after is not None:
+            after()
+
+
+def _without_preview_noise(noise: UnitNoise, fn: Callable, *args, should_cancel, **kwargs):
+    """``fn(*args, **kwargs)`` with the preview's unit noise let go: the later stages do not read it (the R-run
+    average draws its own), and at 10^7 events its Laplace draws were 80 MB of their peaks. The next preview
+    draws them again (the same draws; ≈ 0.2 s of a click at 10^7 events)."""
+    noise.forget_all()
+    return fn(*args, should_cancel=should_cancel, **kwargs)
+
+
+class _LandmarkEdit(QUndoCommand):
+    """One landmark gesture, kept as the rows it adds and removes rather than two copies of the whole set: at
+    10^6 events with 200,000 landmarks every click kept another 1.6 MB for undo (issue 15's RSS growth over
+    clicks). The session's landmarks change only through this stack (a new series clears it), so undoing
+    always starts from the set this command produced. It holds its session weakly: a strong reference
+    from a command the stack owns in C++ back to the session made a cycle whose collection crashed."""
+
+    def __init__(self, session: Session, after: np.ndarray, added: np.ndarray, removed: np.ndarray,
+                 text: str, rules: tuple[frozenset[str], frozenset[str]]) -> None:
+        super().__init__(text)
+        self._session_ref = weakref.ref(session)
+        self._added = added
+        self._removed = removed
+        self._first: np.ndarray | None = after  # the push's redo applies it as it is
+        self._rules_before, self._rules_after = rules
+
+    def redo(self) -> None:
+        session = self._session_ref()
+        after, self._first = self._first, None
+        if session is None:
+            return
+        if after is None:
+            after = apply_rows(session.landmarks, self._added, self._removed)
+        session._landmark_rules = self._rules_after
+        session._apply_landmarks(after)
+
+    def undo(self) -> None:
+        session = self._session_ref()
+        if session is not None:
+            session._landmark_rules = self._rules_before
+            session._apply_landmarks(apply_rows(session.landmarks, self._removed, self._added))
+
+
+def _frozen(rows: np.ndarray) -> np.ndarray:
+    """The session's landmark set made read-only: every edit replaces the set (never writes into it), so
+    snapshots, previews and caches keep it as it is (no copy per click: 16 MB at 10^7 events with 20 %
+    landmarks) and compare it by identity; a write into it fails loudly."""
+    rows.setflags(write=False)
+    return rows
+
+
+def _own(lm: np.ndarray, given) -> np.ndarray:
+    """``lm`` normalised from a caller's ``given``: a copy when it is the caller's own array (which
+    :func:`_frozen` must not make read-only, nor the caller change under a preview)."""
+    return lm.copy() if lm is given else lm
+
+
+def apply_rows(current: np.ndarray, add: np.ndarray, remove: np.ndarray) -> np.ndarray:
+    """``current`` (sorted, distinct) with the rows ``remove`` (all in it) taken out and ``add`` (sorted, none
+    in it) put in: O(m + k log m), a click's undo costs one copy, not a sort of the whole set."""
+    if remove.size:
+        current = np.delete(current, np.searchsorted(current, remove))
+    if add.size:
+        current = np.insert(current, np.searchsorted(current, add), add)
+    return current
+
+
+class Session(QObject):
+    seriesChanged = Signal()
+    landmarksChanged = Signal()
+    settingsChanged = Signal()
+    previewChanged = Signal()
+    metricsChanged = Signal()
+    previewFailed = Signal(str)
+    dirtyChanged = Signal(bool)
+    dummiesChanged = Signal()  # the dummy settings (on/off, generator, share, utility, draw) changed
+    dummySelectionChanged = Signal()  # a new selection (or error) arrived; emitted just before previewChanged
+    dummiesFailed = Signal(str)  # the generator refused (e.g. Optimal beyond its limit)
+    postChanged = Signal()  # the later stage (``post_stage``) of the current preview arrived
+    denoisedChanged = Signal()  # ``preview``/``preview_plain`` now carry the current state's denoised values
+    # a lean session let go of values in ``preview`` (before the preview replacing them is started): views let
+    # go of theirs, keeping what they drew
+    valuesLetGo = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.series: Series | None = None
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        # the suggestion rules whose proposals are in the landmark set (see landmark_rules)
+        self._landmark_rules: frozenset[str] = frozenset()
+        self._settings = PrivacySettings()
+        self._seed = 1
+        self._runs = 20
+        self.visible_schemes: set[str] = set(LANDMARK_SCHEMES)
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        self._settings_dirty = False
+        self.preview: dict[str, SchemePreview] = {}
+        self.preview_plain: dict[str, SchemePreview] = {}
+        self.average: dict[str, RunStats] | None = None
+        self.average_plain: dict[str, RunStats] | None = None
+        self.average_dummy_size: float | None = None
+        self._dummies_enabled = False
+        self._dummy_settings = DummySettings()
+        self._dummy_draw = 0
+        self.dummy_selection: DummySelection | None = None
+        self.dummy_error = ""
+        self._dummy_options: DummyOptions | None = None
+        self._preview_generation = -1
+        self._noise_cache = NoiseCache()
+        self._options_cache = OptionsCache()
+        self._preview_runner = LatestOnlyRunner("preview", self)
+        self._preview_runner.finished.connect(self._on_preview)
+        self._preview_runner.failed.connect(self._on_preview_failed)
+        self._average_runner = LatestOnlyRunner("average", self, nice=BACKGROUND)
+        self._average_runner.finished.connect(self._on_average)
+        # The R-run average starts once the window has drawn the preview (with Denoise on, its denoised
+        # stage too) and the edits pause: run at once it competed with the repaint for the GIL (a 10^5 click
+        # took 0.16 s instead of 0.06 s), with the denoising and with the next click's preview.
+        self._average_job: tuple[Snapshot, DummyOptions | None] | None = None
+        self._average_timer = QTimer(self)
+        self._average_timer.setSingleShot(True)
+        self._average_timer.setInterval(AVERAGE_DELAY_MS)
+        self._average_timer.timeout.connect(self._submit_average)
+        # A later stage of the preview (e.g. denoising each release, issue 12 part 2): the raw releases are
+        # announced by previewChanged first and drawn at once; ``post_stage(snapshot, result, *,
+        # should_cancel)`` then runs on its own thread and its result lands in ``post`` with postChanged.
+        # None = no later stage.
+        self.post_stage: Callable[..., object] | None = None
+        self.post: object | None = None
+        self._post_runner = LatestOnlyRunner("post", self, nice=BACKGROUND)
+        self._post_runner.finished.connect(self._on_post)
+        # Denoising (issue 12) is a later stage with its own signal, not a ``post_stage``: it replaces the
+        # preview itself (what every view and the automation contract read), and the generic hook stays free.
+        # The memo is used only on this runner's thread (one job at a time), and by a lean preview job once
+        # this runner has stopped (_after_stopped).
+        self._denoise_runner = LatestOnlyRunner("denoise", self, nice=BACKGROUND)
+        self._denoise_runner.finished.connect(self._on_denoised)
+        self._denoise_runner.failed.connect(self._on_denoise_failed)
+        self._denoise_memo = DenoiseMemo()
+        self._denoised_generation = -2  # the preview generation whose denoised values are in ``preview``
+        self._inline_denoise_generation = -1  # the preview job that denoises in the same job (small series)
+        self._stale_denoised: frozenset[str] = frozenset()  # let go of since the last preview (lean sessions)
+        self._stale_values: frozenset[str] = frozenset()  # raw values an edit let go of (lean sessions)
+        self._refill: frozenset[str] = frozenset()  # shown again after their values were let go (lean sessions)
+        # The later stages (denoising, ``post_stage``, the average) start once the views have drawn the raw
+        # preview: started before, they competed with the paint for the GIL (same-run A/B, issue 15: a 10^5
+        # click repainted in 48 ms instead of 36, 10^6 in 121 instead of 101, and the denoised values came no
+        # later). ``after_draw(start)`` is the views' hook: call ``start`` once the new preview is on screen
+        # (the window waits for its plots' paint); without views, at once.
+        self.after_draw: Callable[[Callable[[], None]], None] = lambda start: start()
+        #: The views' hook for a new series: ``before_first_preview(start)`` gets them ready for its first
+        #: preview while nothing competes with them (the window lays out its rows) and calls ``start`` once
+        #: they have painted; without views, at once.
+        self.before_first_preview: Callable[[Callable[[], None]], None] = lambda start: start()
+        self._state_version = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------------------------- state
+    @property
+    def landmarks(self) -> np.ndarray:
+        return self._landmarks
+
+    @property
+    def settings(self) -> PrivacySettings:
+        return self._settings
+
+    @property
+    def epsilon(self) -> float:
+        return self._settings.epsilon
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    @property
+    def runs(self) -> int:
+        return self._runs
+
+    @property
+    def n(self) -> int:
+        return self.series.n if self.series is not None else 0
+
+    @property
+    def dummies_enabled(self) -> bool:
+        return self._dummies_enabled
+
+    @property
+    def dummy_settings(self) -> DummySettings:
+        """The dummy settings (kept while dummies are off)."""
+        return self._dummy_settings
+
+    @property
+    def dummies(self) -> DummySettings | None:
+        """The dummy settings in force: None when dummies are off."""
+        return self._dummy_settings if self._dummies_enabled else None
+
+    @property
+    def dummy_draw(self) -> int:
+        return self._dummy_draw
+
+    def snapshot(self) -> Snapshot:
+        assert self.series is not None
+        # the landmark set is read-only (_frozen) and replaced, never changed, by every edit: no copy needed
+        return Snapshot(self.series, self._landmarks, self._settings, self._seed, self._runs,
+                        dummies=self.dummies, dummy_draw=self._dummy_draw)
+
+    def is_landmark(self, row: int) -> bool:
+        i = int(np.searchsorted(self._landmarks, row))
+        return i < self._landmarks.size and int(self._landmarks[i]) == row
+
+    @property
+    def preview_generation(self) -> int:
+        """Which preview the session holds: a new number each time it takes one, before ``previewChanged``."""
+        return self._preview_generation
+
+    def is_preview_current(self) -> bool:
+        return self._preview_generation == self._preview_runner.generation and bool(self.preview)
+
+    def is_denoised_current(self) -> bool:
+        """The preview is current and, with Denoise on, carries its denoised values (what automation waits
+        for; with Denoise off the same as :meth:`is_preview_current`)."""
+        return self.is_preview_current() and (not self._settings.denoise
+                                              or self._denoised_generation == self._preview_generation)
+
+    def is_dirty(self) -> bool:
+        return self.series is not None and (not self.undo_stack.isClean() or self._settings_dirty)
+
+    def _on_clean_changed(self, _clean: bool) -> None:
+        if not self._closed:
+            self.dirtyChanged.emit(self.is_dirty())
+
+    def mark_clean(self) -> None:
+        self.undo_stack.setClean()
+        self._settings_dirty = False
+        self.dirtyChanged.emit(False)
+
+    # ---------------------------------------------------------------------------------- series
+    def set_series(self, series: Series, *, landmarks=None, settings: PrivacySettings | None = None,
+                   seed: int | None = None, landmark_rules: frozenset[str] = frozenset()) -> None:
+        """Replace the series (and optionally landmarks/settings/seed, and the rules those landmarks come from:
+        :attr:`landmark_rules`) in one step; clears undo history."""
+        if settings is not None:
+            settings.validate()
+        lm = _own(normalize_landmarks(landmarks, series.n), landmarks) if landmarks is not None else \
+            np.zeros(0, np.int64)
+        self.series = series
+        heap.map_large_blocks(self.lean)  # a lean session's freed arrays go back to the system at once
+        self._landmarks = _frozen(lm)
+        self._landmark_rules = landmark_rules
+        if settings is not None:
+            self._settings = settings
+        elif series.kind != "categorical" and self._settings.categories is not None:
+            self._settings = self._settings.with_(categories=None)
+        if series.kind == "categorical" and self._settings.categories is not None:
+            missing = set(series.categories or ()) - set(self._settings.categories)
+            if missing:
+                self._settings = self._settings.with_(categories=None)
+        if seed is not None:
+            self._seed = int(seed)
+        self.undo_stack.clear()
+        self._settings_dirty = False
+        self._clear_results()
+        self.seriesChanged.emit()
+        self.landmarksChanged.emit()
+        self.settingsChanged.emit()
+        self.dirtyChanged.emit(False)
+        # A small series' preview runs as Python in a few ms (core/engine/lazyjit.py): it overlaps the window's
+        # first paint, which is what makes the cold start ≈ the bare imports.
+        self._schedule(after_paint=series.n > INTERPRET_MAX)
+
+    # ------------------------------------------------------------------------------- landmarks
+    def _apply_landmarks(self, rows: np.ndarray) -> None:
+        self._landmarks = _frozen(rows)
+        self._let_go_of_replaced()
+        # Submit before the views redraw the landmarks (≈ 15 ms at 10^6): the worker computes meanwhile.
+        self._schedule()
+        self.landmarksChanged.emit()
+
+    def _let_go_of_replaced(self) -> None:
+        """A lean session's landmark edit lets go at once, not when the new preview arrives, of what that
+        preview replaces: the landmark schemes' denoised values, and the raw values and budgets of
+        ``REMADE_BY_EDIT`` (all their budgets change; Skip's release is the next one's patch source). At 10^7
+        events they were ≈ 0.6 GB of the click's peak, held while the new releases were made. ``preview`` keeps
+        their errors, flags, checks and summaries; the views keep what they drew of them (:meth:`lean`); the
+        preview job forgets them in the memos once the stages using those have stopped
+        (:meth:`_before_preview`)."""
+        if self.series is None or not self.lean:
+            return
+        def strip(pv: dict[str, SchemePreview]) -> dict[str, SchemePreview]:
+            pv = {k: replace(p, denoised=None) if k in LANDMARK_SCHEMES and p.denoised is not None else p
+                  for k, p in pv.items()}
+            return let_go_of_values(pv, REMADE_BY_EDIT, None, None, "", budgets=True)
+        same = self.preview is self.preview_plain
+        self.preview = strip(self.preview)
+        self.preview_plain = self.preview if same else strip(self.preview_plain)
+        self._stale_denoised = frozenset(LANDMARK_SCHEMES)
+        self._stale_values = REMADE_BY_EDIT
+        self.valuesLetGo.emit()
+
+    @property
+    def landmark_rules(self) -> frozenset[str]:
+        """The labels of the suggestion rules whose proposals are in the landmark set (applied, or added to,
+        and not replaced since): landmarks found from the values tell about them wherever a release shows
+        where they are, which the export says (``ExportOptions.landmarks_rule``). Follows undo and redo; an
+        emptied set, a new series and a replacing landmark file start again with none."""
+        return self._landmark_rules
+
+    def _edit(self, after: np.ndarray, text: str, diff: tuple[np.ndarray, np.ndarray] | None = None,
+              rules: frozenset[str] | None = None) -> bool:
+        """Push one undo step from the current landmarks to ``after``; ``diff`` = (added, removed) when the
+        caller knows it (a toggle), else it is computed here; ``rules``: the set's rules afterwards (None: the
+        same ones, none for an empty set)."""
+        if self.series is None:
+            return False
+        before = self._landmarks
+        if after.shape == before.shape and np.array_equal(after, before):
+            return False
+        if diff is None:
+            diff = (np.setdiff1d(after, before, assume_unique=True), np.setdiff1d(before, after, assume_unique=True))
+        if rules is None:
+            rules = self._landmark_rules if after.size else frozenset()
+        self.undo_stack.push(_LandmarkEdit(self, after, *diff, text, (self._landmark_rules, rules)))
+        return True
+
+    def toggle_landmark(self, row: int) -> bool:
+        """Mark or unmark one event. Returns whether it is a landmark afterwards."""
+        if self.series is None:
+            raise RuntimeError("no series is open")
+        row = int(row)
+        if not 0 <= row < self.series.n:
+            raise ValueError(f"event {row} is outside the series (events 0–{self.series.n - 1})")
+        lm = self._landmarks
+        i = int(np.searchsorted(lm, row))
+        one, none = np.array([row], dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if i < lm.size and int(lm[i]) == row:
+            self._edit(np.delete(lm, i), f"Unmark event {row}", (none, one))
+            return False
+        self._edit(np.insert(lm, i, row), f"Mark event {row}", (one, none))
+        return True
+
+    def set_landmarks(self, rows, text: str = "Set landmarks", rules: frozenset[str] | None = None) -> None:
+        """``rules``: the suggestion rules the new set comes from (:attr:`landmark_rules`; None: unchanged)."""
+        if self.series is None:
+            raise RuntimeError("no series is open")
+        self._edit(_own(normalize_landmarks(rows, self.series.n), rows), text, rules=rules)
+
+    def add_range(self, first: int, last: int) -> None:
+        """Mark every event in rows first..last (inclusive) — one undo step."""
+        a, b = self._clip_range(first, last)
+        if a > b:
+            return
+        self._edit(np.union1d(self._landmarks, np.arange(a, b + 1)), f"Mark events {a}–{b}")
+
+    def remove_range(self, first: int, last: int) -> None:
+        a, b = self._clip_range(first, last)
+        if a > b:
+            return
+        lm = self._landmarks
+        keep = (lm < a) | (lm > b)
+        self._edit(lm[keep], f"Unmark events {a}–{b}")
+
+    def clear_landmarks(self) -> None:
+        self._edit(np.zeros(0, dtype=np.int64), "Clear landmarks")
+
+    def invert_landmarks(self) -> None:
+        if self.series is None:
+            return
+        mask = np.ones(self.series.n, dtype=bool)
+        mask[self._landmarks] = False
+        self._edit(np.flatnonzero(mask).astype(np.int64), "Invert landmarks")
+
+    def _clip_range(self, first: int, last: int) -> tuple[int, int]:
+        if self.series is None:
+            return 0, -1
+        a, b = sorted((int(first), int(last)))
+        return max(a, 0), min(b, self.series.n - 1)
+
+    # -------------------------------------------------------------------------------- settings
+    def set_settings(self, settings: PrivacySettings) -> None:
+        settings.validate()
+        if settings == self._settings:
+            return
+        self._settings = settings
+        self._settings_dirty = True
+        self._schedule()  # before the views react, as for landmarks
+        self.settingsChanged.emit()
+        self.dirtyChanged.emit(self.is_dirty())
+
+    def set_denoise(self, on: bool) -> None:
+        """Post-processing on/off (issue 12): the preview's ``denoised_values`` and the metrics' denoised
+        errors; a session setting (snapshot, project file) like the others."""
+        self.set_settings(self._settings.with_(denoise=bool(on)))
+
+    def set_epsilon(self, epsilon: float) -> None:
+        self.set_settings(self._settings.with_(epsilon=float(epsilon)))
+
+    def set_seed(self, seed: int) -> None:
+        seed = int(seed)
+        if seed == self._seed:
+            return
+        self._seed = seed
+        self._settings_dirty = True
+        self.settingsChanged.emit()
+        self._schedule()
+
+    def reroll(self) -> int:
+        """A new seed for the preview noise (never the export's: that uses fresh OS entropy)."""
+        self.set_seed(int(np.random.default_rng().integers(1, 2**31 - 1)))
+        return self._seed
+
+    def set_runs(self, runs: int) -> None:
+        runs = max(1, int(runs))
+        if runs != self._runs:
+            self._runs = runs
+            self.settingsChanged.emit()
+            self._schedule()
+
+    # ---------------------------------------------------------------------------- dummy landmarks
+    def set_dummies_enabled(self, enabled: bool) -> None:
+        """Hide the landmarks among dummies (thesis §4.2) in the preview, the metrics and the export."""
+        enabled = bool(enabled)
+        if enabled == self._dummies_enabled:
+            return
+        self._dummies_enabled = enabled
+        self._dummies_edited()
+
+    def set_dummy_settings(self, settings: DummySettings | None = None, **changes) -> None:
+        """Replace the dummy settings, or change some fields: ``set_dummy_settings(generator="heuristic")``."""
+        new = settings if settings is not None else self._dummy_settings
+        if changes:
+            new = replace(new, **changes)
+        new.validate()
+        if new == self._dummy_settings:
+            return
+        self._dummy_settings = new
+        self._dummies_edited()
+
+    def set_dummy_draw(self, draw: int) -> None:
+        draw = int(draw)
+        if draw != self._dummy_draw:
+            self._dummy_draw = draw
+            self._dummies_edited()
+
+    def redraw_dummies(self) -> int:
+        """A new draw of the preview's selection (same options, new exponential-mechanism pick and rows)."""
+        draw = self._dummy_draw
+        rng = np.random.default_rng()
+        while draw == self._dummy_draw:
+            draw = int(rng.integers(1, 2**31 - 1))
+        self.set_dummy_draw(draw)
+        return self._dummy_draw
+
+    def _dummies_edited(self) -> None:
+        self._settings_dirty = True
+        self.dummiesChanged.emit()
+        if not self._closed:
+            self.dirtyChanged.emit(self.is_dirty())
+        self._schedule()
+
+    def set_scheme_visible(self, scheme: str, visible: bool) -> None:
+        if scheme not in ALL_SCHEMES:
+            raise ValueError(scheme)
+        changed = (scheme in self.visible_schemes) != visible
+        if visible:
+            self.visible_schemes.add(scheme)
+        else:
+            self.visible_schemes.discard(scheme)
+        if changed and visible and (p := self.preview.get(scheme)) is not None and not p.release.values_kept:
+            # a lean session let go of its values while it was hidden: the next preview makes it again
+            self._refill |= {scheme}
+            self._schedule()
+        if changed:
+            self.settingsChanged.emit()
+        if visible and changed:
+            self._denoise_shown()
+        elif changed:
+            self._let_go_of_hidden_values()
+
+    # ------------------------------------------------------------------------------ computation
+    def _schedule(self, *, after_paint: bool = False) -> None:
+        """Invalidate the results and compute the new state's preview: at once, or with ``after_paint`` (a new
+        series) once the views have painted it and made ready for its preview (``before_first_preview``).
+        The first preview of a large series draws its unit noise and loads the compiled kernels: started with
+        the series' first paint or the rows' layout, it took a core and the GIL from them (at 10^7 events
+        stalls of 70-140 ms, half of them waiting); the preview is only as much later as those paints."""
+        if self.series is None:
+            return
+        self._state_version += 1
+        # Invalidate now, so nobody mistakes the old preview for the new state's.
+        self._preview_runner.cancel()
+        self._average_runner.cancel()
+        self._average_timer.stop()
+        self._average_job = None
+        self._post_runner.cancel()
+        self._denoise_runner.cancel()
+        if after_paint:
+            version = self._state_version
+
+            def current() -> bool:
+                return version == self._state_version and not self._closed
+
+            passes.after_paint(self, lambda: current() and self.before_first_preview(
+                lambda: current() and self._submit()))
+            return
+        # Submit now rather than after the event loop's next pass (which paints first, ~20 ms at 10^5): the
+        # worker computes while the GUI thread repaints. Bursts still coalesce: the runner keeps only the
+        # newest pending job and tells a running one to stop.
+        self._submit()
+
+    def _submit(self) -> None:
+        if self.series is None:
+            return
+        snap = self.snapshot()
+        # Large series: raw only, the window draws it at once and denoising follows (_on_preview). Small ones:
+        # the same denoise_preview in the same job (a few ms): as a later stage the lines vanished for the
+        # ≈ 30 ms of the raw redraw on every click. Not before numba is imported (the first preview of a small
+        # series needs no compiler, core/engine/lazyjit.py; the denoise stage does).
+        inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and lazyjit.imported()
+        lean = self.lean
+        stages = (self._average_runner, self._denoise_runner, self._post_runner) if lean else ()
+        before = self._before_preview(snap) if lean else None
+        # Adaptive's uniforms (80 MB at 10^7 events) are drawn again by the next preview (≈ 50 ms, on the
+        # side thread beside the other schemes) rather than held while the average and the export run.
+        noise = self._noise_cache
+        after = (lambda: noise.get(snap.series, snap.seed).forget("sample")) if lean else None
+        gen = self._preview_runner.submit(_after_stopped, stages, before, after, compute_preview, snap,
+                                          self._noise_cache, self._options_cache, denoise=inline)
+        self._inline_denoise_generation = gen if inline else -1
+
+    def _before_preview(self, snap: Snapshot) -> Callable[[], None] | None:
+        """What a lean preview job does first, on its thread once the stages it waits for have stopped (they
+        use the memos): forget the denoised values an edit let go of, and the releases let go of
+        (:meth:`_let_go_of_hidden_values`) of the schemes shown again."""
+        denoised, values = self._stale_denoised | self._refill, self._stale_values | self._refill
+        if not denoised and not values:
+            return None
+        denoise_memo, noise = self._denoise_memo, self._noise_cache
+
+        def before() -> None:
+            denoise_memo.forget_schemes(denoised)
+            forget_releases(noise.existing_memo(snap.series, snap.seed), values)
+        return before
+
+    def _let_go_of_hidden_values(self) -> None:
+        """A lean session lets go of the raw values of its hidden schemes once they are scored (the denoise
+        stage is in, or there is none): 80 MB each at 10^7 events, Event's and User's by default. Their errors,
+        budgets, flags and checks stay, and a click reuses them as they are (Event's and User's budgets do not
+        depend on the landmarks); showing one makes it again (:meth:`set_scheme_visible`). The preview memo also
+        forgets its float64 copies of the releases the stage kept at float32 (``compact_raw``). Only while no
+        preview or denoise job runs: they use the memos this updates."""
+        if not self.lean or self.series is None or not self.is_preview_current() \
+                or (self._settings.denoise and not self.is_denoised_current()) \
+                or not (self._preview_runner.is_idle() and self._denoise_runner.is_idle()):
+            return
+        hidden = [x for x in ALL_SCHEMES if x not in self.visible_schemes]
+        memo = self._noise_cache.existing_memo(self.series, self._seed)
+        same = self.preview is self.preview_plain
+        self.preview_plain = let_go_of_values(self.preview_plain, hidden, memo, self._denoise_memo, "plain")
+        self.preview = self.preview_plain if same else let_go_of_values(
+            self.preview, hidden, memo.get("with dummies") if memo is not None else None, self._denoise_memo,
+            "dummies")
+        forget_replaced(memo, self.preview_plain, REMADE_BY_EDIT)  # (the stage's compact_raw)
+        forget_replaced(memo.get("with dummies") if memo is not None else None, self.preview, REMADE_BY_EDIT)
+        self.valuesLetGo.emit()
+
+    def _denoise_shown(self) -> None:
+        """Denoise again, once the current preview's stage is in, when a shown scheme has its denoised error but
+        not its values (a lean stage let them go while it was hidden): the others come from the memo, and
+        denoisedChanged draws it."""
+        if self._denoised_generation != self._preview_generation or not self.is_preview_current():
+            return
+        missing = [s for s in self.visible_schemes
+                   if (p := self.preview.get(s)) is not None and p.denoised is None and p.denoised_scored]
+        if missing:
+            snap = self.snapshot()
+            result = PreviewResult(self.preview, self.preview_plain, self.dummy_selection, self._dummy_options,
+                                   self.dummy_error)
+            self._submit_denoise(snap, result)
+
+    @property
+    def lean(self) -> bool:
+        """A series of ``LEAN_MIN`` events or more: a hidden scheme's denoised values, and those a landmark
+        edit replaces, are let go (views draw what they drew until the new values arrive)."""
+        return self.series is not None and self.series.n >= LEAN_MIN
+
+    def _keep(self) -> frozenset[str] | None:
+        """The schemes whose denoised values the denoise stage keeps (None: all)."""
+        return frozenset(self.visible_schemes) if self.lean else None
+
+    def _compact_raw(self) -> frozenset[str]:
+        """The schemes whose raw values the denoise stage keeps at float32 once scored (lean: only drawn until
+        the next edit replaces them; Skip's, Event's and User's are the memo's, reused as they are)."""
+        return REMADE_BY_EDIT if self.lean else frozenset()
+
+    def _clear_results(self) -> None:
+        self.preview = {}
+        self.post = None
+        self.preview_plain = {}
+        self.average = None
+        self.average_plain = None
+        self.average_dummy_size = None
+        self.dummy_selection = None
+        self.dummy_error = ""
+        self._dummy_options = None
+
+    def _on_preview(self, generation: int, result: PreviewResult | None) -> None:
+        if not self._preview_runner.is_current(generation) or not result:
+            return
+        snap = self.snapshot()
+        inline = generation == self._inline_denoise_generation
+        old_error = self.dummy_error
+        self.preview = result.preview
+        self.preview_plain = result.plain
+        self._stale_denoised = self._stale_values = self._refill = frozenset()
+        self.dummy_selection = result.selection
+        self.dummy_error = result.dummy_error
+        self._dummy_options = result.options
+        self._preview_generation = generation
+        self.average = None
+        self.average_plain = None
+        self.average_dummy_size = None
+        self.dummySelectionChanged.emit()
+        if self.dummy_error and not old_error:  # once per episode, not on every edit while it lasts
+            self.dummiesFailed.emit(self.dummy_error)
+        self.post = None
+        if inline:  # the denoised values came with the raw ones: one redraw draws both
+            self._denoised_generation = generation
+        self.previewChanged.emit()
+        if inline and self.is_preview_current():  # (a previewChanged slot may have edited the state)
+            self.denoisedChanged.emit()
+        if not self._settings.denoise:
+            self._let_go_of_hidden_values()
+        if self.is_preview_current():
+            self.after_draw(lambda: self._later_stages(generation, snap, result, inline))
+
+    def _later_stages(self, generation: int, snap: Snapshot, result: PreviewResult, inline: bool) -> None:
+        """Denoising, ``post_stage`` and the average of the preview ``generation``, unless the state has
+        changed since (or the session closed) while the views drew it."""
+        if self._closed or generation != self._preview_generation or not self.is_preview_current():
+            return
+        if self._settings.denoise and not inline:
+            self._submit_denoise(snap, result)
+        if self.post_stage is not None:
+            self._post_runner.submit(self.post_stage, snap, result)
+        if self.dummy_error:  # no selection: the average is the plain one
+            snap = Snapshot(snap.series, snap.landmarks, snap.settings, snap.seed, snap.runs)
+        self._average_job = (snap, self._dummy_options)
+        if not self._settings.denoise or inline:  # else once the denoised stage is in (_on_denoised)
+            self._average_timer.start()
+
+    def _on_preview_failed(self, generation: int, message: str) -> None:
+        if self._preview_runner.is_current(generation):
+            self.previewFailed.emit(message)
+
+    def _on_average(self, generation: int, result: AverageResult | None) -> None:
+        if result is None or not self._average_runner.is_current(generation):
+            return
+        self.average = result.average
+        self.average_plain = result.plain
+        self.average_dummy_size = result.dummy_size
+        self.metricsChanged.emit()
+
+    def _submit_average(self) -> None:
+        job, self._average_job = self._average_job, None
+        if job is None or self._closed:
+            return
+        self._submit_later(self._average_runner, job[0], compute_average, *job)
+
+    def _submit_denoise(self, snap: Snapshot, result: PreviewResult) -> None:
+        self._submit_later(self._denoise_runner, snap, denoise_preview, snap, result, memo=self._denoise_memo,
+                           keep=self._keep(), compact=self.lean, compact_raw=self._compact_raw())
+
+    def _submit_later(self, runner: LatestOnlyRunner, snap: Snapshot, fn: Callable, *args, **kwargs) -> None:
+        """A later stage's job (the preview is current: no preview job runs); in a lean session, without the
+        preview's unit noise (:func:`_without_preview_noise`: a lean preview job waits for it to stop, nothing else
+        uses that noise meanwhile)."""
+        noise = self._noise_cache.existing(snap.series, snap.seed) if self.lean else None
+        if noise is None:
+            runner.submit(fn, *args, **kwargs)
+        else:
+            runner.submit(_without_preview_noise, noise, fn, *args, **kwargs)
+
+    def let_go_of_preview_noise(self) -> None:
+        """A lean session lets go of its preview's unit noise while no preview job runs (an export draws its
+        own: 80 MB at 10^7 events); the next preview draws it again."""
+        noise = self._noise_cache.existing(self.series, self._seed) if self.series is not None and self.lean \
+            else None
+        if noise is not None and self._preview_runner.is_idle():
+            noise.forget_all()
+
+    def _on_denoised(self, generation: int, result: PreviewResult | None) -> None:
+        if result is None or not self._denoise_runner.is_current(generation) or not self.is_preview_current():
+            return
+        self.preview = result.preview
+        self.preview_plain = result.plain
+        self._denoised_generation = self._preview_generation
+        self._let_go_of_hidden_values()
+        self.denoisedChanged.emit()
+        self._average_timer.start()
+        self._denoise_shown()  # a scheme shown while this stage ran (with the visible schemes of its start)
+
+    def _on_denoise_failed(self, generation: int, message: str) -> None:
+        if self._denoise_runner.is_current(generation):
+            self.previewFailed.emit(f"denoising failed: {message}")
+            self._average_timer.start()
+
+    def _on_post(self, generation: int, result: object) -> None:
+        if result is None or not self._post_runner.is_current(generation):
+            return
+        self.post = result
+        self.postChanged.emit()
+
+    def shutdown(self) -> None:
+        self._closed = True
+        self._average_timer.stop()
+        self._preview_runner.shutdown()
+        self._average_runner.shutdown()
+        self._post_runner.shutdown()
+        self._denoise_runner.shutdown()
