@@ -4,12 +4,13 @@
 opens FILE. ``--screenshot OUT.png`` renders the window offscreen once the preview is ready, saves it and
 exits. ``--smoke-test`` shows the window on the real display, waits until its preview (or the empty panel)
 is drawn, closes it and exits 0 (1 on a timeout or an error): the install check CI runs under Xvfb.
+``--runtime-tuning SPEC`` (default: ``$LMDK_RUNTIME``, else ``default``) chooses the process-wide tuning this
+launcher, and only this launcher, applies (lmdk_gui/runtime).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from typing import Any
@@ -23,6 +24,15 @@ from .argtypes import (
     number_in,
     size_type,
 )
+
+
+def _runtime_spec(text: str) -> frozenset[str]:
+    from . import runtime
+
+    try:
+        return runtime.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _row_spec(text: str) -> str:
@@ -54,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--smoke-test", action="store_true",
                    help="show the window, wait until it is drawn with its preview, close it and exit "
                         "(0 = the app works on this display)")
+    p.add_argument("--runtime-tuning", type=_runtime_spec, metavar="SPEC",
+                   help="process-wide tuning: default, off, or a comma list of mechanisms (-NAME removes one), "
+                        "e.g. default,-heap (default: $LMDK_RUNTIME, else default; see docs/performance.md)")
     return p
 
 
@@ -74,21 +87,19 @@ def _import_numerics_before_qt() -> None:
     import pandas  # noqa: F401
 
 
-def _no_collections_while_starting() -> None:
-    """No cyclic garbage collection until the window takes it over: the window freezes what is alive when it
-    is built and leaves collecting to pyqtgraph's GUI-thread collector (``ensure_gui_thread_gc``), so the
-    automatic collections during the imports only visit objects that live as long as the process. They were
-    ≈ 250 collections, two of them full, ≈ 50 ms of a cold start, and found ≈ 800 objects of garbage
-    (measured here, issue 15); those few are frozen with the rest."""
-    gc.disable()
-
-
 def main(argv: list[str] | None = None) -> int:
     file_name_bytes_on_console()
     args = build_parser().parse_args(argv)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    _no_collections_while_starting()
+    from . import runtime
+
+    try:
+        tuning = args.runtime_tuning if args.runtime_tuning is not None else runtime.from_environment()
+    except ValueError as e:  # a bad $LMDK_RUNTIME
+        print(f"lmdk-gui: error: {runtime.ENV}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    runtime.switch_on(tuning)  # before the imports (``freeze``) and before Qt's first fill (``serial-fills``)
     _import_numerics_before_qt()
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication

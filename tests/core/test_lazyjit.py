@@ -49,9 +49,9 @@ def test_real_numba_is_numba():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the preload is Linux only")
 def test_llvm_is_mapped_before_numba_is_imported():
-    """preload_libraries maps LLVM and scipy.linalg's LAPACK into a fresh process without importing numba
-    (or scipy): the dynamic loader's work is done there, with the GIL released, not in numba's import."""
-    code = ("import sys; from lmdk_gui.core import lazyjit; lazyjit.preload_libraries(); "
+    """The launcher's ``preload`` maps LLVM and scipy.linalg's LAPACK into a fresh process without importing
+    numba (or scipy): the dynamic loader's work is done there, with the GIL released, not in numba's import."""
+    code = ("import sys; from lmdk_gui.runtime.preload import preload_libraries; preload_libraries(); "
             "maps = open('/proc/self/maps').read(); "
             "print('numba' in sys.modules, 'scipy' in sys.modules, 'libllvmlite' in maps, '_flapack' in maps)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -190,23 +190,23 @@ def test_opening_the_first_series_leaves_the_event_loop_a_turn_between_its_steps
 
 
 def test_numba_is_frozen_out_of_collections_once_loaded_and_never_mid_compilation(monkeypatch):
-    """The GUI thread's collector freezes what is alive once numba is loaded (a full collection visited its
-    objects, 30-65 ms), but not while a compilation holds numba's compiler lock."""
+    """The launcher's ``numba-freeze``: what is alive once numba is loaded is frozen (a full collection visited
+    its objects), but not while a compilation holds numba's compiler lock."""
     import gc
     import threading
 
     from lmdk_gui.core.engine import lazyjit
-    from lmdk_gui.ui.window import main_window as mw
+    from lmdk_gui.runtime import collector
 
     freezes: list[int] = []
     monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
-    monkeypatch.setattr(mw, "_numba_frozen", False)
+    monkeypatch.setattr(collector, "_numba_frozen", False)
     monkeypatch.setattr(lazyjit, "imported", lambda: False)
-    mw._freeze_numba_once()
+    collector.freeze_numba_once()
     assert freezes == []  # numba not loaded yet: nothing of it to freeze
     monkeypatch.undo()
     monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
-    monkeypatch.setattr(mw, "_numba_frozen", False)
+    monkeypatch.setattr(collector, "_numba_frozen", False)
     lazyjit.real_numba()
     from numba.core.compiler_lock import global_compiler_lock
 
@@ -220,34 +220,37 @@ def test_numba_is_frozen_out_of_collections_once_loaded_and_never_mid_compilatio
     t = threading.Thread(target=compiling)
     t.start()
     assert held.wait(10)
-    mw._freeze_numba_once()
-    assert freezes == [] and not mw._numba_frozen
+    collector.freeze_numba_once()
+    assert freezes == [] and not collector._numba_frozen
     done.set()
     t.join()
-    mw._freeze_numba_once()
-    mw._freeze_numba_once()
-    assert freezes == [1] and mw._numba_frozen
+    collector.freeze_numba_once()
+    collector.freeze_numba_once()
+    assert freezes == [1] and collector._numba_frozen
 
 
 def test_while_numba_loads_the_collector_waits(monkeypatch, qapp):
-    """A collection while numba loads on a worker visited the objects it had made so far: a full one every
-    object (≈ 40 ms of the GUI thread while a 10^7-event file opened), the youngest generation the ≈ 47,000 made
-    since the last check (30-60 ms). Until it has loaded (and been frozen), nothing is collected."""
+    """With ``gui-gc`` and ``numba-freeze``, the GUI thread's collector collects nothing while numba loads or
+    compiles on a worker (each check would visit the objects it is making)."""
     import gc
     import threading
 
+    from lmdk_gui import runtime
     from lmdk_gui.core.engine import lazyjit
-    from lmdk_gui.ui.window import main_window as mw
+    from lmdk_gui.runtime import collector
 
-    mw.ensure_gui_thread_gc()
+    was_enabled = gc.isenabled()
+    monkeypatch.setattr(runtime, "_on", {"gui-gc", "numba-freeze"})
+    gc_check = collector._make_collector()  # (switches automatic collection off: restored below)
+    gc_check.timer.stop()
     collected: list[int] = []
     monkeypatch.setattr(gc, "collect", lambda gen=2: collected.append(gen) or 0)
     monkeypatch.setattr(gc, "get_count", lambda: (10**6, 10**6, 10**6))
-    monkeypatch.setattr(mw, "_freeze_numba_once", lambda: None)
+    monkeypatch.setattr(collector, "freeze_numba_once", lambda: None)
     held, done = threading.Event(), threading.Event()
 
     def loading() -> None:
-        with lazyjit._lock if not lazyjit.imported() else _compiler_lock():
+        with lazyjit.import_lock if not lazyjit.imported() else _compiler_lock():
             held.set()
             done.wait(10)
 
@@ -255,14 +258,16 @@ def test_while_numba_loads_the_collector_waits(monkeypatch, qapp):
     t.start()
     assert held.wait(10)
     try:
-        assert lazyjit.loading()
-        mw._GC.check()
+        assert collector.numba_loading()
+        gc_check.check()
         assert collected == []
     finally:
         done.set()
         t.join()
-    assert not lazyjit.loading()
-    mw._GC.check()
+        if was_enabled:
+            gc.enable()
+    assert not collector.numba_loading()
+    gc_check.check()
     assert collected == [0, 1, 2]
 
 

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 _lock = threading.RLock()
+#: held while a thread imports numba (the launcher's ``numba-freeze`` peeks at it: lmdk_gui/runtime/collector.py)
+import_lock = _lock
 _numba: Any = None
 _local = threading.local()  # .on: kernels called on this thread may run interpreted
 
@@ -51,71 +53,8 @@ def imported() -> bool:
     return _numba is not None
 
 
-def loading_lock() -> Any:
-    """The lock a thread holds while it imports numba (this module's) or compiles a kernel or loads it from the
-    on-disk cache (numba's own RLock: ``acquire(False)`` only tells whether it is free)."""
-    if _numba is None:
-        return _lock
-    from numba.core.compiler_lock import global_compiler_lock
-
-    return global_compiler_lock._lock
-
-
-def loading() -> bool:
-    """Whether another thread is importing numba or compiling a kernel right now: the objects it makes live as
-    long as the process, and the window's garbage collector leaves them to its next freeze
-    (ui/window/main_window.py)."""
-    lock = loading_lock()
-    if not lock.acquire(False):
-        return True
-    lock.release()
-    return False
-
-
 def _interpret() -> bool:
     return _numba is None and getattr(_local, "on", False)
-
-
-#: Shared libraries numba's import and first kernel load (glob patterns under each top-level package):
-#: LLVM (≈ 100 MB) and the LAPACK/BLAS wrappers of scipy.linalg, which numba's CPU target imports
-_HEAVY_LIBRARIES = {
-    "llvmlite": ("binding/libllvmlite*.so*",),
-    "scipy": ("linalg/_fblas*.so", "linalg/_flapack*.so", "linalg/cython_blas*.so", "linalg/cython_lapack*.so",
-              "linalg/_cythonized_array_utils*.so"),
-}
-_preloaded: list[int] = []  # their handles, never closed
-
-
-def preload_libraries() -> None:
-    """Map numba's heaviest shared libraries into the process before numba imports them, with the GIL
-    released. Python's import and ctypes hold the GIL while the dynamic loader maps and relocates a library:
-    LLVM's took 31 ms warm and 0.4 s cold from the preview thread, a stall of the window opening a
-    10^7-event file (issue 15). Called here through ctypes' foreign-function call (which releases the GIL)
-    with the flags the import uses, the loader does that work beside the GUI thread; the import later finds
-    the library mapped. Linux only; a library not found is left to the import."""
-    import ctypes
-    import importlib.util
-    import os
-    import sys
-    from pathlib import Path
-
-    if not sys.platform.startswith("linux") or _preloaded:
-        return
-    try:
-        dlopen = ctypes.CDLL(None).dlopen
-    except (OSError, AttributeError):
-        return
-    dlopen.restype, dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
-    for package, patterns in _HEAVY_LIBRARIES.items():
-        spec = importlib.util.find_spec(package)  # (a top-level package: found, not imported)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        root = Path(next(iter(spec.submodule_search_locations)))
-        for pattern in patterns:
-            for path in sorted(root.glob(pattern)):
-                handle = dlopen(os.fsencode(path), sys.getdlopenflags())
-                if handle:
-                    _preloaded.append(handle)
 
 
 def real_numba() -> Any:
@@ -124,7 +63,9 @@ def real_numba() -> Any:
     if _numba is None:
         with _lock:
             if _numba is None:
-                preload_libraries()
+                from ...runtime import before_numba_import
+
+                before_numba_import()  # (the launcher's ``preload``; nothing elsewhere)
                 import numba as real  # deliberately late: this is the whole point of the module
 
                 _numba = real

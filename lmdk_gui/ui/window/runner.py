@@ -15,8 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ...runtime.heap import release_free_heap
-from ...runtime.priority import BACKGROUND, FOREGROUND, lower_this_thread
+from ... import runtime
+from ...runtime.priority import BACKGROUND, FOREGROUND
 
 
 class LatestOnlyRunner(QObject):
@@ -88,7 +88,7 @@ class LatestOnlyRunner(QObject):
 
     # ------------------------------------------------------------------------------------ thread
     def _loop(self) -> None:
-        lower_this_thread(self._nice)
+        runtime.worker_started(self._nice)
         while True:
             with self._cond:
                 while self._pending is None and not self._stop:
@@ -122,8 +122,8 @@ class LatestOnlyRunner(QObject):
                 except RuntimeError:  # the QObject is being destroyed during shutdown
                     return
             # once the result is on its way: the job's temporaries (and the arrays of the results it replaced,
-            # freed on the GUI thread) leave freed heap that glibc would keep resident, ≈ 0.3 GB at 10^7 events
-            release_free_heap()
+            # freed on the GUI thread) leave freed heap that glibc would keep resident (the launcher's ``heap``)
+            runtime.job_finished()
 
     def _deliver(self, gen: int) -> None:
         with self._cond:
@@ -222,7 +222,7 @@ class WorkerJob(QObject):
         self._emit(_PROGRESS)
 
     def _run(self) -> None:
-        lower_this_thread(self.nice)
+        runtime.worker_started(self.nice)
         try:
             result = self.work(self._progress, self._cancel.is_set)
         except self.cancel_exceptions:
