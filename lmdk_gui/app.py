@@ -80,9 +80,9 @@ SAMPLE_FILES: dict[str, tuple[str, dict[str, Any]]] = {
 
 def _import_numerics_before_qt() -> None:
     """numpy and pandas (the loader's) before PySide6: once imported, PySide6 reads the source of every
-    Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029), ≈ 0.25 s for numpy
-    and pandas, measured here (issue 15). numba, which the first paint does not need, loads later on the
-    preview worker (core/engine/lazyjit.py) while this thread draws the window and the series."""
+    Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029; docs/performance.md).
+    numba, which the first paint does not need, loads later on a worker (core/engine/lazyjit.py) while this
+    thread draws the window and the series."""
     import numpy  # noqa: F401
     import pandas  # noqa: F401
 

@@ -2,12 +2,13 @@
 
 Run: ``python tests/benchmarks/bench_runtime.py FIGURE [--mechanisms a,b] [--repeats 3] [--n N]`` — one JSON
 line per mechanism: the figure's medians with every default mechanism on (``on``) and with all but that one
-(``off``), each a fresh process, in the order on, off, on, off, … after one untimed round (caches).
+(``off``), each a fresh process, in the order on, off, on, off, … (``cold``: after one untimed round).
 
 FIGURE:
 
 * ``cold``: ``python -m lmdk_gui --sample energy --smoke-test``, launch → the first preview painted, and →
-  the process's exit (the window closed; what the collector does at exit counts).
+  the process's exit (the window closed; what the collector does at exit counts). ``--large``: a 10^6-event
+  CSV instead of the sample (numba loads while the window opens it).
 * ``click``: click → the budget and preview plots repainted (bench_gui.timed_click) at ``--n`` events (10^6),
   median of ``--clicks``; the child switches its tuning on as the launcher does, before its imports.
 * ``memory``: the peak resident size (VmHWM) of a child that opens ``--n`` events (3·10^6, a lean session),
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
-import os, sys, time
+import os, statistics, sys, time
 from lmdk_gui import runtime
 runtime.switch_on(runtime.from_environment())  # as lmdk_gui/app.py does, before numpy, pandas and Qt
 import numpy, pandas
@@ -68,12 +69,13 @@ def _env(spec: str, scratch: Path) -> dict[str, str]:
     return env
 
 
-def cold(spec: str, scratch: Path, _a: argparse.Namespace) -> dict[str, float]:
+def cold(spec: str, scratch: Path, a: argparse.Namespace) -> dict[str, float]:
     from tests.benchmarks.bench_cold_start import PREVIEW
 
     env = _env(spec, scratch)
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "lmdk_gui", "--sample", "energy", "--smoke-test"], env=env,
+    what = [str(a.large)] if a.large else ["--sample", "energy"]
+    proc = subprocess.Popen([sys.executable, "-m", "lmdk_gui", *what, "--smoke-test"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     assert proc.stdout is not None
     preview = None
@@ -105,12 +107,19 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=0, help="events (click: 10^6, memory: 3·10^6)")
     ap.add_argument("--clicks", type=int, default=5)
+    ap.add_argument("--large", action="store_true", help="cold: open a 10^6-event CSV")
     a = ap.parse_args()
     a.n = a.n or (10**6 if a.figure == "click" else 3 * 10**6)
     run = cold if a.figure == "cold" else child
     with tempfile.TemporaryDirectory() as d:
         scratch = Path(d)
-        run("default", scratch, a)  # untimed: bytecode and numba caches
+        if a.large:
+            from tests.benchmarks.bench_cold_start import write_csv
+
+            a.large = scratch / "events_1e6.csv"
+            write_csv(a.large, 10**6)
+        if a.figure == "cold":
+            run("default", scratch, a)  # untimed: bytecode and numba caches (the others warm up in-process)
         for name in a.mechanisms.split(","):
             specs = {"on": "default", "off": f"default,-{name}"}
             runs: dict[str, dict[str, list[float]]] = {"on": {}, "off": {}}
@@ -119,8 +128,8 @@ def main() -> None:
                     for k, v in run(spec, scratch, a).items():
                         runs[key].setdefault(k, []).append(v)
             out: dict = {"figure": a.figure, "mechanism": name, "repeats": a.repeats}
-            if a.figure != "cold":
-                out["n"] = a.n
+            if a.figure != "cold" or a.large:
+                out["n"] = a.n if a.figure != "cold" else 10**6
             for key, got in runs.items():
                 for k, vs in got.items():
                     out[f"{key}_{k}"] = [round(v, 4) for v in vs]
