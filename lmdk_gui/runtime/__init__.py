@@ -4,7 +4,7 @@ environment switches or what the dynamic loader maps, and only when the ``lmdk-g
 Each change is a named mechanism in :data:`MECHANISMS`. Nothing is on until :func:`switch_on` (called only by
 ``lmdk_gui/app.py``); library code (the window, the session, the runners, the core) calls the hooks below at
 the points where a mechanism acts (a window was built, a worker thread started, a job finished, a series was
-set, numba is about to be imported), and each hook does nothing unless its mechanism is on. A notebook, a
+set), and each hook does nothing unless its mechanism is on. A notebook, a
 script or a test that builds a window therefore keeps its interpreter, its environment and its threads as
 they were.
 
@@ -70,15 +70,11 @@ MECHANISMS: dict[str, Mechanism] = {
                         "1 s) so that no worker thread destroys Qt objects held in cycles"),
     "freeze": Mechanism("no automatic collections while the launcher imports; freeze what is alive when the "
                         "window is built out of every later collection", _gc_off, _gc_back),
-    "numba-freeze": Mechanism("with gui-gc: no collection while numba loads or compiles (its compiler lock is "
-                              "peeked at), and what is alive once it has loaded is frozen"),
     "serial-fills": Mechanism("QT_NO_GUI_THREADPOOL=1: Qt's raster engine fills on the painting thread, never "
                               "in pieces on its GUI thread pool", _serial_fills, _pooled_fills),
     "priority": Mechanism("worker threads lower their own nice value when they start (Linux)"),
     "heap": Mechanism("glibc: blocks of 1 MB or more mapped on their own for a large series (mallopt), the "
                       "free heap trimmed after each job of a process over 1 GiB (malloc_trim)"),
-    "preload": Mechanism("map LLVM and scipy.linalg's libraries (dlopen, GIL released) before numba imports "
-                         "them"),
 }
 #: what ``lmdk-gui`` switches on unless told otherwise
 DEFAULT: frozenset[str] = frozenset(MECHANISMS)
@@ -172,11 +168,3 @@ def series_set(large: bool) -> None:
 
         map_large_blocks(large)
 
-
-def before_numba_import() -> None:
-    """numba is about to be imported (on a worker): with ``preload``, its heaviest libraries are mapped first
-    with the GIL released (:func:`.preload.preload_libraries`)."""
-    if "preload" in _on:
-        from .preload import preload_libraries
-
-        preload_libraries()

@@ -15,7 +15,7 @@ import pytest
 
 from lmdk_gui import runtime
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.runtime import heap, preload
+from lmdk_gui.runtime import heap
 from tests.conftest import ROOT
 
 
@@ -57,7 +57,6 @@ def test_a_window_changes_nothing_process_wide(qtbot, monkeypatch):
     monkeypatch.setattr(heap, "_set_option", _refuse("mallopt"))
     monkeypatch.setattr(heap, "_trim", _refuse("malloc_trim"))
     monkeypatch.setattr(heap, "TRIM_ABOVE_BYTES", 0)  # (would trim after every job if switched on)
-    monkeypatch.setattr(preload, "preload_libraries", _refuse("preload_libraries"))
     monkeypatch.setattr(session_mod, "LEAN_MIN", 1000)  # a lean session: where the heap hook acts
 
     w = MainWindow(load_default=False)

@@ -28,8 +28,6 @@ from typing import Any
 import numpy as np
 
 _lock = threading.RLock()
-#: held while a thread imports numba (the launcher's ``numba-freeze`` peeks at it: lmdk_gui/runtime/collector.py)
-import_lock = _lock
 _numba: Any = None
 _local = threading.local()  # .on: kernels called on this thread may run interpreted
 
@@ -61,9 +59,6 @@ def real_numba() -> Any:
     if _numba is None:
         with _lock:
             if _numba is None:
-                from ...runtime import before_numba_import
-
-                before_numba_import()  # (the launcher's ``preload``; nothing elsewhere)
                 import numba as real  # deliberately late: this is the whole point of the module
 
                 _numba = real
