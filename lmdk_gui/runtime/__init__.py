@@ -1,12 +1,11 @@
-"""Process-wide tuning: the one place that changes the collector, the C allocator, thread priorities, Qt's
-environment switches or what the dynamic loader maps, and only when the ``lmdk-gui`` launcher says so.
+"""Process-wide tuning: the one place that changes the collector, the C allocator, thread priorities or Qt's
+environment switches, and only when the ``lmdk-gui`` launcher says so.
 
 Each change is a named mechanism in :data:`MECHANISMS`. Nothing is on until :func:`switch_on` (called only by
-``lmdk_gui/app.py``); library code (the window, the session, the runners, the core) calls the hooks below at
+``lmdk_gui/app.py``); library code (the window, the session, the runners, the views) calls the hooks below at
 the points where a mechanism acts (a window was built, a worker thread started, a job finished, a series was
-set), and each hook does nothing unless its mechanism is on. A notebook, a
-script or a test that builds a window therefore keeps its interpreter, its environment and its threads as
-they were.
+set), and each hook does nothing unless its mechanism is on. A notebook, a script or a test that builds a
+window therefore keeps its interpreter, its environment, its allocator and its threads as they were.
 
 The launcher's choice: ``--runtime-tuning SPEC`` or, without it, the environment variable ``LMDK_RUNTIME``
 (default ``default``). SPEC is ``default`` (every mechanism in :data:`DEFAULT`), ``off`` (none), or a comma
@@ -86,10 +85,10 @@ def parse(spec: str) -> frozenset[str]:
     """The mechanisms ``spec`` names (see the module's docstring); ValueError naming an unknown one."""
     names: set[str] = set()
     for part in (p.strip() for p in spec.split(",")):
-        if part in ("", "off", "none"):
+        if part in ("", "off"):
             continue
-        if part in ("default", "on", "all"):
-            names |= DEFAULT if part != "all" else set(MECHANISMS)
+        if part == "default":
+            names |= DEFAULT
         elif part.startswith("-") and part[1:] in MECHANISMS:
             names.discard(part[1:])
         elif part in MECHANISMS:
@@ -122,12 +121,8 @@ def switch_off() -> None:
     _on.clear()
 
 
-def enabled(name: str) -> bool:
-    """Whether the launcher switched ``name`` on."""
-    return name in _on
-
-
 def active() -> frozenset[str]:
+    """The mechanisms switched on (none unless the launcher ran in this process)."""
     return frozenset(_on)
 
 

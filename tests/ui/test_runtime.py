@@ -146,6 +146,23 @@ def test_a_tuning_spec_names_known_mechanisms():
         runtime.parse("default,turbo")
 
 
+def test_switching_off_undoes_what_switching_on_did_at_once():
+    fills, collecting = os.environ.pop("QT_NO_GUI_THREADPOOL", None), gc.isenabled()
+    try:
+        runtime.switch_on({"serial-fills", "freeze"})
+        assert os.environ["QT_NO_GUI_THREADPOOL"] == "1" and not gc.isenabled()
+        assert runtime.active() == {"serial-fills", "freeze"}
+        runtime.switch_off()
+        assert "QT_NO_GUI_THREADPOOL" not in os.environ and gc.isenabled()
+        assert runtime.active() == frozenset()
+    finally:
+        runtime.switch_off()
+        if fills is not None:
+            os.environ["QT_NO_GUI_THREADPOOL"] = fills
+        if collecting:
+            gc.enable()
+
+
 def test_a_bad_tuning_spec_ends_in_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen", runtime.ENV: "turbo"}
     for args in (["--runtime-tuning", "turbo"], []):

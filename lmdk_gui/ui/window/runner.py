@@ -28,8 +28,8 @@ class LatestOnlyRunner(QObject):
     _ready = Signal(int)
 
     def __init__(self, name: str, parent: QObject | None = None, *, nice: int = FOREGROUND) -> None:
-        """``nice``: how much the worker lowers its CPU priority (:mod:`~lmdk_gui.runtime.priority`): the later
-        stages nobody waits for pass ``BACKGROUND``."""
+        """``nice``: how much the worker lowers its CPU priority when the launcher switched ``priority`` on
+        (:mod:`~lmdk_gui.runtime.priority`): the later stages nobody waits for pass ``BACKGROUND``."""
         super().__init__(parent)
         self._nice = nice
         self._cond = threading.Condition()
@@ -158,8 +158,9 @@ class WorkerJob(QObject):
     cancel_exceptions: tuple[type[BaseException], ...] = ()
     #: appended to the message of an unexpected failure (e.g. "; nothing was written")
     failure_note = ""
-    #: how much the job's thread lowers its CPU priority (:mod:`~lmdk_gui.runtime.priority`): the GUI thread and
-    #: the preview go first when they compete for the cores; alone, the job has them all
+    #: how much the job's thread lowers its CPU priority with the launcher's ``priority``
+    #: (:mod:`~lmdk_gui.runtime.priority`): the GUI thread and the preview go first when they compete for the
+    #: cores; alone, the job has them all
     nice = BACKGROUND
 
     def __init__(self, name: str, total: int = 0, parent: QObject | None = None) -> None:
