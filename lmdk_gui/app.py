@@ -4,6 +4,7 @@
 opens FILE. ``--screenshot OUT.png`` renders the window offscreen once the preview is ready, saves it and
 exits. ``--smoke-test`` shows the window on the real display, waits until its preview (or the empty panel)
 is drawn, closes it and exits 0 (1 on a timeout or an error): the install check CI runs under Xvfb.
+``--install-desktop`` / ``--uninstall-desktop`` add or remove the launcher entry and icons (desktop.py).
 ``--runtime-tuning SPEC`` (default: ``$LMDK_RUNTIME``, else ``default``) chooses the process-wide tuning this
 launcher, and only this launcher, applies (lmdk_gui/runtime).
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
 from .argtypes import (
     EXIT_USAGE,
@@ -22,8 +22,10 @@ from .argtypes import (
     file_name_bytes_on_console,
     image_output,
     number_in,
+    path_arg,
     size_type,
 )
+from .samples import SAMPLE_FILES, SAMPLES
 
 
 def _runtime_spec(text: str) -> frozenset[str]:
@@ -64,18 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--smoke-test", action="store_true",
                    help="show the window, wait until it is drawn with its preview, close it and exit "
                         "(0 = the app works on this display)")
+    desktop = p.add_mutually_exclusive_group()
+    desktop.add_argument("--install-desktop", action="store_true",
+                         help="add the app to the desktop's launcher (a .desktop entry and icons) and exit")
+    desktop.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop wrote")
+    p.add_argument("--prefix", type=path_arg, metavar="DIR",
+                   help="with --(un)install-desktop: use DIR/share instead of ~/.local/share")
     p.add_argument("--runtime-tuning", type=_runtime_spec, metavar="SPEC",
                    help="process-wide tuning: default, off, or a comma list of mechanisms (-NAME removes one), "
                         "e.g. default,-heap (default: $LMDK_RUNTIME, else default; see docs/performance.md)")
     return p
-
-
-#: ``--sample`` name → (file in resources/samples, the loader options it needs: column keywords only)
-SAMPLE_FILES: dict[str, tuple[str, dict[str, Any]]] = {
-    "energy": ("energy_hue_2013_jan.csv", {}),
-    "gps": ("gps_bus_limerick.csv", {}),
-    "contacts": ("contacts_person1672.csv", {"kind": "categorical", "duplicates": "first"}),
-}
 
 
 def _import_numerics_before_qt() -> None:
@@ -89,7 +89,14 @@ def _import_numerics_before_qt() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     file_name_bytes_on_console()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.install_desktop or args.uninstall_desktop:  # no Qt: works without a display
+        from .desktop import run
+
+        return run(args.install_desktop, args.prefix)
+    if args.prefix is not None:
+        parser.error("--prefix needs --install-desktop or --uninstall-desktop")
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from . import runtime
@@ -106,11 +113,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from .core.data.landmark_files import parse_row_spec
     from .core.data.loader import slow_to_inspect
-    from .ui.window.main_window import SAMPLES, MainWindow
+    from .ui.window.identity import identify_application
+    from .ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("lmdk_gui")
-    app.setOrganizationName("lmdk")
+    identify_application(app)
     window = MainWindow(load_default=args.file is None and args.sample is None, defer_tabs=True)
     if args.sample:
         name, opts = SAMPLE_FILES[args.sample]

@@ -50,7 +50,8 @@ for _sig, _h in _import_handlers.items():
     signal.signal(_sig, _h)
 
 #: module names under lmdk_gui.cli, in the order shown by --help
-COMMANDS = ("export_cmd", "batch_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd", "ledger_cmd")
+COMMANDS = ("export_cmd", "batch_cmd", "compare_cmd", "landmarks_cmd", "tpl_cmd", "evaluate_cmd", "ledger_cmd",
+            "report_cmd")
 
 EXIT_GUARANTEE = 3
 

@@ -77,8 +77,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--include-flags", action="store_true",
                    help="add an 'approximated' column (0/1); reveals landmark positions")
     o.add_argument("--seed", metavar="KEY",
-                   help="master key, ≥ 32 hex digits: person p's noise is seeded with HMAC-SHA256(KEY, p), "
-                   "reproducible by anyone holding KEY (default: fresh OS entropy per person)")
+                   help="master key, 64 random hex digits (e.g. python -c 'import secrets; "
+                   "print(secrets.token_hex(32))'): person p's release is seeded with "
+                   "HMAC-SHA256(KEY, p) bound to p's data and settings, reproducible by anyone holding KEY "
+                   "(default: fresh OS entropy per person)")
     o.add_argument("--noise-backend", choices=BACKEND_ALIASES, default="exact",
                    help="as for 'lmdk export' (default exact)")
     o.add_argument("--resume", action="store_true",
@@ -200,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         print("lmdk: warning: the landmarks were found by --rule on each person's values: a release shows where "
               "they are (Skip and Adaptive repeat values there), so it shows which events passed the rule; "
               "add dummy landmarks to hide them", file=sys.stderr)
+    if summary.composition:
+        print(f"lmdk: note: {summary.composition}", file=sys.stderr)
     for pid, err in summary.errors[:5]:  # loader messages already start with "id <pid>, row …"
         print(f"lmdk: failed: {err}" if err.startswith(f"id {pid}") else f"lmdk: failed: id {pid}: {err}",
               file=sys.stderr)

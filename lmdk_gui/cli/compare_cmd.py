@@ -5,9 +5,12 @@ landmarks (thesis §4.2) on ``L'`` with ``ε − ε_sel``. The "with dummies" li
 are checked against ``L'`` and ``ε − ε_sel``; its MAE averages runs that each draw a new selection and new
 noise (the "without" line's runs use the same noise), as in the thesis' Figure 5.6.
 
-The "best" marker is :func:`~lmdk_gui.core.analysis.advice.best_scheme` (the export dialog's pre-selection): the passing
-scheme with the lowest MAE, among the lines an export with the same options would publish (with dummies:
-the "+ dummies" lines). ``--target-error X`` (or ``5%`` of the data's range) adds, per landmark-private
+The "best" marker is :func:`~lmdk_gui.core.analysis.advice.best_scheme` (the export dialog's pre-selection): the passing,
+informative scheme with the lowest MAE, among the lines an export with the same options would publish (with
+dummies: the "+ dummies" lines). Informative: the expected error is clearly below ``constant_error``, the error of
+publishing the series' median (geometric median, mode) at every event (:func:`~lmdk_gui.core.analysis.metrics.constant_error`);
+with no informative scheme ``best`` is null and the table says so. Every MAE comes with its spread over the R
+runs, the 10th–90th percentiles (``mae_p10``/``mae_p90``, ``mae_denoised_p10``/``mae_denoised_p90``). ``--target-error X`` (or ``5%`` of the data's range) adds, per landmark-private
 scheme, the smallest ε on a 24-point log grid 0.01…100 whose MAE over R runs meets X
 (:func:`~lmdk_gui.core.analysis.accuracy.epsilon_for_error`, the window's "What ε do I need?").
 ``--denoise both`` (default) also denoises every release (post-processing of the released values, budgets
@@ -25,7 +28,7 @@ import json
 import numpy as np
 
 from ..core.analysis import accuracy, advice
-from ..core.analysis.metrics import share, unit_label
+from ..core.analysis.metrics import constant_error, share, spread_text, unit_label
 from ..core.engine.preview import NoiseCache, Snapshot, compute_average, compute_preview
 from ..core.engine.release import normalize_landmarks
 from ..core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
@@ -55,7 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--target-error", metavar="X", default=None,
                    help="also print, per scheme, the smallest ε (log grid 0.01–100) whose MAE over R runs is at "
-                   "most X (in the data's units, or e.g. 5%% of the data's range); computed on this data, so "
+                   "most X (in the data's units, e.g. 5%% of the data's range, or 'informative': clearly below "
+                   "publishing one constant, which also caps any larger X); computed on this data, so "
                    "choosing ε from it is not itself private")
     p.add_argument("--denoise", choices=("both", "on", "off"), default="both",
                    help="error of the denoised releases (post-processing; changes no guarantee) next to the raw "
@@ -72,12 +76,25 @@ def _row(r, stats, epsilon: float, denoise: bool = True) -> dict:
         "approximated_share": r.approximated_share,
         "mae": stats.mean,
         "mae_std": stats.std,
+        "mae_p10": stats.p10,
+        "mae_p90": stats.p90,
         "runs": stats.runs,
     }
     if denoise:
         row["mae_denoised"] = stats.mean_denoised
         row["mae_denoised_std"] = stats.std_denoised
+        row["mae_denoised_p10"] = stats.p10_denoised
+        row["mae_denoised_p90"] = stats.p90_denoised
     return row
+
+
+def mark_informative(rows: list[dict], yardstick: float, error_field: str) -> None:
+    """Each row (and its "+ dummies" line) gets ``informative``: its ``error_field`` clearly below the
+    yardstick (:func:`~lmdk_gui.core.analysis.advice.informative`)."""
+    for r in rows:
+        for line in (r, r.get("with_dummies")):
+            if line is not None:
+                line["informative"] = advice.informative(advice.errors_of({"x": line}, error_field)["x"], yardstick)
 
 
 def compare(sel, runs: int, seed: int, dummies=None) -> list[dict]:
@@ -122,21 +139,27 @@ def error_field(denoise: str) -> str:
     return "mae" if denoise == "off" else "mae_denoised"
 
 
-def best_of(rows: list[dict], error_field: str = "mae") -> str | None:
+def best_of(rows: list[dict], error_field: str = "mae", yardstick: float | None = None) -> str | None:
     """The advice on ``compare``'s rows: with dummies, among the "+ dummies" lines (what an export with the
-    same options publishes)."""
+    same options publishes); only informative ones when ``yardstick`` is given."""
     pub = {r["scheme"]: r.get("with_dummies", r) for r in rows}
     return advice.best_scheme({s: r["guarantee_holds"] for s, r in pub.items()},
-                              advice.errors_of(pub, error_field))
+                              advice.errors_of(pub, error_field), yardstick)
 
 
 def target_table(sel, target: str, runs: int, seed: int, error_field: str = "mae") -> dict:
-    """``--target-error``: {"target", "grid", "smallest": scheme → ε or None, "errors": scheme → [MAE per ε]}."""
-    value = accuracy.parse_target(target, advice.data_range(sel.series, sel.settings))
+    """``--target-error``: {"target", "requested", "informative_target", "grid", "smallest": scheme → ε or None,
+    "errors": scheme → [MAE per ε]}. A requested target above the informative one (a constant meets it) is
+    lowered to it (:func:`~lmdk_gui.core.analysis.accuracy.planner_target`)."""
+    inf = accuracy.informative_target(sel.series)
+    requested = accuracy.parse_target(target, advice.data_range(sel.series, sel.settings), inf)
+    value, _lowered = accuracy.planner_target(requested, sel.series)
+    assert value is not None
     res = accuracy.epsilon_for_error(sel.series, sel.landmarks, sel.settings, value, runs=runs, seed=seed,
                                      error_field=error_field)
     assert res is not None  # never cancelled here
-    return {"target": value, "error_field": error_field, "grid": res.curves.grid.tolist(),
+    return {"target": value, "requested": requested, "informative_target": inf, "error_field": error_field,
+            "grid": res.curves.grid.tolist(),
             "smallest": res.smallest,
             "errors": {s: [None if not np.isfinite(e) else float(e) for e in v]
                        for s, v in res.curves.errors.items()}}
@@ -145,6 +168,9 @@ def target_table(sel, target: str, runs: int, seed: int, error_field: str = "mae
 def _print_target(t: dict, unit: str, runs: int) -> None:
     top = t["grid"][-1]
     what = "of the denoised release, " if t["error_field"] == "mae_denoised" else ""
+    if t["requested"] > t["target"]:
+        print(f"\nthe target {advice.fmt(t['requested'], unit)} is met by publishing one constant: planning for "
+              f"{advice.fmt(t['target'], unit)} instead ({advice.INFORMATIVE_RATIO:g} × the constant's error)", end="")
     print(f"\nsmallest ε meeting an expected error ≤ {advice.fmt(t['target'], unit)} ({what}mean over {runs} runs, "
           f"log grid {t['grid'][0]:g}–{top:g}); computed on this data: choosing ε from it is not itself private")
     for s, eps in t["smallest"].items():
@@ -166,11 +192,14 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--target-error: {e}") from None
     rows, info = compare_with_dummies(sel, args.runs, args.seed, dummies)
     unit = unit_label(sel.series)
-    best = best_of(rows, field)
+    yardstick = constant_error(sel.series)
+    mark_informative(rows, yardstick, field)
+    best = best_of(rows, field, yardstick)
     if args.json:
         doc = {"input": args.input, "rows": sel.series.n, "kind": sel.series.kind,
                "landmarks": int(len(sel.landmarks)), "epsilon": sel.settings.epsilon,
-               "mae_unit": unit, "best": best, "best_error_field": field, "schemes": rows}
+               "mae_unit": unit, "constant_error": yardstick, "informative_ratio": advice.INFORMATIVE_RATIO,
+               "best": best, "best_error_field": field, "schemes": rows}
         if info is not None:
             doc["dummies"] = info
         if target is not None:
@@ -223,28 +252,36 @@ def _print_table(args, sel, rows: list[dict], info: dict | None, unit: str, best
 
 
 def _print_best(best: str | None, rows: list[dict], sel, unit: str, field: str = "mae") -> None:
+    print(f"constant yardstick: {advice.constant_sentence(sel.series, constant_error(sel.series), unit)} "
+          f"(a scheme is informative at ≤ {advice.INFORMATIVE_RATIO:g} × this; computed on the true data, "
+          "never published)")
     if best is None:
-        print("best: none (no scheme passes the landmark-sum check)")
+        pub = [r.get("with_dummies", r) for r in rows]
+        if any(r["guarantee_holds"] for r in pub):
+            print(f"best: none. {advice.none_informative(sel.series, unit)}")
+        else:
+            print("best: none (no scheme passes the landmark-sum check)")
         return
     r = next(x for x in rows if x["scheme"] == best)
     r = r.get("with_dummies", r)
     what = "denoised MAE" if field == "mae_denoised" else "MAE"
-    print(f"best: {SCHEME_LABELS[best]} (the passing scheme with the lowest {what}, "
+    print(f"best: {SCHEME_LABELS[best]} (the passing, informative scheme with the lowest {what}, "
           f"{advice.fmt(r[field], unit)})")
-    warn = advice.noise_warning(r[field], sel.series, sel.settings, unit)
-    if warn:
-        print(f"warning: {warn}")
+
+
+#: width of an error column: "mean (p10–p90)"
+_ERR_W = 24
 
 
 def _error_head(mode: str, unit: str) -> str:
-    raw = f" {'MAE (' + unit + ')':>16}"
-    den = f" {'denoised (' + unit + ')':>18}"
+    raw = f" {'MAE (p10–p90) ' + unit:>{_ERR_W}}"
+    den = f" {'denoised (p10–p90) ' + unit:>{_ERR_W}}"
     return {"off": raw, "on": den, "both": raw + den}[mode]
 
 
 def _errors(mode: str, r: dict) -> str:
-    raw = f" {r['mae']:>16.6g}"
+    raw = f" {spread_text(r['mae'], r['mae_p10'], r['mae_p90'], 4):>{_ERR_W}}"
     if mode == "off":
         return raw
-    den = f" {r['mae_denoised']:>18.6g}"
+    den = f" {spread_text(r['mae_denoised'], r['mae_denoised_p10'], r['mae_denoised_p90'], 4):>{_ERR_W}}"
     return den if mode == "on" else raw + den

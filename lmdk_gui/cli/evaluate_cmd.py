@@ -9,6 +9,9 @@ requested one (the printed table and the plot also show the percentage a rule ac
 ``--denoise both`` also denoises every run's release (post-processing, :mod:`lmdk_gui.core.analysis.denoise`) and adds
 the columns ``mae_denoised_mean,mae_denoised_std``; the plot then shows the denoised errors.
 ``--plot`` draws the grouped bar chart with pyqtgraph offscreen (Qt is imported only then).
+The table ends with the yardstick, the error of publishing one constant (the series' median, geometric median
+or mode) at every event; ``--json`` has it as ``constant_error`` and each result's spread over the runs as
+``mae_p10``/``mae_p90`` (``mae_denoised_p10``/``mae_denoised_p90``).
 """
 
 from __future__ import annotations
@@ -170,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
           f"MAE ({result.unit}) over {result.runs_done} runs, mean ± std" +
           (" (raw, then denoised)" if result.denoised else ""))
     print(result.table_text())
+    if result.constant_line():
+        print(result.constant_line())
     for w in written:
         print(f"wrote {w}")
     return 0

@@ -4,10 +4,13 @@ With ``--dummies GENERATOR`` the export hides the landmarks among dummy landmark
 selection ``L' ⊃ L`` with fresh randomness (derived from the export key when given), releases on ``L'`` with
 ``ε − ε_sel`` and records ``epsilon_selection`` in the sidecar (see :mod:`lmdk_gui.core.publish.export`).
 
-Reproducible exports take a secret key of at least 128 bits (``--seed HEX``, ``--seed-file PATH`` or
-``--new-key``), never a small integer; the key is kept in the private ledger so that ``lmdk ledger
-reexport`` can make the same release again. Before writing, a release of an input that was released before
-prints the composed ε on stderr (and goes on). Skip/Adaptive print their republishing warning.
+Reproducible exports take a random secret key of 64 hex digits (``--seed HEX``, ``--seed-file PATH`` or
+``--new-key``; patterned or low-entropy keys are refused, :mod:`lmdk_gui.core.publish.keys`), never a small
+integer; the key is bound to this release's data, landmarks and settings and kept in the private ledger so
+that ``lmdk ledger reexport`` can make the same release again. Once written, a release of an input that was
+released before prints the composed ε on stderr (a refused export prints nothing of it). Skip/Adaptive print their republishing warning. A release
+whose expected error (a few simulated runs, :func:`~lmdk_gui.core.analysis.advice.release_estimate`) is not clearly
+below the error of publishing one constant gets a warning on stderr ("no better than publishing a constant").
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import sys
 from pathlib import Path
 
 from ..argtypes import path_arg
+from ..core.analysis import advice
+from ..core.analysis.metrics import unit_label
 from ..core.analysis.suggestions import RULE_WARNING
 from ..core.kernel.settings import (
     ALL_SCHEMES,
@@ -65,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="write the input file's name into OUTPUT.json (off by default: it can name a person)")
     k = g.add_mutually_exclusive_group()
     k.add_argument("--seed", metavar="HEX",
-                   help="a secret export key of at least 32 hex digits (128 bits): the release can be made "
+                   help="a secret export key of 64 random hex digits (256 bits; --new-key makes one): the release can be made "
                    "again by whoever holds it (`lmdk ledger reexport`); default: fresh OS entropy")
     k.add_argument("--seed-file", metavar="PATH", help="read the export key (hex) from PATH")
     k.add_argument("--new-key", action="store_true",
@@ -125,15 +130,24 @@ def run(args: argparse.Namespace) -> int:
     if sel.landmark_rules and dummies is None:
         print(f"lmdk: warning: {args.landmarks} says its landmarks were found by a rule on the values "
               f"({opts.landmarks_rule}). {RULE_WARNING} (--dummies; the sidecar says so)", file=sys.stderr)
-    src = sel.series.source
-    notice = ledger.composition_notice(src.sha256 if src is not None else None, sel.settings.epsilon)
-    if notice:
-        print(f"lmdk: note: {notice}", file=sys.stderr)
     result = export_release(sel.series, sel.landmarks, sel.settings, args.output, opts,
                             should_cancel=INTERRUPTED.is_set)
     RELEASE_WRITTEN.set()
+    if result.composition:  # (said once the release is written: a refused export spends nothing)
+        print(f"lmdk: note: {result.composition}", file=sys.stderr)
+    elif result.same_release_as:
+        print(f"lmdk: note: the same release as {result.same_release_as} in the ledger (same key, data, landmarks "
+              "and settings): bit for bit, no new ε spent", file=sys.stderr)
     for w in result.warnings:
         print(f"lmdk: warning: {w}", file=sys.stderr)
+    # guidance after the release is written (a refused export wastes no runs); the simulated runs use the
+    # true data and stay on this machine, like lmdk compare's
+    estimate = advice.release_estimate(sel.series, sel.landmarks, sel.settings.with_(denoise=args.denoise),
+                                       args.scheme, dummies=dummies)
+    useless = advice.noise_warning(estimate, sel.series, sel.settings, unit_label(sel.series), args.scheme)
+    if useless:
+        print(f"lmdk: warning: {useless} (expected error: mean of {advice.ESTIMATE_RUNS} simulated releases)",
+              file=sys.stderr)
     if key is not None:
         print(f"lmdk: the export key is kept in the private ledger {ledger.ledger_path()} "
               "(`lmdk ledger reexport` makes this release again)", file=sys.stderr)

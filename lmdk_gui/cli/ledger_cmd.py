@@ -28,6 +28,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _input_name(e: dict) -> str:
+    """The input as the list shows it: its file, or a batch person's table file(s) and id."""
+    where = e.get("input_path") or ", ".join(e.get("input_paths") or []) or "?"
+    return f"{where} (id {e['person_id']})" if e.get("person_id") is not None else where
+
+
 def run(args: argparse.Namespace) -> int:
     from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
 
@@ -35,16 +41,19 @@ def run(args: argparse.Namespace) -> int:
         rows = ledger.entries()
         print(f"# ledger: {ledger.ledger_path()} ({len(rows)} release{'s' if len(rows) != 1 else ''})")
         per_input: dict[str, list[float]] = defaultdict(list)
+        names: dict[str, str] = {}
         for e in rows:
             again = f" (re-export of {e['reexport_of']})" if e.get("reexport_of") else ""
             key = " key kept" if e.get("key") else ""
             print(f"{e['id']}  {e.get('created', '?')}  {e.get('scheme', '?'):8s} ε={float(e.get('epsilon', 0)):g}  "
-                  f"{e.get('output', '?')}  from {e.get('input_path') or '?'}{key}{again}")
-            if not e.get("reexport_of") and e.get("input_sha256"):
-                per_input[e.get("input_path") or e["input_sha256"]].append(float(e["epsilon"]))
-        for name, eps in per_input.items():
+                  f"{e.get('output', '?')}  from {_input_name(e)}{key}{again}")
+            ident = e.get("input_digest") or e.get("input_sha256")  # (entries before issue 42: file bytes)
+            if not e.get("reexport_of") and ident:
+                per_input[ident].append(float(e["epsilon"]))
+                names.setdefault(ident, _input_name(e))
+        for ident, eps in per_input.items():
             if len(eps) > 1:
-                print(f"# {name}: {len(eps)} releases, a holder of all of them faces ε = {sum(eps):g}")
+                print(f"# {names[ident]}: {len(eps)} releases, a holder of all of them faces ε = {sum(eps):g}")
         return 0
     if args.ledger_command == "clear":
         if not args.yes:

@@ -41,7 +41,7 @@ from lmdk_gui.core.analysis.suggestions import apply_rule  # noqa: E402
 from lmdk_gui.core.data.loader import load_dataframe_series  # noqa: E402
 from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
 from lmdk_gui.core.publish.batch import BatchOptions, _typed, run_batch  # noqa: E402
-from lmdk_gui.core.publish.export import ExportOptions, export_release  # noqa: E402
+from lmdk_gui.core.publish.export import ExportOptions, export_release, new_export_key  # noqa: E402
 
 RULE = {"above": 3.0}  # landmarks: the hours above 3 kWh (≈ 2 % of events)
 
@@ -65,7 +65,7 @@ def warm_up() -> int:
     d = tempfile.mkdtemp()
     for scheme in ("uniform", "skip", "adaptive"):
         export_release(s, np.array([1]), PrivacySettings(), Path(d) / f"{scheme}.csv",
-                       ExportOptions(scheme=scheme, seed="01" * 16))
+                       ExportOptions(scheme=scheme, seed=new_export_key()))
     shutil.rmtree(d)
     return psutil.Process().memory_info().rss
 
@@ -144,7 +144,7 @@ def main() -> None:
                     help="CSV bytes per partition (scale down with --persons so both workers get partitions)")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds; the best of each is kept")
     a = ap.parse_args()
-    key = bytes(range(16))
+    key = bytes.fromhex(new_export_key())  # (a patterned key such as bytes(range(16)) is refused)
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         path = d / "meters.csv"

@@ -56,7 +56,7 @@ def main() -> None:
     # --- compile: cold (fresh numba cache dir, in a subprocess) and warm (this process, cache on disk)
     with tempfile.TemporaryDirectory() as cache:
         code = (
-            "import time, numpy as np; from lmdk_gui.core import securenoise as sn; t0 = time.perf_counter();"
+            "import time, numpy as np; from lmdk_gui.core.kernel import securenoise as sn; t0 = time.perf_counter();"
             "sn.secure_laplace(np.zeros(4), 1.0, 1.0); sn.secure_planar(np.zeros((4, 2)), 10.0);"
             "sn.secure_rr(np.zeros(4, dtype=np.int64), 1.0, 3); print(time.perf_counter() - t0)"
         )

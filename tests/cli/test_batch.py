@@ -34,12 +34,13 @@ from lmdk_gui.core.publish.batch import (
     safe_name,
 )
 from lmdk_gui.core.publish.export import ExportOptions, export_release
+from tests.keys import test_key
 
 from .helpers import run
 
 distributed = pytest.importorskip("distributed")
 
-KEY = "5eed" * 8  # 128 bits
+KEY = test_key(5)  # 256 bits (a patterned key such as "5eed" * 16 is refused)
 IDS = [f"h{i:03d}" for i in range(47)] + ["a/b", "Zoë", "x y"]  # 50 persons, three need encoding
 
 

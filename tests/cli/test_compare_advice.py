@@ -13,17 +13,17 @@ JAN = str(SAMPLES / "energy_hue_2013_jan.csv")
 def test_json_names_the_best_passing_scheme(capsys):
     # --denoise off: the raw release is what the export publishes, so the raw MAE ranks (denoised: below)
     code, out, err = run(capsys, "compare", JAN, "--landmark-rows", "100-180", "--runs", "3", "--json",
-                         "--denoise", "off")
+                         "--denoise", "off", "--epsilon", "5")
     assert code == 0, err
     doc = json.loads(out)
     rows = {r["scheme"]: r for r in doc["schemes"]}
-    passing = {s: r["mae"] for s, r in rows.items() if r["guarantee_holds"]}
+    passing = {s: r["mae"] for s, r in rows.items() if r["guarantee_holds"] and r["informative"]}
     assert doc["best"] == min(passing, key=passing.get) == "skip"
     assert not rows["event"]["guarantee_holds"] and rows["event"]["mae"] < rows["uniform"]["mae"]
 
 
-def test_table_marks_the_best_and_warns_about_noise(capsys):
-    code, out, err = run(capsys, "compare", JAN, "--landmark-rows", "0-743", "--runs", "2", "--epsilon", "0.01")
+def test_table_marks_the_best_and_shows_the_yardstick(capsys):
+    code, out, err = run(capsys, "compare", JAN, "--landmark-rows", "100-180", "--runs", "2", "--epsilon", "5")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[1].split()[-1] == "best"
@@ -31,7 +31,14 @@ def test_table_marks_the_best_and_warns_about_noise(capsys):
     assert len(marked) == 1
     best = marked[0].split()[0]
     assert f"best: {best}" in out
-    assert "warning: this release will be mostly noise: expected error" in out and "vs a data range of" in out
+    assert "constant yardstick: 0.573 kWh, publishing the series' median at every event" in out
+
+
+def test_table_says_when_no_scheme_beats_a_constant(capsys):
+    code, out, err = run(capsys, "compare", JAN, "--landmark-rows", "0-743", "--runs", "2", "--epsilon", "0.01")
+    assert code == 0, err
+    assert not [ln for ln in out.splitlines() if ln.rstrip().endswith("◀")]
+    assert "best: none. No scheme is informative" in out and "no better than publishing one constant" in out
 
 
 def test_target_error_table_text_and_json(capsys):
@@ -52,11 +59,11 @@ def test_target_error_table_text_and_json(capsys):
 def test_with_denoising_best_and_target_rank_by_the_denoised_error(capsys):
     """lmdk export denoises by default, so compare's default advice ranks by what it publishes: mae_denoised."""
     code, out, err = run(capsys, "compare", JAN, "--landmark-rows", "100-180", "--runs", "3", "--json",
-                         "--target-error", "0.46")
+                         "--target-error", "0.46", "--epsilon", "5")
     assert code == 0, err
     doc = json.loads(out)
     rows = {r["scheme"]: r for r in doc["schemes"]}
-    passing = {s: r["mae_denoised"] for s, r in rows.items() if r["guarantee_holds"]}
+    passing = {s: r["mae_denoised"] for s, r in rows.items() if r["guarantee_holds"] and r["informative"]}
     assert doc["best_error_field"] == "mae_denoised"
     assert doc["best"] == min(passing, key=passing.get)
     t = doc["target_error"]
@@ -67,7 +74,8 @@ def test_with_denoising_best_and_target_rank_by_the_denoised_error(capsys):
     assert raw["best_error_field"] == "mae" and raw["target_error"]["error_field"] == "mae"
     # denoising lowers Uniform's error at every grid ε (the same runs, post-processed)
     assert all(d < r for d, r in zip(t["errors"]["uniform"], raw["target_error"]["errors"]["uniform"], strict=True))
-    code, out, _ = run(capsys, "compare", JAN, "--landmark-rows", "100-180", "--runs", "3", "--target-error", "10%")
+    code, out, _ = run(capsys, "compare", JAN, "--landmark-rows", "100-180", "--runs", "3", "--target-error", "10%",
+                       "--epsilon", "5")
     assert "smallest ε meeting an expected error ≤ " in out and "of the denoised release" in out
     assert "lowest denoised MAE" in out
 

@@ -88,7 +88,7 @@ def test_compare_json_reports_raw_and_denoised_errors(capsys):
     rows_off = {r["scheme"]: r for r in json.loads(out)["schemes"]}
     assert "mae_denoised" not in rows_off["skip"] and rows_off["skip"]["mae"] == rows["skip"]["mae"]
     code, out, err = run(capsys, "compare", GPS, "--landmark-rows", "0-99", "--runs", "2", "--denoise", "on")
-    assert code == 0 and "denoised (m)" in out and "MAE (m)" not in out
+    assert code == 0 and "denoised (p10–p90) m" in out and "MAE (p10–p90)" not in out
 
 
 def test_export_denoise_flag(capsys, tmp_path):

@@ -15,7 +15,9 @@ from lmdk_gui.core.kernel.dummies import (
     split_budget,
 )
 from lmdk_gui.core.kernel.guarantee import check_guarantee
-from lmdk_gui.core.publish.export import export_key, key_selection_words
+from lmdk_gui.core.kernel.settings import PrivacySettings
+from lmdk_gui.core.publish import ledger
+from lmdk_gui.core.publish.export import ExportOptions, export_key, key_selection_words, release_digest
 from lmdk_gui.core.publish.writers import SIDECAR_KEYS
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
@@ -38,8 +40,11 @@ def test_export_with_dummies(capsys, tmp_path):
     assert "seeded" in err and "dummy selection" in err
     eps_sel, eps_rem = split_budget(2.0, 0.02)
     series = load_series(ENERGY)
-    sel = select_for_release(series.n, LM, 2.0, DummySettings("partitioned", 0.02, "distance"),
-                             words=key_selection_words(export_key(test_key(9))))
+    d = DummySettings("partitioned", 0.02, "distance")
+    # the key is bound to the release: the settings the command used are those the private ledger kept
+    settings = PrivacySettings.from_dict(ledger.entries()[-1]["recipe"]["settings"])
+    digest = release_digest(series, LM, settings, ExportOptions("skip", dummies=d))
+    sel = select_for_release(series.n, LM, 2.0, d, words=key_selection_words(export_key(test_key(9)), digest))
     b = pd.read_csv(out)["epsilon"].to_numpy()
     assert np.array_equal(np.flatnonzero(b == 0), sel.landmarks)
     assert check_guarantee(b, sel.landmarks, eps_rem).holds

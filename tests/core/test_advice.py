@@ -42,15 +42,15 @@ def test_errors_of_rows_runstats_and_a_denoised_field():
     assert errors_of({"skip": {"mae_denoised": RunStats(0.7, 0.1, 20)}}, "mae_denoised") == {"skip": 0.7}
 
 
-def test_noise_warning_against_bounds_or_data_range():
-    s = Series.from_arrays(np.linspace(0.1, 5.5, 100))
+def test_noise_warning_against_the_constant_yardstick():
+    s = Series.from_arrays(np.linspace(0.1, 5.5, 100))  # the median's MAE: a quarter of the range, 1.35
     plain = PrivacySettings()
-    assert data_range(s, plain) == pytest.approx(5.4)
-    assert noise_warning(5.0, s, plain, "kWh") == ""
-    msg = noise_warning(82.4, s, plain, "kWh")
-    assert msg == "this release will be mostly noise: expected error 82.4 kWh vs a data range of 5.4 kWh"
-    bounded = plain.with_(bounds=(0.0, 100.0))
-    assert noise_warning(82.4, s, bounded, "kWh") == ""  # the public bounds are the range
+    assert data_range(s, plain) == pytest.approx(5.4)  # (still the scale of a target in percent)
+    assert noise_warning(1.0, s, plain, "kWh") == ""  # 1.0 ≤ 0.9 × 1.35
+    msg = noise_warning(1.3, s, plain, "kWh", "skip")
+    assert msg.startswith("this release (Skip) is no better than publishing a constant: expected error 1.3 kWh vs "
+                          "1.36 kWh, publishing the series' median at every event — larger ε")
+    assert noise_warning(82.4, s, plain.with_(bounds=(0.0, 100.0)), "kWh") != ""  # bounds change no yardstick
     assert noise_warning(math.nan, s, plain, "kWh") == ""
 
 
@@ -59,4 +59,4 @@ def test_location_and_categorical_ranges():
     assert 1100 < data_range(loc, PrivacySettings()) < 1120  # 0.01° of latitude ≈ 1.11 km
     cat = Series.from_arrays(["a", "b", "c", "d"], kind="categorical")
     assert data_range(cat, PrivacySettings()) == 0.75  # a random guess among 4
-    assert "mostly noise" in noise_warning(0.8, cat, PrivacySettings(), "mismatch rate")
+    assert "no better than publishing a constant" in noise_warning(0.8, cat, PrivacySettings(), "mismatch rate")

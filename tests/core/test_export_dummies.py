@@ -25,6 +25,7 @@ from lmdk_gui.core.publish.export import (
     export_key,
     export_release,
     key_selection_words,
+    release_digest,
 )
 from lmdk_gui.core.publish.writers import SIDECAR_KEYS
 from tests.conftest import SAMPLES
@@ -40,9 +41,12 @@ def energy():
     return load_series(ENERGY)
 
 
-def expected_selection(series, lm, eps, dummies, seed):
-    """The selection a keyed export draws (its stream is derived from the key test_key(seed))."""
-    return select_for_release(series.n, lm, eps, dummies, words=key_selection_words(export_key(test_key(seed))))
+def expected_selection(series, lm, eps, dummies, seed, scheme):
+    """The selection a keyed export draws (its stream is derived from the key test_key(seed) bound to the
+    release: the series, landmarks, settings, scheme and dummies)."""
+    digest = release_digest(series, lm, PrivacySettings(epsilon=eps), ExportOptions(scheme, dummies=dummies))
+    return select_for_release(series.n, lm, eps, dummies,
+                              words=key_selection_words(export_key(test_key(seed)), digest))
 
 
 def numbers_in(doc) -> list[float]:
@@ -64,7 +68,7 @@ def test_release_uses_lprime_and_remaining_epsilon(tmp_path, energy, scheme):
     d = DummySettings("partitioned", 0.01, "count")
     res = export_release(energy, LM, PrivacySettings(epsilon=1.0), out,
                          ExportOptions(scheme, include_budget=True, seed=test_key(11), dummies=d))
-    sel = expected_selection(energy, LM, 1.0, d, 11)
+    sel = expected_selection(energy, LM, 1.0, d, 11, scheme)
     assert sel.dummies.size > 0
     eps_sel, eps_rem = split_budget(1.0, 0.01)
     b = pd.read_csv(out)["epsilon"].to_numpy()
@@ -91,7 +95,7 @@ def test_sidecar_and_file_never_show_the_dummies(tmp_path, energy):
     out = tmp_path / "r.csv"
     d = DummySettings("heuristic", 0.05, "distance")
     export_release(energy, LM, PrivacySettings(), out, ExportOptions("adaptive", seed=test_key(5), dummies=d))
-    sel = expected_selection(energy, LM, 1.0, d, 5)
+    sel = expected_selection(energy, LM, 1.0, d, 5, "adaptive")
     assert list(pd.read_csv(out).columns) == ["timestamp", "kwh"]  # the usual columns only
     text = (tmp_path / "r.csv.json").read_text()
     side = json.loads(text)
@@ -152,7 +156,7 @@ def test_optimal_on_a_tiny_series(tmp_path):
     d = DummySettings(generator="optimal")
     res = export_release(s, [2, 7], PrivacySettings(), tmp_path / "r.csv",
                          ExportOptions("skip", include_budget=True, seed=test_key(1), dummies=d))
-    sel = expected_selection(s, [2, 7], 1.0, d, 1)
+    sel = expected_selection(s, [2, 7], 1.0, d, 1, "skip")
     b = pd.read_csv(tmp_path / "r.csv")["epsilon"].to_numpy()
     assert np.array_equal(np.flatnonzero(b == 0), sel.landmarks)
     assert res.dummies["generator"] == "optimal"

@@ -520,7 +520,7 @@ def test_undecodable_bytes_no_latin1_fallback(tmp_path: Path) -> None:
 def test_the_utf8_check_by_slices_finds_what_one_decode_finds() -> None:
     """The check decodes a slice of whole lines at a time (one decode of a large file held the GIL, and the
     window could not paint): the first bad byte is the same, wherever the slices end."""
-    from lmdk_gui.core.data.loader import _utf8_error_offset
+    from lmdk_gui.core.data.reading import _utf8_error_offset
 
     rng = np.random.default_rng(5)
     lines = [f"2013-01-{d:02d},{'Montréal' if d % 3 else 'Zoë'},{rng.random():.3f}" for d in range(1, 29)]
@@ -789,7 +789,7 @@ def test_only_loaderror_on_garbage(tmp_path: Path, body: list[str], header: str,
 
 
 def test_absurdly_wide_lines_are_refused_naming_the_line(tmp_path):
-    from lmdk_gui.core.data.loader import MAX_FIELDS
+    from lmdk_gui.core.data.reading import MAX_FIELDS
 
     p = tmp_path / "wide.csv"
     p.write_text("timestamp,kwh\n2013-01-01 00:00:00,1\n" + "1," * (MAX_FIELDS + 5) + "\n")

@@ -43,6 +43,7 @@ from lmdk_gui.core.kernel import securenoise as sn
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import PrivacySettings
 from lmdk_gui.core.publish import export as export_mod
+from lmdk_gui.core.publish import keys
 from tests.keys import test_key
 
 #: Family-wise error level of one audit (as strict as OpenDP's own statistical tests).
@@ -260,8 +261,11 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
     n = x.size
     lm = normalize_landmarks(landmarks, n)
     eps_a = export_mod.allocatable(settings.epsilon, n)
-    source = sn.WordSource.from_key(export_mod.export_key(test_key(seed)))  # as a keyed export draws
     bk = export_mod.resolve_backend("numeric", backend)
+    # as a keyed export of this series (one chunk) draws: the key bound to the release's digest
+    digest = export_mod.release_digest(Series.from_arrays(x), lm, settings,
+                                       export_mod.ExportOptions(scheme, backend=backend, chunk_rows=n))
+    source = keys.noise_words(export_mod.export_key(test_key(seed)), digest)
     if scheme == "adaptive":
         mask = landmark_mask(lm, n)
         base = eps_a / (lm.size + 1)

@@ -63,10 +63,10 @@ def test_a_key_reproduces_only_for_its_holder_and_is_never_published(tmp_path, e
     assert key not in side and key not in outs[0]
 
 
-def test_cli_seed_needs_32_hex_digits(capsys, tmp_path):
+def test_cli_seed_needs_64_hex_digits(capsys, tmp_path):
     base = ["export", str(ENERGY), "--scheme", "uniform", "--epsilon", "1"]
     code, _, err = run(capsys, *base, "-o", str(tmp_path / "a.csv"), "--seed", "12345")
-    assert code == 2 and err.count("\n") == 1 and "--seed" in err and "32" in err
+    assert code == 2 and err.count("\n") == 1 and "--seed" in err and "64" in err
     short = tmp_path / "k.txt"
     short.write_text("abcdef\n")
     code, _, err = run(capsys, *base, "-o", str(tmp_path / "a.csv"), "--seed-file", str(short))
@@ -88,14 +88,14 @@ def test_ledger_reexport_recreates_a_lost_release(capsys, tmp_path):
     assert code == 0, err
     first = out.read_text()
     [entry] = ledger.entries()
-    assert entry["key"] and len(entry["key"]) >= 32 and entry["recipe"]["landmarks"][:2] == [5, 6]
+    assert entry["key"] and len(entry["key"]) >= 64 and entry["recipe"]["landmarks"][:2] == [5, 6]
     assert entry["key"] not in (tmp_path / "r.csv.json").read_text()
     out.unlink()
     (tmp_path / "r.csv.json").unlink()
     code, text, err = run(capsys, "ledger", "reexport", entry["id"][:6], "-o", str(out))
     assert code == 0, err
     assert out.read_text() == first
-    assert ledger.composition(entry["input_sha256"]) == (1, 1.0)  # the same release: no new ε spent
+    assert ledger.composition(entry["input_digest"]) == (1, 1.0)  # the same release: no new ε spent
     # a release made with fresh randomness cannot be made again
     run(capsys, "export", str(ENERGY), "-o", str(tmp_path / "s.csv"), "--scheme", "uniform", "--epsilon", "1")
     plain = [e for e in ledger.entries() if not e["key"]][0]

@@ -128,3 +128,26 @@ def test_cancel(qtbot, window, panel):
     assert not panel.cancel_button.isHidden()
     panel.cancel_button.click()
     assert panel.cancel_button.isHidden() and panel.status.text().startswith("Cancelled")
+
+
+def test_the_default_target_is_informative_and_a_target_a_constant_meets_is_lowered(qtbot, window, panel):
+    """Issue 44: the planner aims at "clearly below one constant" (0.9 × the median's 0.573 kWh), not at an
+    absolute number the median itself already meets."""
+    from lmdk_gui.core.analysis.accuracy import informative_target
+    from lmdk_gui.ui.panels.accuracy_ui import INFORMATIVE
+
+    s = window.session
+    assert panel.target_unit.currentData() == INFORMATIVE and not panel.target_spin.isEnabled()
+    want = informative_target(s.series)
+    assert want == pytest.approx(0.9 * 0.5732, rel=1e-3)
+    assert panel.target() == pytest.approx(want)
+    assert "0.9 × 0.573 kWh, publishing the series' median" in panel.target_note.text()
+    core = epsilon_for_error(s.series, s.landmarks, s.settings, want, runs=s.runs, seed=s.seed,
+                             error_field=panel.error_field)
+    assert panel.smallest == core.smallest and core.smallest["skip"] is not None
+    panel.set_target(2.0, UNITS)  # the median is off by 0.573 kWh: 2 kWh asks for nothing
+    assert panel.target() == pytest.approx(want)
+    assert "which one constant meets" in panel.target_note.text()
+    assert panel.smallest == core.smallest
+    panel.set_target(0.46, UNITS)  # stricter than informative: kept
+    assert panel.target() == 0.46

@@ -134,3 +134,42 @@ def test_a_late_preview_is_announced_as_computing(qtbot, window, monkeypatch):
     assert not s.is_preview_current() and "landmark" in plot.info.toPlainText()  # (the box says the edit)
     wait_preview(qtbot, window)
     qtbot.waitUntil(lambda: "holds" in said[-1], timeout=5_000)
+
+
+def test_the_hover_box_goes_when_the_pointer_leaves_the_plot(qtbot, window):
+    """A newcomer found the box staying after the pointer left, over the plot."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    plot = window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    window._on_hover((plot.mapToScene(event_point(window, 200)),))
+    assert plot.info.isVisible() and plot.target.isVisible()
+    QApplication.sendEvent(plot, QEvent(QEvent.Type.Leave))
+    assert not plot.info.isVisible() and not plot.target.isVisible()
+
+
+def test_the_hover_box_never_covers_the_event_it_describes(qtbot, window):
+    """Near the plot's left edge the box moves to the top-right corner: it covered the landmark just marked."""
+    plot = window.series_plot
+    vb = plot.getPlotItem().vb
+    vb.setXRange(150, 250, padding=0)
+    qtbot.waitUntil(lambda: vb.width() > 0)
+    for row in (152, 248):
+        window._on_hover((plot.mapToScene(event_point(window, row)),))
+        box = plot.info.geometry()
+        x = event_point(window, row).x()
+        assert not (box.left() - 6 <= x <= box.right() + 6), (row, x, box)
+
+
+def test_a_click_just_off_the_line_says_why_nothing_happened(qtbot, window):
+    from PySide6.QtCore import QPoint
+
+    from lmdk_gui.ui.window.main_window import OFF_LINE_HINT
+
+    s, plot = window.session, window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    far = QPoint(0, 40) if event_point(window, 200).y() < plot.viewport().height() / 2 else QPoint(0, -40)
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=event_point(window, 200) + far)
+    assert s.landmarks.tolist() == []
+    assert window.statusBar().currentMessage() == OFF_LINE_HINT

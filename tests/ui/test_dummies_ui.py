@@ -15,7 +15,7 @@ from lmdk_gui.core.kernel.dummies import DummySettings, selection_rng, split_bud
 from lmdk_gui.core.kernel.guarantee import check_guarantee
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES
 from lmdk_gui.ui.dialogs.export_dialog import ExportDialog, exportable_schemes
-from lmdk_gui.ui.panels.metrics_panel import fmt
+from lmdk_gui.ui.panels.metrics_panel import avg_text, fmt
 
 from .conftest import wait_preview
 from .helpers import bars_per_event
@@ -136,8 +136,10 @@ def test_metrics_show_each_scheme_with_and_without(qtbot, window):
     for r, scheme in enumerate(ALL_SCHEMES):
         assert t.item(r, 5).text() == fmt(s.preview[scheme].mae)
         assert t.item(r, 7).text() == fmt(s.preview_plain[scheme].mae)
-        assert t.item(r, 6).text().startswith(fmt(s.average[scheme].mean))
-        assert t.item(r, 8).text().startswith(fmt(s.average_plain[scheme].mean))
+        assert t.item(r, 6).text() == avg_text(s.average[scheme].mean, s.average[scheme].p10, s.average[scheme].p90)
+        q = s.average_plain[scheme]
+        assert t.item(r, 8).text() == avg_text(q.mean, q.p10, q.p90)
+    assert "one draw" in t.horizontalHeaderItem(5).text() and "draws its own" in t.horizontalHeaderItem(5).toolTip()
     assert t.item(0, 1).text().endswith("≤ 0.99")
     assert "dummies" in t.item(0, 2).toolTip() and "L'" in t.item(0, 2).toolTip()
     # Uniform with dummies spreads ε − ε_sel over more landmarks: a different, larger error.

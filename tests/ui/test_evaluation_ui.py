@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
@@ -43,8 +44,12 @@ def test_run_shows_chart_and_table_and_saves(window, qtbot, tmp_path):
     res = tab.result
     assert res is not None and res.runs_done == 5 and res.percentages == (0.0, 50.0, 100.0)
     assert tab.chart.result is res
-    assert tab.table.rowCount() == 3 and tab.table.columnCount() == 1 + len(ALL_SCHEMES)
+    assert tab.table.rowCount() == 3 + 1 and tab.table.columnCount() == 1 + len(ALL_SCHEMES)
     assert tab.table.item(2, 2).text() == "no release"  # Skip at 100 %: nothing fresh, no public fallback
+    # the last row: the error of publishing the median at every event, the yardstick (issue 44)
+    assert tab.table.item(3, 0).text() == "One constant (median)"
+    assert tab.table.item(3, 1).text() == "0.5732" and res.constant_error == pytest.approx(0.57316, rel=1e-4)
+    assert "no better than publishing one constant" in tab.table.item(0, 5).toolTip()  # User-level
     assert tab.progress_bar.value() == tab.progress_bar.maximum()
     assert "Done" in tab.status.text() and tab.run_button.isEnabled() and not tab.cancel_button.isEnabled()
 

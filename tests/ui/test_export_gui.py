@@ -239,6 +239,7 @@ def _advised_dialog(qtbot, window, tmp_path, default="adaptive"):
 def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtbot, window, tmp_path):
     s = window.session
     s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
+    s.set_epsilon(5.0)  # (at ε = 1 no scheme beats the median: see the test of an uninformative release)
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
     passing = {k: v.mean for k, v in s.average.items() if k != "event"}  # Event-level fails with landmarks
@@ -248,7 +249,13 @@ def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtb
     row = {t.item(r, 0).text(): r for r in range(t.rowCount())}
     assert t.item(row["Skip"], 3).text() == "★ lowest error"
     assert t.item(row["Event-level (baseline)"], 3).text() == "✘ fails the check"
-    assert float(t.item(row["Uniform"], 1).text()) == pytest.approx(s.average["uniform"].mean, rel=5e-3)
+    mean, band = t.item(row["Skip"], 1).text().split(" (")
+    assert float(mean) == pytest.approx(s.average["skip"].mean, rel=5e-3)
+    lo, hi = (float(x) for x in band.rstrip(")").split("–"))
+    assert lo == pytest.approx(s.average["skip"].p10, rel=5e-2) and hi == pytest.approx(s.average["skip"].p90, rel=5e-2)
+    assert t.item(row["Uniform"], 3).text() == "not informative"  # ≈ 16 kWh against the median's 0.573
+    assert t.item(t.rowCount() - 1, 0).text() == "One constant (median)"
+    assert float(t.item(t.rowCount() - 1, 1).text()) == pytest.approx(0.573, abs=1e-3)
     share = float(np.mean(s.preview["skip"].approximated))
     assert t.item(row["Skip"], 2).text() == f"{100 * share:.0f} %"
     assert dlg.noise_warning.isHidden()
@@ -261,15 +268,16 @@ def test_dialog_preselects_the_passing_scheme_with_the_lowest_expected_error(qtb
     assert dlg.scheme.currentData() == "adaptive"
 
 
-def test_dialog_warns_but_does_not_block_a_mostly_noise_release(qtbot, window, tmp_path):
+def test_dialog_warns_but_does_not_block_a_release_no_better_than_a_constant(qtbot, window, tmp_path):
     s = window.session
     s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
+    s.set_epsilon(5.0)
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
-    dlg.scheme.setCurrentIndex(dlg.scheme.findData("uniform"))  # ≈ 80 kWh of error on 0.1–4.7 kWh data
+    dlg.scheme.setCurrentIndex(dlg.scheme.findData("uniform"))  # ≈ 16 kWh of error on 0.1–4.7 kWh data
     text = dlg.noise_warning.text()
     assert not dlg.noise_warning.isHidden()
-    assert "mostly noise: expected error" in text and "vs a data range of 4.6" in text
+    assert "no better than publishing a constant: expected error" in text and "vs 0.573 kWh" in text
     assert dlg.export_button.isEnabled()
     assert dlg.values()["scheme"] == "uniform"
 
@@ -282,8 +290,28 @@ def test_dialog_without_an_average_yet_fills_in_later(qtbot, window, tmp_path):
     qtbot.addWidget(dlg)
     assert dlg.scheme.currentData() == "adaptive"
     assert dlg.advice_table.item(0, 1).text() == "computing…"
+    assert dlg.none_informative.isHidden()  # not said before the errors are known
     dlg.set_advice(s.average, s.preview)
-    assert dlg.scheme.currentData() == "skip"
+    assert dlg.scheme.currentData() is None  # at ε = 1 nothing beats the median: nothing pre-selected
+
+
+def test_no_informative_scheme_preselects_nothing_and_says_so(qtbot, window, tmp_path):
+    """The energy sample at ε = 1 with 81 landmarks: every passing scheme's expected error (denoised, ≈ 0.59
+    kWh and up) is above 0.9 × the median's 0.573 kWh. Nothing is advised nor pre-selected, the dialog says
+    why, and Export waits for a choice, which is then honoured with the warning."""
+    s = window.session
+    s.add_range(100, 180)
+    dlg = _advised_dialog(qtbot, window, tmp_path)
+    assert dlg.best is None and dlg.scheme.currentIndex() == -1 and dlg.scheme.currentData() is None
+    assert not dlg.none_informative.isHidden()
+    text = dlg.none_informative.text()
+    assert "no better than publishing one constant" in text and "larger ε, a smaller Δ" in text
+    assert "0.573 kWh" in text
+    assert not dlg.export_button.isEnabled()
+    t = dlg.advice_table
+    assert "★ lowest error" not in [t.item(r, 3).text() for r in range(t.rowCount())]
+    dlg.scheme.setCurrentIndex(dlg.scheme.findData("skip"))
+    assert dlg.export_button.isEnabled() and "no better than publishing a constant" in dlg.noise_warning.text()
 
 
 def _overlaps(dlg) -> list[str]:
@@ -348,6 +376,7 @@ def test_the_dialog_never_grows_past_the_screen_its_choices_scroll(qtbot, window
 def test_file_export_passes_the_sessions_average_to_the_dialog(qtbot, window, monkeypatch):
     s = window.session
     s.set_denoise(False)  # the raw release: its MAE ranks (denoised: test below)
+    s.set_epsilon(5.0)
     s.add_range(100, 180)
     qtbot.waitUntil(lambda: s.is_preview_current() and s.average is not None, timeout=60_000)
     seen = []
@@ -367,6 +396,7 @@ def test_with_denoise_on_the_advice_ranks_by_what_is_published(qtbot, window, tm
     denoised average); unticking the dialog's Denoise box re-ranks by the raw error of the raw release."""
     s = window.session
     assert s.settings.denoise
+    s.set_epsilon(5.0)
     s.add_range(100, 180)
     dlg = _advised_dialog(qtbot, window, tmp_path)
     assert dlg.error_field == "mae_denoised"
@@ -375,7 +405,7 @@ def test_with_denoise_on_the_advice_ranks_by_what_is_published(qtbot, window, tm
     assert dlg.errors == {k: v.mean_denoised for k, v in s.average.items()}
     passing = {k: v.mean_denoised for k, v in s.average.items() if not dlg.reasons[k]}
     assert dlg.best == min(passing, key=passing.get)
-    assert dlg.noise_warning.isHidden() or "mostly noise" in dlg.noise_warning.text()
+    assert dlg.noise_warning.isHidden()
     dlg.denoise.setChecked(False)
     assert dlg.error_field == "mae"
     assert "denois" not in dlg.advice_table.horizontalHeaderItem(1).text()
@@ -399,7 +429,7 @@ def test_ticking_denoise_when_the_session_averaged_raw_values_computes_the_denoi
     with qtbot.waitSignal(s.metricsChanged, timeout=60_000):
         s.set_denoise(True)
     assert dlg.errors == {k: v.mean_denoised for k, v in s.average.items()}
-    assert "—" not in dlg.advice_table.item(dlg.advice_table.rowCount() - 1, 1).text()
+    assert "—" not in dlg.advice_table.item(len(s.average) - 1, 1).text()
     dlg.reject()
 
 

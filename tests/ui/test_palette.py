@@ -57,3 +57,21 @@ def test_the_landmark_schemes_stand_apart_under_deuteranopia():
         assert delta_e(SCHEME_COLORS[a], SCHEME_COLORS[b], deuteranopia=True) >= 40, (a, b)
     for a, b in itertools.combinations(SCHEME_COLORS, 2):
         assert delta_e(SCHEME_COLORS[a], SCHEME_COLORS[b], deuteranopia=True) >= 15, (a, b)
+
+
+def test_the_gps_maps_original_track_stands_apart_from_every_schemes_track(qtbot):
+    """A newcomer found "original" and Balanced both black on the GPS map: the track's original is drawn in
+    the preview rows' grey and dashed: far from Balanced's black, and the only dashed line (the schemes'
+    tracks are solid; a grey is close to some desaturated scheme colours under deuteranopia, its dashes are not)."""
+    from PySide6.QtCore import Qt
+
+    from lmdk_gui.ui.views.plots import TrackPlot
+
+    plot = TrackPlot()
+    qtbot.addWidget(plot)
+    pen = plot.original.opts["pen"]
+    rgb = pen.color().getRgb()[:3]
+    for deut in (False, True):
+        assert delta_e(rgb, SCHEME_COLORS["balanced"], deuteranopia=deut) >= 30
+    assert pen.style() == Qt.PenStyle.DashLine
+    assert all(t.opts["pen"].style() == Qt.PenStyle.SolidLine for t in plot.tracks.values())

@@ -14,6 +14,10 @@ Computed on the true data, the answer is *not itself private*: choosing ε from 
 about the data. :func:`map_landmarks` carries the landmark rule over to another (public or similar) file so
 the user can plan there instead.
 
+The target is "informative" by default (issue 44): :func:`informative_target`, :data:`~.advice.INFORMATIVE_RATIO`
+× the error of publishing one constant (:func:`~.metrics.constant_error`). A target the constant already meets
+is no target: :func:`planner_target` lowers any requested target to the informative one.
+
 ``error_field`` names the error: ``"mae"`` (the raw release) or ``"mae_denoised"`` (the kind's
 post-processing, :func:`~.pipeline.denoised_values`; refused when the kind has none).
 """
@@ -31,7 +35,11 @@ from ..engine.pipeline import denoised_values, kind_of, plan, run_preview
 from ..engine.release import Release, normalize_landmarks
 from ..kernel.noise import UnitNoise
 from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings
-from .metrics import error_per_event
+from .advice import INFORMATIVE_RATIO
+from .metrics import constant_error, error_per_event
+
+#: ``parse_target``'s word for :func:`informative_target`
+INFORMATIVE = "informative"
 
 ERROR_FIELDS = ("mae", "mae_denoised")
 
@@ -143,9 +151,33 @@ def epsilon_for_error(series: Series, landmarks, settings: PrivacySettings, targ
     return EpsilonAdvice(curves, float(target), smallest_epsilon(curves, target))
 
 
-def parse_target(text: str | float, scale: float | None) -> float:
-    """A target error: a number in the data's units, or ``"5%"`` of ``scale`` (the data's range)."""
+def informative_target(series: Series) -> float | None:
+    """The largest expected error still clearly below publishing one constant: ``INFORMATIVE_RATIO ×``
+    :func:`~.metrics.constant_error` (None when the series has no yardstick: empty or constant)."""
+    y = constant_error(series)
+    return INFORMATIVE_RATIO * y if math.isfinite(y) and y > 0 else None
+
+
+def planner_target(requested: float | None, series: Series) -> tuple[float | None, bool]:
+    """(the target to plan for, whether ``requested`` was lowered): ``requested`` (None: the informative
+    target itself), but never above :func:`informative_target`, which a constant meets."""
+    inf = informative_target(series)
+    if requested is None:
+        return inf, False
+    if inf is not None and requested > inf:
+        return inf, True
+    return requested, False
+
+
+def parse_target(text: str | float, scale: float | None, informative: float | None = None) -> float:
+    """A target error: a number in the data's units, ``"5%"`` of ``scale`` (the data's range), or
+    ``"informative"`` (``informative``, :func:`informative_target`)."""
     s = str(text).strip()
+    if s.lower() == INFORMATIVE:
+        if informative is None:
+            raise ValueError("the data has no constant's error to stay below (empty or constant series); "
+                             "give the error in its units")
+        return informative
     try:
         if s.endswith("%"):
             if scale is None or not scale > 0:

@@ -203,18 +203,123 @@ class RunStats:
     # The same over the denoised releases of the same runs (NaN when denoising was not asked for).
     mean_denoised: float = float("nan")
     std_denoised: float = float("nan")
+    # The spread of the per-run MAEs: their 10th and 90th percentiles (:data:`SPREAD_PERCENTILES`), raw and
+    # denoised. One release is one draw: the mean alone hides how far a single release may land from it.
+    p10: float = float("nan")
+    p90: float = float("nan")
+    p10_denoised: float = float("nan")
+    p90_denoised: float = float("nan")
+
+
+#: The percentiles of the per-run errors shown as an expected error's spread ("0.21 (0.15–0.30)").
+SPREAD_PERCENTILES = (10.0, 90.0)
 
 
 def run_stats(raw: Iterable[float], denoised: Iterable[float] = ()) -> RunStats:
-    """Mean and population std of per-run MAEs (NaN runs left out; ``runs`` counts every run)."""
-    def ms(vals) -> tuple[float, float, int]:
+    """Mean, population std and 10th/90th percentiles (linear interpolation) of per-run MAEs (NaN runs left
+    out; ``runs`` counts every run)."""
+    nan = float("nan")
+
+    def ms(vals) -> tuple[float, float, int, float, float]:
         a = np.asarray(list(vals), dtype=np.float64)
         ok = a[np.isfinite(a)]
-        return (float(ok.mean()) if ok.size else float("nan"), float(ok.std()) if ok.size else float("nan"),
-                int(a.size))
-    m, s, r = ms(raw)
-    md, sd, _ = ms(denoised)
-    return RunStats(m, s, r, md, sd)
+        if not ok.size:
+            return nan, nan, int(a.size), nan, nan
+        lo, hi = np.percentile(ok, SPREAD_PERCENTILES)
+        return float(ok.mean()), float(ok.std()), int(a.size), float(lo), float(hi)
+    m, s, r, lo, hi = ms(raw)
+    md, sd, _, lod, hid = ms(denoised)
+    return RunStats(m, s, r, md, sd, lo, hi, lod, hid)
+
+
+def spread_text(mean: float, lo: float, hi: float, digits: int = 3, band_digits: int | None = None) -> str:
+    """An expected error with its spread over the runs (10th–90th percentile), the one way every view writes
+    it: "0.206 (0.15–0.3)"; the mean alone when the spread is unknown, "—" when the mean is. ``band_digits``
+    (default ``digits``): the percentiles' significant digits."""
+    if mean is None or not math.isfinite(mean):
+        return "—"
+    m = readable_number(mean, digits)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return m
+    b = digits if band_digits is None else band_digits
+    return f"{m} ({readable_number(lo, b)}–{readable_number(hi, b)})"
+
+
+# ------------------------------------------------------------------------------------ the constant yardstick
+def constant_release(series: Series) -> np.ndarray:
+    """The one value a release could publish at every event without looking at the noise: the series'
+    median (numeric), its geometric median (location, :func:`geometric_median`), its mode (categorical, as a
+    code). Guidance computed on the true data, never published."""
+    v = series.values
+    if series.kind == "numeric":
+        x = np.asarray(v, dtype=np.float64)
+        x = x[np.isfinite(x)]
+        return np.array(float(np.median(x)) if x.size else float("nan"))
+    if series.kind == "location":
+        return geometric_median(np.asarray(v, dtype=np.float64))
+    codes = np.asarray(v, dtype=np.int64)
+    codes = codes[codes >= 0]
+    return np.array(int(np.argmax(np.bincount(codes))) if codes.size else -1)
+
+
+#: :func:`geometric_median` iterates on at most this many evenly spaced points (any constant's error is a
+#: valid yardstick; the error itself is then taken over every event)
+MEDIAN_SAMPLE = 100_000
+
+
+def geometric_median(points: np.ndarray, iterations: int = 50) -> np.ndarray:
+    """The point with the least mean distance to ``points`` (lat, lon in degrees): Weiszfeld's iteration on
+    a local equirectangular projection (metres are what the error counts; at a track's scale the projection's
+    distortion is far below the noise), started at the coordinate-wise median. Whichever of the two has the
+    lower mean haversine distance is returned, so it is never worse than the coordinate-wise median. A long
+    track is thinned to :data:`MEDIAN_SAMPLE` evenly spaced points first."""
+    if points.shape[0] > MEDIAN_SAMPLE:
+        points = points[:: -(-points.shape[0] // MEDIAN_SAMPLE)]
+    ok = points[np.isfinite(points).all(axis=1)] if points.size else points.reshape(0, 2)
+    if not ok.size:
+        return np.array([np.nan, np.nan])
+    start = np.median(ok, axis=0)
+    scale = np.array([1.0, math.cos(math.radians(float(start[0])))])
+    xy = ok * scale
+    y = start * scale
+    for _ in range(iterations):
+        d = np.hypot(*(xy - y).T)
+        w = 1.0 / np.maximum(d, 1e-12)
+        nxt = (xy * w[:, None]).sum(axis=0) / w.sum()
+        if np.hypot(*(nxt - y)) < 1e-10:
+            y = nxt
+            break
+        y = nxt
+    cand = y / scale
+    return min((start, cand), key=lambda c: float(np.mean(_distances(ok, c))))
+
+
+def _distances(points: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return KINDS["location"].error(points, np.broadcast_to(at, points.shape))
+
+
+def constant_error(series: Series) -> float:
+    """The yardstick of every expected error (issue 44): the error of publishing :func:`constant_release` at
+    every event, by the kind's own metric (numeric: MAE of the median; location: mean distance in metres of
+    the geometric median; categorical: mismatch rate of the mode). A release whose expected error is not
+    clearly below it (:func:`.advice.informative`) tells no more than that one number. NaN for an empty
+    series. Computed once per series (a series is immutable)."""
+    hit = series._cache.get("constant_error")
+    if hit is not None:
+        return hit
+    if series.n == 0:
+        return float("nan")
+    c = constant_release(series)
+    truth = series.values
+    if series.kind == "location":
+        shaped = np.broadcast_to(c, truth.shape)
+    else:
+        shaped = np.full(truth.shape, c, dtype=truth.dtype if series.kind == "categorical" else np.float64)
+    err = KINDS[series.kind].error(truth, np.ascontiguousarray(shaped))
+    ok = err[np.isfinite(err)]
+    value = float(ok.mean()) if ok.size else float("nan")
+    series._cache["constant_error"] = value
+    return value
 
 
 def adaptive_last(schemes: tuple[str, ...]) -> tuple[str, ...]:

@@ -97,8 +97,10 @@ effective ``ε_eff = ln(1 + k(1-α_eff)/α_eff) <= ε`` (and ``<= ln(1 + k·2**6
 Randomness and the buffer protocol
 ----------------------------------
 Words come from a :class:`WordSource`: ``from_os()`` (``os.urandom``; the default for exports),
-``from_key(key)`` (a secret export key of at least 128 bits, expanded with SHAKE-256 in counter mode: a
-reproducible export that only the key's holder can reproduce; issue 17, finding 2) or ``from_seed(seed)``
+``from_key(key)`` (a secret key of at least 128 bits, expanded with SHAKE-256 in counter mode: a
+reproducible export that only the key's holder can reproduce; issue 17, finding 2 — an export passes the
+release key that :mod:`lmdk_gui.core.publish.keys` binds to what is released, never the user's key itself,
+so one key never gives two releases the same words; issue 42) or ``from_seed(seed)``
 (numpy ``Philox`` seeded with a small integer: previews and tests only, never an export).
 :class:`WordBuffer` is the one refill loop over a source (``_run`` and the export's Adaptive loop).
 Callers of the ``*_one`` functions guarantee at least ``RESERVE_WORDS`` unread words in ``words`` from

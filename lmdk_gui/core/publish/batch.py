@@ -22,9 +22,18 @@ How the table is split without ever holding it in one process:
    checksums, settings, per person rows, landmark count, landmark sum, verdict, status or error; never
    landmark positions). The public per-person sidecars carry no hash of the input (issue 17).
 
-Seeds: with a master key, person ``p`` gets HMAC-SHA256(key, p) as its own seed (:func:`person_key`,
-adapted to what :class:`~.export.ExportOptions` takes by :func:`export_seed`), so a release does not depend
-on how the table was split. Without a key every person gets fresh OS entropy.
+Seeds: with a master key (a secret the export accepts, :func:`~.keys.key_weakness`), person ``p`` gets
+HMAC-SHA256(key, p) as its own seed (:func:`person_key`, adapted to what :class:`~.export.ExportOptions` takes
+by :func:`export_seed`), so a release does not depend on how the table was split. The export binds that key
+to the person's release (:mod:`.keys`: the loaded series, landmarks, settings): the same table and settings
+give every person the same release again (no new ε), while next month's table, a corrected value or other
+settings give that person independent noise. No run label is mixed in on purpose: it would make an unchanged
+person's release in a repeated run a second, independent release that composes with the first. Without a key
+every person gets fresh OS entropy.
+
+Ledger: each person's release is one entry of the private ledger (:mod:`.ledger`) with the digest of the
+person's loaded series, the table's file(s), the id column and the id; the summary's ``composition`` is the
+note for persons of this run whose same data were released before.
 """
 
 from __future__ import annotations
@@ -58,7 +67,9 @@ from ..data.series import LoadError
 from ..kernel.dummies import DummySettings
 from ..kernel.guarantee import GuaranteeError
 from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings
+from . import keys
 from .export import Cancelled, ExportError, ExportOptions, export_release
+from .ledger import BatchOrigin
 from .writers import AtomicFile, file_sha256
 
 __all__ = ["BatchError", "BatchOptions", "BatchProgress", "BatchSummary", "Cancelled", "check_outdir", "export_seed",
@@ -69,7 +80,7 @@ STATE_DIR = ".lmdk-batch"
 PARQUET_DIR = "release"  # the dataset's root: OUTDIR itself also holds manifest.json, which is no Parquet
 MANIFEST_FORMAT = "lmdk-batch-manifest/1"
 FORMATS = ("csv", "parquet")
-MIN_KEY_BYTES = 16
+MIN_KEY_BYTES = keys.KEY_HEX_DIGITS // 2  # a master key's bytes, at least
 DEFAULT_BLOCKSIZE = 32 * 2**20
 _CSV_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -111,7 +122,7 @@ class BatchOptions:
     dummies: DummySettings | None = None
     include_budget: bool = False
     include_flags: bool = False
-    key: bytes | None = None  # master key (≥ 128 bits) for per-person seeds; None = OS entropy
+    key: bytes | None = None  # master key (keys.key_weakness accepts it) for per-person seeds; None = OS entropy
     backend: str | None = None
     format: str = "csv"
     resume: bool = False
@@ -129,8 +140,8 @@ class BatchOptions:
             raise BatchError("give either a landmark file or a rule, not both")
         if self.rule is not None and self.rule not in RULES:
             raise BatchError(f"unknown rule {self.rule!r}; choose one of {', '.join(RULES)}")
-        if self.key is not None and len(self.key) < MIN_KEY_BYTES:
-            raise BatchError(f"the seed key has {8 * len(self.key)} bits; at least {8 * MIN_KEY_BYTES} needed")
+        if self.key is not None and (weak := keys.key_weakness(self.key)) is not None:
+            raise BatchError(f"{weak.replace('the export key', 'the seed key')}; {_KEY_HELP}")
         if self.resume and self.force:
             raise BatchError("--resume and --force exclude each other")
         if self.workers is not None and self.workers < 1:
@@ -179,6 +190,8 @@ class BatchSummary:
     max_task_rows: int  # the most rows one release task held (a partition or a bucket)
     dashboard: str | None
     errors: tuple[tuple[str, str], ...]  # (id, message) of every failed person
+    # The composition note for persons released in this run whose same data were released before (None: none).
+    composition: str | None = None
 
     @property
     def rows_per_s(self) -> float:
@@ -186,16 +199,19 @@ class BatchSummary:
 
 
 # ---------------------------------------------------------------------------------- keys and names
+_KEY_HELP = "a master key is 64 random hex digits: python -c 'import secrets; print(secrets.token_hex(32))'"
+
+
 def parse_key(text: str) -> bytes:
-    """A master key written as hex (≥ 32 digits = 128 bits)."""
+    """A master key written as hex: a secret the export accepts (64 random hex digits, :mod:`.keys`)."""
     t = text.strip().lower().removeprefix("0x")
     try:
         key = bytes.fromhex(t)
     except ValueError:
-        raise BatchError(f"the seed key must be hexadecimal digits, got {text!r}") from None
-    if len(key) < MIN_KEY_BYTES:
-        raise BatchError(f"the seed key has {4 * len(t)} bits; write at least {2 * MIN_KEY_BYTES} hex digits "
-                         "(e.g. python -c 'import secrets; print(secrets.token_hex(16))')")
+        raise BatchError(f"the seed key must be hexadecimal digits (0-9, a-f); {_KEY_HELP}") from None
+    weak = keys.key_weakness(key)
+    if weak is not None:
+        raise BatchError(f"{weak.replace('the export key', 'the seed key')}; {_KEY_HELP}")
     return key
 
 
@@ -263,7 +279,7 @@ def _is_parquet(files: list[Path]) -> bool:
 
 
 def _delimiter(first: Path) -> str:
-    from ..data.loader import _sniff_delimiter  # the single-file reader's rule, so both read a file alike
+    from ..data.reading import _sniff_delimiter  # the single-file reader's rule, so both read a file alike
 
     with open(first, "rb") as f:
         header = f.readline().decode("utf-8-sig", errors="replace")
@@ -320,6 +336,7 @@ class _Ctx:
     landmarks_name: str
     delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
     sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
+    inputs: tuple[str, ...] = ()  # the input file(s), for the private ledger
 
     @property
     def state(self) -> Path:
@@ -454,7 +471,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
                              seed=export_seed(person_key(o.key, pid)) if o.key is not None else None,
                              backend=o.backend, force=True, dummies=o.dummies,
-                             landmarks_rule=RULES[o.rule].label if o.rule is not None else None)
+                             landmarks_rule=RULES[o.rule].label if o.rule is not None else None,
+                             origin=BatchOrigin(ctx.inputs, o.id_col, pid))
         if o.format == "csv":
             res = export_release(series, lm, o.settings, out / file, opts)
         else:
@@ -466,7 +484,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
             stage.unlink()
         g = res.guarantee
         rec.update(rows=res.rows, landmarks=int(len(lm)), landmark_sum=float(g.worst),
-                   verdict="holds" if g.holds else "violated", status="released", file=file, sidecar=sidecar)
+                   verdict="holds" if g.holds else "violated", status="released", file=file, sidecar=sidecar,
+                   prior_releases=list(res.prior_releases) if res.composition else None)
     except (LoadError, ExportError, GuaranteeError, ValueError, OSError) as e:
         rec["error"] = " ".join(str(e).split()) or type(e).__name__
     except Exception as e:  # noqa: BLE001 - an unforeseen failure still fails only this person, named
@@ -831,7 +850,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
                    Path(options.landmarks_file).name if options.landmarks_file else "",
                    _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ",",
-                   _input_type(files[0]) == "Excel")
+                   _input_type(files[0]) == "Excel", tuple(str(f.resolve()) for f in files))
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         shuffle_method = "tasks"
@@ -906,6 +925,7 @@ def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: 
     persons = []
     errors = []
     released = resumed = rows = max_task = 0
+    again: list[tuple[int, float]] = []  # earlier releases of the persons released in this run
     ctx = _Ctx(str(out), options, fingerprint, "", frozenset(), None, "")
     for pid, n_in in per_id.sort_index().items():
         pid = str(pid)
@@ -923,6 +943,9 @@ def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: 
             released += 1
             if rec.get("run") == run:
                 rows += int(rec["rows"])
+                k, eps = rec.get("prior_releases") or (0, 0.0)
+                if k:
+                    again.append((int(k), float(eps)))
             else:
                 resumed += 1
         else:
@@ -950,4 +973,19 @@ def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: 
     for f in (out / STATE_DIR).glob("cancel-*"):  # earlier cancelled runs' tasks are long gone
         f.unlink(missing_ok=True)
     return BatchSummary(out, out / MANIFEST, len(persons), released, len(errors), resumed, rows, seconds,
-                        missing_rows, n_parts, max_task, dash, tuple(errors))
+                        missing_rows, n_parts, max_task, dash, tuple(errors),
+                        _composition_note(again, options.settings.epsilon))
+
+
+def _composition_note(again: list[tuple[int, float]], epsilon: float) -> str | None:
+    """The ledger's composition note for the persons of this run released before (the worst of them)."""
+    from .ledger import notice_text
+
+    if not again:
+        return None
+    k, total = max(again, key=lambda a: (a[1], a[0]))
+    if len(again) == 1:
+        return f"one person of this run: {notice_text(k, total, epsilon)}"
+    return (f"{len(again)} persons of this run were released before from the same data (up to {k} time"
+            f"{'s' if k > 1 else ''}, total ε up to {total:g}); with this run, anyone holding all of a person's "
+            f"releases faces up to ε = {total + float(epsilon):g} (sequential composition)")

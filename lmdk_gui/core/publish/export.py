@@ -1,9 +1,9 @@
 """Export: the one step that must never go wrong (DESIGN §5, §9; issues 2, 4 and 17).
 
 ``export_release`` writes the release of one scheme with *fresh* floating-point-safe noise
-(:mod:`.securenoise`: OS entropy, or a secret export key of ≥ 128 bits for a reproducible export — never a
-small integer seed), streaming in chunks with a progress callback and a cancel flag, through
-:class:`~.writers.AtomicFile`. Order of work:
+(:mod:`.securenoise`: OS entropy, or a secret export key for a reproducible export — never a small integer
+seed, never a structured or low-entropy key; the key is bound to what is released, :mod:`.keys`), streaming
+in chunks with a progress callback and a cancel flag, through :class:`~.writers.AtomicFile`. Order of work:
 
 1. Pre-flight, before any noise is drawn: settings, key, scheme/backend, output paths (not a folder, neither
    the CSV nor the sidecar is the input, only regular files are replaced and only with ``force``), the input
@@ -20,9 +20,9 @@ small integer seed), streaming in chunks with a progress callback and a cancel f
    renamed into place, then the sidecar. A crash between steps never leaves a partial or unprotected CSV.
 
 Dummy landmarks (issue 6, thesis §4.2, DESIGN §6): with ``ExportOptions.dummies`` set, step 1 is followed by
-a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export key when there is one:
-never the preview's selection), and the release, its budget pre-check and the final landmark-sum check all
-use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-private for L. The sidecar's
+a *new* selection of ``L' ⊃ L`` (fresh OS entropy, or derived from the export key and the release digest
+when there is a key: never the preview's selection), and the release, its budget pre-check and the final
+landmark-sum check all use ``L'`` and ``ε − ε_sel``. By sequential composition the whole is ε-private for L. The sidecar's
 ``epsilon`` is the total ε and its ``epsilon_selection`` the object :func:`~.dummies.release_record`
 (ε_sel, share, mechanism, generator, utility and the release's ε − ε_sel), ``null`` without dummies; the
 sidecar never says which events, nor how many, are dummies, and the CSV has the usual columns only.
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import csv
 import errno
-import hashlib
 import math
 import os
 import secrets
@@ -68,6 +67,8 @@ from ..kernel.dummies import DummySelection, DummySettings, release_record, sele
 from ..kernel.guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
 from ..kernel.securenoise import Cancelled
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
+from . import keys, ledger
+from .ledger import BatchOrigin
 from .writers import (
     AtomicFile,
     PairLock,
@@ -97,8 +98,10 @@ class ExportOptions:
     scheme: str
     include_budget: bool = False
     include_flags: bool = False
-    # A secret export key (issue 17, finding 2): bytes of at least 16, or a hex string of at least 32 digits;
-    # None = fresh OS entropy. Small integer seeds are refused (they are for previews only).
+    # A secret export key (issues 17 and 42): bytes of at least 32, or a hex string of at least 64 digits, not
+    # structured (keys.key_weakness); None = fresh OS entropy. Small integer seeds are refused (previews only).
+    # The noise is drawn from the key bound to the release's digest (keys.py): the same key re-creates the same
+    # release only.
     seed: bytes | str | None = None
     backend: str | None = None  # None = the default floating-point-safe backend for the kind
     force: bool = False
@@ -119,6 +122,8 @@ class ExportOptions:
     # The label(s) of the suggestion rule(s) that found the landmarks on this series' own values (the app's
     # Session.landmark_rules, a batch's --rule): the statement says that where they are tells about the values.
     landmarks_rule: str | None = None
+    # A batch person's origin (the table's file(s), id column and id) for the private ledger (issue 42).
+    origin: BatchOrigin | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,12 @@ class ExportResult:
     dummies: dict[str, Any] | None = None  # the sidecar's epsilon_selection object (public), None if off
     sidecar_doc: dict[str, Any] = field(default_factory=dict)  # what the sidecar says (public)
     post_processing: dict[str, Any] | None = None  # the sidecar's post_processing object, None for raw values
+    # Earlier releases of the same input in the ledger (count, total ε; re-exports not counted), and the
+    # composition note to show now that this one is written (None: the first release, or the same release
+    # again). same_release_as: the ledger entry this keyed export made again, bit for bit (no new ε).
+    prior_releases: tuple[int, float] = (0, 0.0)
+    composition: str | None = None
+    same_release_as: str | None = None
 
 
 # ------------------------------------------------------------------------------------------- backends
@@ -158,19 +169,24 @@ def resolve_backend(kind: str, name: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------------------- keys
-KEY_HELP = ("an export key is a secret of at least 128 bits: 32 or more hex digits (the app and "
-            "`lmdk_gui.core.publish.export.new_export_key()` make one); small integer seeds are for previews only, "
-            "since a small seed can be guessed and the release de-noised")
+KEY_HELP = ("an export key is a random secret of 64 hex digits (256 bits): make one with --new-key, the app's "
+            "generator or `lmdk_gui.core.publish.export.new_export_key()`; small integer seeds are for previews "
+            "only, and a short or patterned key can be guessed and the release de-noised")
 
 
 def new_export_key() -> str:
-    """A fresh 256-bit export key as 64 hex digits (for reproducible exports; keep it secret)."""
-    return secrets.token_hex(32)
+    """A fresh 256-bit export key as 64 hex digits (for reproducible exports; keep it secret). Always one that
+    :func:`export_key` accepts (a random key shows a refused pattern with probability < 10⁻¹⁰: drawn again)."""
+    while True:
+        key = secrets.token_hex(32)
+        if keys.key_weakness(bytes.fromhex(key)) is None:
+            return key
 
 
 def export_key(seed: bytes | str | None) -> bytes | None:
     """The key bytes of ``ExportOptions.seed``; :class:`ExportError` (one line) for anything that is not a
-    secret of at least 128 bits — in particular every integer."""
+    secret key (:func:`.keys.key_weakness`: 64 hex digits or more, no long runs or repeated blocks, at least
+    128 bits by its digits' spread) — in particular every integer."""
     if seed is None:
         return None
     if isinstance(seed, bytes | bytearray):
@@ -179,29 +195,31 @@ def export_key(seed: bytes | str | None) -> bytes | None:
         text = "".join(seed.split()).lower().removeprefix("0x")
         if not text or any(c not in "0123456789abcdef" for c in text):
             raise ExportError(f"the export key must be hex digits; {KEY_HELP}")
+        if len(text) < keys.KEY_HEX_DIGITS:
+            raise ExportError(f"the export key has {len(text)} hex digits, fewer than {keys.KEY_HEX_DIGITS}; "
+                              f"{KEY_HELP}")
         key = bytes.fromhex(text if len(text) % 2 == 0 else "0" + text)
-        if len(text) < 2 * securenoise.MIN_KEY_BYTES:
-            raise ExportError(f"the export key has {len(text)} hex digits, fewer than "
-                              f"{2 * securenoise.MIN_KEY_BYTES}; {KEY_HELP}")
     else:
         raise ExportError(f"an integer seed cannot seed an export; {KEY_HELP}")
-    if len(key) < securenoise.MIN_KEY_BYTES:
-        raise ExportError(f"the export key has {8 * len(key)} bits, fewer than {8 * securenoise.MIN_KEY_BYTES}; "
-                          f"{KEY_HELP}")
+    weak = keys.key_weakness(key)
+    if weak is not None:
+        raise ExportError(f"{weak}; {KEY_HELP}")
     return key
 
 
-def key_selection_words(key: bytes | None) -> securenoise.WordSource:
+def key_selection_words(key: bytes | None, digest: bytes) -> securenoise.WordSource:
     """The dummy selection's randomness, from the same vetted word source as the export noise (issue 17):
-    fresh OS entropy, or a keystream derived from the export key under its own label (SHAKE-256), so it is
-    independent of the noise words drawn from the same key."""
-    if key is None:
-        return securenoise.WordSource.from_os()
-    return securenoise.WordSource.from_key(hashlib.shake_256(b"lmdk export dummies v1\x00" + key).digest(32))
+    fresh OS entropy, or a keystream of the export key bound to the release ``digest`` (:func:`release_digest`)
+    under its own label, so it is independent of the noise words drawn for the same release."""
+    return keys.selection_words(key, digest)
 
 
-def _word_source(key: bytes | None) -> securenoise.WordSource:
-    return securenoise.WordSource.from_os() if key is None else securenoise.WordSource.from_key(key)
+def release_digest(series: Series, landmarks, settings: PrivacySettings, options: ExportOptions) -> bytes:
+    """What a keyed export's noise and dummy selection are bound to (:func:`.keys.release_digest`): the loaded
+    series, the true landmarks and settings, the scheme, dummies, backend and chunk size of ``options``."""
+    return keys.release_digest(series, normalize_landmarks(landmarks, series.n), settings, scheme=options.scheme,
+                               dummies=options.dummies, backend=resolve_backend(series.kind, options.backend),
+                               chunk_rows=options.chunk_rows)
 
 
 # ------------------------------------------------------------------------------------- public precision
@@ -358,10 +376,14 @@ def _precheck_budgets(scheme: str, n: int, lm: np.ndarray, epsilon: float) -> No
 
 
 def draw_dummies(series: Series, landmarks: np.ndarray, settings: PrivacySettings,
-                 options: ExportOptions) -> DummySelection:
-    """The export's own selection of ``L'``: from fresh OS entropy, or derived from the export key."""
+                 options: ExportOptions, digest: bytes = b"") -> DummySelection:
+    """The export's own selection of ``L'``: from fresh OS entropy, or derived from the export key bound to
+    the release ``digest`` (:func:`release_digest`)."""
     assert options.dummies is not None
-    words = key_selection_words(export_key(options.seed))
+    key = export_key(options.seed)
+    if key is not None and not digest:
+        digest = release_digest(series, landmarks, settings, options)
+    words = key_selection_words(key, digest)
     try:
         return select_for_release(series.n, landmarks, settings.epsilon, options.dummies, words=words)
     except ValueError as e:  # Optimal beyond its limit: one clear message
@@ -408,11 +430,14 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     lm_true, settings_true = lm, settings  # what the ledger keeps for a re-export (private)
     cancelled = should_cancel or (lambda: False)
     total_epsilon = settings.epsilon
+    key = export_key(options.seed)
+    # A keyed release's words are bound to everything that decides its noise (finding 2 of issue 42).
+    digest = release_digest(series, lm, settings, options) if key is not None else b""
     record = None
     sel = None
     if options.dummies is not None:
         # From here on the release works on L' and ε − ε_sel (the plan's pre-check and the final check too).
-        sel = draw_dummies(series, lm, settings, options)
+        sel = draw_dummies(series, lm, settings, options, digest)
         record = release_record(sel)
     # This module's allocation functions (replaceable: the audits inject faults through them).
     p = plan(series, lm, settings, options.scheme, sel, budgets_fn=fixed_budgets, allocatable_fn=allocatable)
@@ -427,9 +452,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     out = Path(output)
     n = series.n
     scheme = options.scheme
-    key = export_key(options.seed)
     seeded = key is not None
-    source = _word_source(key)
+    source = keys.noise_words(key, digest)
     labels = p.inp.labels
     time_col, time_format = _time_column(series)
     value_cols = _value_columns(series)
@@ -521,7 +545,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 csv_file.finish()
                 if cancelled():
                     raise Cancelled("export cancelled")
-                _record(series, lm_true, settings_true, out, options, result, key, n)
+                prior = _record(series, lm_true, settings_true, out, options, result, key, n)
                 with PairLock(out):  # no other export commits a CSV/sidecar pair here meanwhile (finding 9)
                     if side.exists():  # never leave an old sidecar describing the new CSV
                         side.unlink()
@@ -529,8 +553,10 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                     side_file.commit()
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
+    again = options.reexport_of or prior.same_release_as
+    note = None if again else ledger.notice_text(prior.count, prior.epsilon, total_epsilon)
     return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
-                        record, doc, post)
+                        record, doc, post, (prior.count, prior.epsilon), note, prior.same_release_as)
 
 
 def export_warnings(scheme: str, options: ExportOptions, *, dummies: bool) -> list[str]:
@@ -579,13 +605,12 @@ def _describe_event(series: Series, i: int) -> str:
 
 
 def _record(series: Series, lm: np.ndarray, settings: PrivacySettings, out: Path, options: ExportOptions,
-            result: GuaranteeResult, key: bytes | None, n: int) -> None:
+            result: GuaranteeResult, key: bytes | None, n: int) -> ledger.Prior:
     """The private ledger entry, written before the release is renamed into place (a failure to record it
-    leaves nothing written: the accounting never misses a release)."""
-    from . import ledger
-
+    leaves nothing written: the accounting never misses a release). Returns what the ledger held about the
+    input just before."""
     try:
-        ledger.record_export(series, lm, settings, out, options, result, key, rows=n)
+        return ledger.record_export(series, lm, settings, out, options, result, key, rows=n)
     except OSError as e:
         raise ExportError(f"could not record the release in the private ledger {ledger.ledger_path()}: "
                           f"{e.strerror or e}; nothing was written") from None

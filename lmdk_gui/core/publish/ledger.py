@@ -1,18 +1,27 @@
 """The release ledger (issue 17): a private record of every release made on this computer.
 
 Every export — the app, ``lmdk export`` and :func:`~lmdk_gui.core.publish.export.export_release` for any later
-batch command — appends one JSON line *before* its files are renamed into place: the input's SHA-256 and
-path, scheme, ε, UTC time, output path, the exact landmark sum, rows read and, when the export was made
-with a key, the key and what is needed to make the very same release again (input columns, landmark rows,
-settings, options). The ledger is private: owner-only (0600) in the user's application-data folder
+batch command — appends one JSON line *before* its files are renamed into place: the input's identity
+(``input_digest``, :func:`~.keys.series_digest`), its file's SHA-256 and path (a batch person's: the table's
+file(s), the id column and the id), scheme, ε, UTC time, output path, the exact landmark sum, rows read and,
+when the export was made with a key, the key and what is needed to make the very same release again (input
+columns, landmark rows, settings, options). The ledger is private: owner-only (0600) in the user's application-data folder
 (``$XDG_DATA_HOME/lmdk_gui/ledger.jsonl``, ``~/Library/Application Support/lmdk_gui`` on macOS,
 ``%APPDATA%\\lmdk_gui`` on Windows); ``LMDK_LEDGER`` names another file or folder. The sidecar never
 contains it.
 
 Why: releases of the same data compose. A holder of k releases of one input made with ε_1 … ε_k faces
-ε_1 + … + ε_k (sequential composition); :func:`composition` says so before a new release of the same input
-is written. A re-export (same key, same input) re-creates an existing release bit for bit and spends no new
-ε: it is recorded with ``reexport_of`` and not counted again.
+ε_1 + … + ε_k (sequential composition); :func:`composition` counts them and every surface shows the note
+(:func:`notice_text`) once a new release of the same input is written (the window also asks before). An
+input is identified by the canonical digest of its *loaded* series (times and values after the duplicate
+policy, category labels), not by the file's bytes: the same data with other line endings, quoting or row
+order, or a batch person's rows, is the same input; another column, another duplicate policy or a
+corrected value is another series (entries written before issue 42 have only the file's SHA-256 and are
+matched on that). A re-export (same key, same input) re-creates an existing release bit for bit and spends
+no new ε: it is recorded with ``reexport_of`` and not counted again — and so is a keyed export that makes a
+release already in the ledger (same key, data, landmarks and settings: ``release_id``), e.g. a repeated
+keyed batch run. It works for entries whose key was bound
+to the release (``key_binding``, issue 42), batch persons included when their table is one file.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ import json
 import os
 import secrets
 import sys
-from dataclasses import asdict
+import threading
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,11 +44,23 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ENV_VAR", "LedgerError", "clear", "composition", "composition_notice", "entries", "find",
-           "ledger_path", "record_export", "reexport"]
+__all__ = ["ENV_VAR", "BatchOrigin", "LedgerError", "clear", "composition", "composition_notice", "entries",
+           "find", "ledger_path", "notice_text", "Prior", "record_export", "reexport"]
 
 ENV_VAR = "LMDK_LEDGER"
 FILE_NAME = "ledger.jsonl"
+#: entries whose noise came from the key bound to the release digest (keys.py); older keys cannot re-export
+KEY_BINDING = "release-digest-v2"
+
+
+@dataclass(frozen=True)
+class BatchOrigin:
+    """Where a batch person's series came from, for the ledger: the table's file(s), its id column and the
+    person's id (the series itself is built from a frame and names no file)."""
+
+    paths: tuple[str, ...]
+    id_col: str
+    person_id: str
 
 
 class LedgerError(ValueError):
@@ -86,22 +108,97 @@ def find(entry_id: str) -> dict[str, Any]:
     return matches[0]
 
 
-def composition(sha256: str) -> tuple[int, float]:
-    """(number of releases of this input, their total ε), re-exports not counted."""
-    eps = [float(e["epsilon"]) for e in entries() if e.get("input_sha256") == sha256 and not e.get("reexport_of")]
-    return len(eps), float(sum(eps))
+class _Index:
+    """What the ledger's lookups need, per input and per keyed release, read incrementally: each export asks
+    before it records (a batch: every person), and reading the whole ledger each time grew with its length
+    squared. Only the bytes appended since the last look are read; a ledger cleared or replaced is read again."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._reset(None)
+
+    def _reset(self, where: tuple[Any, ...] | None) -> None:
+        self.where = where  # (path, device, inode, the first bytes)
+        self.offset = 0
+        self.inputs: dict[str, list[float]] = {}  # input_digest → [count, total ε]
+        self.legacy: dict[str, list[float]] = {}  # input_sha256 of entries from before issue 42 → [count, ε]
+        self.releases: dict[str, str] = {}  # release_id → the first entry's id
+
+    def _add(self, e: dict[str, Any]) -> None:
+        if e.get("release_id"):
+            self.releases.setdefault(str(e["release_id"]), str(e["id"]))
+        if e.get("reexport_of"):
+            return
+        table, ident = (self.inputs, e.get("input_digest")) if e.get("input_digest") else \
+            (self.legacy, e.get("input_sha256"))
+        if ident:
+            acc = table.setdefault(str(ident), [0, 0.0])
+            acc[0] += 1
+            acc[1] += float(e.get("epsilon") or 0.0)
+
+    def refresh(self) -> _Index:
+        p = ledger_path()
+        try:
+            with open(p, "rb") as f:
+                st = os.fstat(f.fileno())
+                where = (str(p), st.st_dev, st.st_ino, f.read(256))
+                if where != self.where or st.st_size < self.offset:
+                    self._reset(where)
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            self._reset(None)
+            return self
+        end = data.rfind(b"\n") + 1  # complete lines only (an export may be appending the next one)
+        for line in data[:end].splitlines():
+            with contextlib.suppress(ValueError):
+                d = json.loads(line)
+                if isinstance(d, dict) and "id" in d:
+                    self._add(d)
+        self.offset += end
+        return self
 
 
-def composition_notice(sha256: str | None, epsilon: float) -> str | None:
-    """The warning shown before another release of an input that was released before (None otherwise)."""
-    if not sha256:
-        return None
-    k, total = composition(sha256)
+_INDEX = _Index()
+
+
+def composition(digest: str, file_sha256: str | None = None) -> tuple[int, float]:
+    """(number of releases of the input whose series digest is ``digest``, their total ε), re-exports not
+    counted; ``file_sha256`` also matches old entries that only have their file's SHA-256."""
+    with _INDEX.lock:
+        idx = _INDEX.refresh()
+        k, eps = idx.inputs.get(digest, (0, 0.0))
+        if file_sha256:
+            k2, eps2 = idx.legacy.get(file_sha256, (0, 0.0))
+            k, eps = k + k2, eps + eps2
+    return int(k), float(eps)
+
+
+def _first_release(release_id: str) -> str | None:
+    """The id of the first entry that is the keyed release ``release_id`` (None: not in the ledger)."""
+    with _INDEX.lock:
+        return _INDEX.refresh().releases.get(release_id)
+
+
+def notice_text(k: int, total: float, epsilon: float) -> str | None:
+    """The composition note for a release of ε ``epsilon`` of an input released ``k`` times before with total
+    ε ``total`` (None when ``k`` is 0)."""
     if k == 0:
         return None
     return (f"this input has been released {k} time{'s' if k > 1 else ''} before (total ε = {total:g}); with "
             f"this release, anyone holding all {k + 1} faces ε = {total + float(epsilon):g} "
             "(sequential composition)")
+
+
+def composition_notice(series, epsilon: float) -> str | None:
+    """The warning for another release of ``series`` (a :class:`~.series.Series`) if it was released before
+    (None otherwise): what the window asks about before an export."""
+    from .keys import series_digest
+
+    if series is None:
+        return None
+    src = series.source
+    return notice_text(*composition(series_digest(series), src.sha256 if src is not None else None), epsilon)
 
 
 def _append(entry: dict[str, Any]) -> None:
@@ -119,28 +216,69 @@ def _append(entry: dict[str, Any]) -> None:
         os.close(fd)
 
 
+@dataclass(frozen=True)
+class Prior:
+    """What the ledger held about a release's input just before it was recorded."""
+
+    count: int  # earlier releases of the same input (re-exports not counted)
+    epsilon: float  # their total ε
+    same_release_as: str | None = None  # an earlier entry that is this very release (same key and digest)
+
+
+def _release_id(key: bytes, series, landmarks, settings, options) -> str:
+    """Names a keyed release (its release key hashed once more): two entries with the same id are the same
+    release, bit for bit, whatever they were written as."""
+    import hashlib
+
+    from .export import release_digest
+    from .keys import release_key
+
+    rk = release_key(key, release_digest(series, landmarks, settings, options))
+    return hashlib.sha256(b"lmdk release id v1\x00" + rk).hexdigest()
+
+
 def record_export(series, landmarks, settings, output, options, result, key: bytes | None, *,
-                  rows: int) -> dict[str, Any]:
-    """Append the entry of one export (called by ``export_release`` before the renames)."""
+                  rows: int) -> Prior:
+    """Append the entry of one export (called by ``export_release`` before the renames); returns the earlier
+    releases of the same input as the ledger had them just before. A keyed release made before (same key,
+    data, landmarks and settings) is recorded as a re-export of it: the same release spends no new ε."""
     from ..data.project import ColumnChoice
+    from .keys import series_digest
 
     src = series.source
+    origin: BatchOrigin | None = options.origin
+    digest = series_digest(series)
+    k, total = composition(digest, src.sha256 if src is not None else None)
+    rid = _release_id(key, series, landmarks, settings, options) if key is not None else None
+    same = None if rid is None or options.reexport_of else _first_release(rid)
+    if origin is not None:
+        paths = [os.path.abspath(p) for p in origin.paths]
+        where: dict[str, Any] = {"input_sha256": None, "input_path": paths[0] if len(paths) == 1 else None,
+                                 "input_paths": paths, "id_col": origin.id_col, "person_id": origin.person_id}
+    else:
+        where = {"input_sha256": src.sha256 if src is not None else None,
+                 "input_path": os.path.abspath(src.path) if src is not None else None}
     entry: dict[str, Any] = {
         "id": secrets.token_hex(6),
         "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "input_sha256": src.sha256 if src is not None else None,
-        "input_path": os.path.abspath(src.path) if src is not None else None,
+        "input_digest": digest,
+        **where,
         "scheme": options.scheme,
         "epsilon": float(settings.epsilon),
         "output": os.path.abspath(output),
         "landmark_sum": float(result.worst),  # exact (the sidecar has it rounded up)
         "rows_read": int(rows),
         "key": key.hex() if key is not None else None,
-        "reexport_of": options.reexport_of,
+        "key_binding": KEY_BINDING if key is not None else None,
+        "release_id": rid,
+        "reexport_of": options.reexport_of or same,
     }
     if key is not None and src is not None:
+        columns = ColumnChoice.from_series(series).to_dict()
+        if origin is not None:  # read again as one person of the table (load_series' id_col/person_id)
+            columns.update(id_col=origin.id_col, person_id=origin.person_id)
         entry["recipe"] = {
-            "columns": ColumnChoice.from_series(series).to_dict(),
+            "columns": columns,
             "landmarks": [int(r) for r in np.asarray(landmarks)],
             "settings": settings.to_dict(),
             "options": {
@@ -153,7 +291,7 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
             },
         }
     _append(entry)
-    return entry
+    return Prior(k, total, same)
 
 
 def clear() -> int:
@@ -166,25 +304,37 @@ def clear() -> int:
 
 def reexport(entry_id: str, output, *, force: bool = False, progress=None, should_cancel=None):
     """Make the release ``entry_id`` again, bit for bit, from its kept key (no new ε is spent): reads the
-    same input (its SHA-256 must match), the same landmarks, settings and options."""
+    same input (its loaded series must have the recorded digest), the same landmarks, settings and options.
+    A batch person is read again from the table as one person (one input file only)."""
     from ..data.loader import load_series
+    from ..data.series import LoadError
     from ..kernel.dummies import DummySettings
     from ..kernel.settings import PrivacySettings
     from .export import ExportOptions, export_release
+    from .keys import series_digest
 
     e = find(entry_id)
     if not e.get("key") or not e.get("recipe"):
         raise LedgerError(f"release {e['id']} was made with fresh randomness (no kept key): it cannot be made "
                           "again; a new export would be a new release")
+    if e.get("key_binding") != KEY_BINDING or not e.get("input_digest"):
+        raise LedgerError(f"release {e['id']} was made before export keys were bound to the release (issue 42): "
+                          "its noise cannot be drawn again; a new export would be a new release")
+    if not e.get("input_path"):
+        raise LedgerError(f"release {e['id']} was made by a batch over {len(e.get('input_paths') or [])} input "
+                          "files: its person cannot be read again from one file")
     r = e["recipe"]
     settings = PrivacySettings.from_dict(r["settings"])
     load = {k: v for k, v in r["columns"].items() if v is not None}
     if settings.categories is not None:
         load["categories"] = list(settings.categories)
-    series = load_series(e["input_path"], **load)
-    if series.source is None or series.source.sha256 != e["input_sha256"]:
-        raise LedgerError(f"the input {e['input_path']} has changed since release {e['id']} (SHA-256 differs); "
-                          "the same release cannot be made from it")
+    try:
+        series = load_series(e["input_path"], **load)
+    except (LoadError, OSError) as err:
+        raise LedgerError(f"release {e['id']}: cannot read its input again: {' '.join(str(err).split())}") from None
+    if series_digest(series) != e["input_digest"]:
+        raise LedgerError(f"the data read from {e['input_path']} differ from those of release {e['id']} (their "
+                          "digest differs); the same release cannot be made from them")
     o = dict(r["options"])
     dummies = DummySettings(**o.pop("dummies")) if o.get("dummies") else None
     o.pop("dummies", None)

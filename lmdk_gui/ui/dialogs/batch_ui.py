@@ -758,7 +758,8 @@ def summary_text(summary: BatchSummary) -> str:
     return (f"Released <b>{summary.released:,} of {summary.persons:,}</b> persons{before}{failed}{missing}, "
             f"{summary.rows:,} rows in {summary.seconds:.1f} s, into<br><b>{html.escape(str(summary.outdir))}</b>.<br><br>"
             f"{summary.manifest.name} there is the private record of the run: publish only the per-person "
-            "files and their .json sidecars.")
+            "files and their .json sidecars."
+            + (f"<br><br>Note: {html.escape(summary.composition)}." if summary.composition else ""))
 
 
 def _failure(pid: str, err: str) -> str:

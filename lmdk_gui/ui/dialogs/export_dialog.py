@@ -20,7 +20,12 @@ average the session already computed — passed in, or in ``snapshot.extra["aver
 recomputes it; only when its Denoise box asks for a denoised error the session did not average, it runs the
 core's ``compute_average`` for that setting in the background), the share of approximated events (from the preview release), and the check's verdict. The
 passing scheme with the lowest expected error (:func:`~lmdk_gui.core.analysis.advice.best_scheme`) is pre-selected,
-and a warning (not a refusal) says when the chosen scheme's expected error exceeds the data's range.
+and a warning (not a refusal) says when the chosen scheme's expected error is no better than publishing a constant.
+
+Issue 44: each expected error shows its spread over the runs (10th–90th percentile; with dummies each run
+draws its own, as the export does), and the table's last row is the yardstick, the error of publishing one
+constant (:func:`~lmdk_gui.core.analysis.metrics.constant_error`). Only informative schemes (clearly below it) are
+advised; when none is, nothing is pre-selected and the dialog says so.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.analysis import advice
-from ...core.analysis.metrics import RunStats, unit_label
+from ...core.analysis.metrics import RunStats, constant_error, spread_text, unit_label
 from ...core.engine.pipeline import export_verdicts, precheck
 from ...core.engine.preview import compute_average
 from ...core.kernel.dummies import split_budget
@@ -286,6 +291,7 @@ class ExportDialog(QDialog):
         """The scheme combo (failing schemes disabled), the per-scheme advice table and the noise warning."""
         self.scheme = QComboBox()
         self.scheme.setObjectName("exportScheme")
+        self.scheme.setPlaceholderText("none advised: choose a scheme")  # (shown when none is pre-selected)
         self.reasons = exportable_schemes(self.snapshot)
         for s in ALL_SCHEMES:
             label = SCHEME_LABELS[s] + ("" if s in LANDMARK_SCHEMES else " (baseline)")
@@ -301,7 +307,7 @@ class ExportDialog(QDialog):
         self.best: str | None = None
         form.addRow("Scheme", self.scheme)
 
-        self.advice_table = QTableWidget(len(ALL_SCHEMES), 4)
+        self.advice_table = QTableWidget(len(ALL_SCHEMES) + 1, 4)  # the schemes, then the constant yardstick
         self.advice_table.setObjectName("exportAdvice")
         unit = unit_label(self.snapshot.series)
         self.unit = unit
@@ -329,6 +335,9 @@ class ExportDialog(QDialog):
         caption.setStyleSheet("color: #555;")
         form.addRow("", caption)
 
+        self.none_informative = warning_label(name="exportNoneInformative")
+        self.none_informative.hide()
+        form.addRow("", self.none_informative)
         self.noise_warning = warning_label(name="exportNoiseWarning")
         form.addRow("", self.noise_warning)
 
@@ -351,7 +360,11 @@ class ExportDialog(QDialog):
             f"Expected error: the mean absolute error over {self.snapshot.runs} simulated releases"
             + (", after the same denoising as the export (the Metrics table's MAE denoised average)" if den
                else " (the Metrics table's average)")
-            + ". Approximated: events that repeat an earlier value instead of a fresh noisy one.")
+            + "; in brackets the 10th–90th percentile of those releases' errors"
+            + (" (each draws its own dummies, as the export does)" if self.snapshot.dummies is not None else "")
+            + ". The last row is the error of publishing one constant at every event (computed on the true data, "
+            "never published): only schemes clearly below it are advised. Approximated: events that repeat an "
+            "earlier value instead of a fresh noisy one.")
         self.advice_table.horizontalHeaderItem(1).setToolTip(
             f"Mean absolute error of the {'denoised ' if den else ''}release averaged over {self.snapshot.runs} "
             f"simulated runs (the Metrics table's {'MAE denoised ' if den else ''}average)")
@@ -364,17 +377,34 @@ class ExportDialog(QDialog):
         self._set_error_head()
         avg = average.average if isinstance(average, AverageResult) else average
         self.errors = advice.errors_of(avg, self.error_field) if avg else {}
+        self.spreads = advice.spreads_of(avg, self.error_field) if avg else {}
         if avg and self.error_field == "mae_denoised" and all(np.isnan(v) for v in self.errors.values()):
-            self.errors = self._denoised_errors()
+            self.errors, self.spreads = self._denoised_errors()
         self.shares = {s: p.release.approximated_share for s, p in preview.items()} if preview else {}
-        self.best = advice.best_scheme(self.reasons, self.errors) if self.errors else None
-        if self.best is not None and not self._user_chose:
-            self.scheme.setCurrentIndex(ALL_SCHEMES.index(self.best))
+        self.best = advice.best_scheme(self.reasons, self.errors, self.yardstick) if self.errors else None
+        # every passing scheme has its error, and none is informative: nothing is advised, nothing pre-selected
+        passing = [s for s in ALL_SCHEMES if not self.reasons[s]]
+        self.none_advised = bool(self.errors) and self.best is None and bool(passing) and all(
+            np.isfinite(self.errors.get(s, np.nan)) for s in passing)
+        if not self._user_chose:
+            if self.best is not None:
+                self.scheme.setCurrentIndex(ALL_SCHEMES.index(self.best))
+            elif self.none_advised:
+                self.scheme.setCurrentIndex(-1)
+        self.none_informative.setText(f"⚠ {advice.none_informative(self.snapshot.series, self.unit)} "
+                                      "Choose a scheme to export anyway." if self.none_advised else "")
+        self.none_informative.setVisible(self.none_advised)
         self._fill_advice()
         self._update()
 
+    @property
+    def yardstick(self) -> float:
+        """The error of publishing one constant at every event (the series' own, computed once per series)."""
+        return constant_error(self.snapshot.series)
+
     def _fill_advice(self) -> None:
         t = self.advice_table
+        yardstick = self.yardstick
         for row, s in enumerate(ALL_SCHEMES):
             err = self.errors.get(s)
             share = self.shares.get(s)
@@ -382,10 +412,13 @@ class ExportDialog(QDialog):
                 note = "✘ fails the check"
             elif s == self.best:
                 note = "★ lowest error"
+            elif err is not None and np.isfinite(err) and not advice.informative(err, yardstick):
+                note = "not informative"
             else:
                 note = ""
+            lo, hi = self.spreads.get(s, (np.nan, np.nan))
             cells = [SCHEME_LABELS[s] + ("" if s in LANDMARK_SCHEMES else " (baseline)"),
-                     advice.fmt(err, "") if err is not None else "computing…",
+                     spread_text(err, lo, hi, 3, 2) if err is not None else "computing…",
                      f"{100 * share:.0f} %" if share is not None else "…", note]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -394,24 +427,46 @@ class ExportDialog(QDialog):
                 if self.reasons[s]:
                     item.setFlags(Qt.ItemFlag.NoItemFlags)  # greyed out, not selectable
                     item.setToolTip(self.reasons[s])
+                elif note == "not informative":
+                    item.setToolTip(f"No better than publishing one constant (the last row): "
+                                    f"{advice.UNINFORMATIVE_HELP}")
                 t.setItem(row, col, item)
+        self._fill_constant_row(yardstick)
         t.resizeColumnsToContents()
         t.horizontalHeader().setStretchLastSection(True)
         rows_h = t.verticalHeader().defaultSectionSize() * t.rowCount()
         t.setFixedHeight(rows_h + t.horizontalHeader().sizeHint().height() + 2 * t.frameWidth() + 4)
 
-    def _denoised_errors(self) -> dict[str, float]:
-        """The denoised expected errors when the session averaged raw values only: computed once, in the
-        background ({} = "computing…" until they arrive)."""
+    def _fill_constant_row(self, yardstick: float) -> None:
+        """The yardstick's row: not a scheme, never selectable."""
+        series = self.snapshot.series
+        tip = (f"The error of publishing {advice.CONSTANT_LABEL[series.kind]} at every event: a release not "
+               f"clearly below it (≤ {advice.INFORMATIVE_RATIO:g} ×) tells no more than that one number. "
+               "Computed on the true data as guidance; never published.")
+        cells = ["One constant (" + {"numeric": "median", "location": "median point",
+                                     "categorical": "mode"}[series.kind] + ")",
+                 advice.fmt(yardstick, ""), "", "not published"]
+        for col, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+            item.setToolTip(tip)
+            if col == 1:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.advice_table.setItem(len(ALL_SCHEMES), col, item)
+
+    def _denoised_errors(self) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+        """The denoised expected errors and their spreads when the session averaged raw values only: computed
+        once, in the background ({} = "computing…" until they arrive)."""
         if self._denoised_average is not None:
-            return advice.errors_of(self._denoised_average.average, "mae_denoised")
+            avg = self._denoised_average.average
+            return advice.errors_of(avg, "mae_denoised"), advice.spreads_of(avg, "mae_denoised")
         if self._average_runner is None:
             snap = self.snapshot
             snap = replace(snap, settings=snap.settings.with_(denoise=True), extra={})
             self._average_runner = LatestOnlyRunner("export-advice", self)
             self._average_runner.finished.connect(self._on_denoised_average)
             self._average_runner.submit(compute_average, snap)
-        return {}
+        return {}, {}
 
     def _on_denoised_average(self, _generation: int, result: AverageResult | None) -> None:
         if result is not None:
@@ -424,6 +479,8 @@ class ExportDialog(QDialog):
         super().done(result)
 
     def _advice_clicked(self, row: int, _col: int) -> None:
+        if row >= len(ALL_SCHEMES):  # the constant's row
+            return
         s = ALL_SCHEMES[row]
         if not self.reasons[s]:
             self._user_chose = True
@@ -433,8 +490,10 @@ class ExportDialog(QDialog):
         self._user_chose = True
 
     def _update_advice(self, scheme: str | None) -> None:
-        """Select the chosen scheme's row and say when its expected error is larger than the data's range."""
+        """Select the chosen scheme's row and say when its expected error is no better than a constant's."""
         if scheme is None:
+            self.advice_table.clearSelection()
+            self.noise_warning.hide()
             return
         self.advice_table.selectRow(ALL_SCHEMES.index(scheme))
         err = self.errors.get(scheme)
@@ -471,6 +530,10 @@ class ExportDialog(QDialog):
         snap = self.snapshot
         scheme = self.scheme.currentData()
         self._update_advice(scheme)
+        if scheme is None:
+            self.summary.setText("<b>No scheme is chosen:</b> none is advised (see above). Choose one to export.")
+            self.export_button.setEnabled(False)
+            return
         n, k = snap.series.n, int(snap.landmarks.size)
         eps = snap.settings.epsilon
         if scheme == "adaptive":
@@ -524,8 +587,7 @@ class ExportDialog(QDialog):
                 return
         if not self._confirm_categories():
             return
-        src = self.snapshot.series.source
-        notice = ledger.composition_notice(src.sha256 if src is not None else None, self.snapshot.settings.epsilon)
+        notice = ledger.composition_notice(self.snapshot.series, self.snapshot.settings.epsilon)
         if notice and not self.ask_repeat_release(notice):
             return
         self.accept()

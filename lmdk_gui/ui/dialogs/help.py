@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ... import __version__
+from ...core.engine.release import balanced_landmark_total
 from ...core.kernel.settings import SCHEME_LABELS
 
 #: The workflow, in five steps: (title, what to do).
@@ -63,6 +64,13 @@ TERMS = (
 )
 
 #: Scheme id → (what it does in plain words, one example). Add an entry for every new scheme.
+def _balanced_example(n: int, k: int, epsilon: float) -> str:
+    """Balanced's worked example, computed with the scheme's own formula (a figure typed by hand drifted)."""
+    total = balanced_landmark_total(n, k, epsilon)
+    return (f"{n:,} events, {k} landmarks, ε = {epsilon:g}: each landmark gets ε_t ≈ {total / k:.3g} and every "
+            f"other event ≈ {epsilon - total:.3g} (Uniform would give every event {epsilon / (k + 1):.3g}).")
+
+
 SCHEME_HELP: dict[str, tuple[str, str]] = {
     "uniform": ("Every event gets the same share of ε: ε_t = ε/(number of landmarks + 1). Simple and even, "
                 "but many landmarks make every event noisy.",
@@ -77,8 +85,7 @@ SCHEME_HELP: dict[str, tuple[str, str]] = {
     "balanced": ("Spends on the landmarks exactly what minimises the total noise: each of the k landmarks gets "
                  "B/k and every regular event ε − B, with B = ε·k/(k + √(n − k)). Usually far less noise than "
                  "Uniform, and no repeated values as in Skip.",
-                 "1,000 events, 50 landmarks, ε = 1: each landmark gets ε_t ≈ 0.0047 and every other event "
-                 "≈ 0.77 (Uniform would give every event 0.0196)."),
+                 _balanced_example(1000, 50, 1.0)),
     "event": ("Baseline: every event gets the whole ε. It protects one event at a time, not the landmarks "
               "together, so with landmarks it fails the check and cannot be exported.",
               "ε = 1 and 2 landmarks: a landmark plus one other event spend 3, more than ε."),

@@ -5,6 +5,11 @@ the tab shows each landmark-private scheme's mean error over R runs against ε (
 :func:`~lmdk_gui.core.analysis.accuracy.error_curves` of the core, on the preview's common random numbers), the target
 line, and per scheme the smallest ε that meets it, with one button to use it (``session.set_epsilon``).
 
+The target is "informative" by default (issue 44): clearly below the error of publishing one constant (the
+series' median, geometric median or mode; :func:`~lmdk_gui.core.analysis.accuracy.informative_target`). A target in
+units or percent that a constant already meets is lowered to that (:func:`~lmdk_gui.core.analysis.accuracy.planner_target`),
+and the note next to it says so.
+
 The curves are computed on a latest-only worker (with Cancel) when the landmarks or the settings other than
 ε change and the tab is visible; a new target only re-reads them. The tab says plainly that planning on
 the true data is not itself private and offers "Plan on another file…": a public or similar series,
@@ -47,7 +52,7 @@ from ..views.theme import EPSILON_LINE_COLOR, SCHEME_COLORS, darker
 from ..window.runner import LatestOnlyRunner
 from ..window.session import Session
 
-UNITS, PERCENT = "units", "percent"
+UNITS, PERCENT, INFORMATIVE = "units", "percent", accuracy.INFORMATIVE
 
 
 @dataclass(frozen=True)
@@ -151,13 +156,19 @@ class AccuracyPanel(QWidget):
         self.target_spin.setToolTip("The mean absolute error of the release you can accept, on average")
         self.target_unit = QComboBox()
         self.target_unit.setObjectName("accuracyTargetUnit")
+        self.target_unit.addItem("clearly below one constant", INFORMATIVE)
         self.target_unit.addItem("% of the data's range", PERCENT)
         self.target_unit.addItem("units", UNITS)
+        self.target_unit.setToolTip("Clearly below one constant: an expected error at most "
+                                    f"{advice.INFORMATIVE_RATIO:g} × that of publishing the series' median at "
+                                    "every event; a larger target is met by that one number")
         row.addWidget(self.target_spin)
         row.addWidget(self.target_unit)
         self.target_note = QLabel()
         self.target_note.setObjectName("accuracyTargetNote")
+        self.target_note.setWordWrap(True)
         row.addWidget(self.target_note, 1)
+        self.target_spin.setEnabled(False)  # (the default target, "informative", takes no number)
         self.target_spin.valueChanged.connect(self._target_changed)
         self.target_unit.currentIndexChanged.connect(self._unit_changed)
         return row
@@ -269,13 +280,28 @@ class AccuracyPanel(QWidget):
         s = self.plan_series if self.plan_path else self.session.series
         return "" if s is None else unit_label(s)
 
-    def target(self) -> float | None:
-        """The target error in the data's units (None when a percentage has no range to refer to)."""
+    def _planned_series(self) -> Series | None:
+        return self.plan_series if self.plan_path else self.session.series
+
+    def requested_target(self) -> float | None:
+        """The target as asked, in the data's units (None: "informative", or a percentage of no range)."""
         v = self.target_spin.value()
-        if self.target_unit.currentData() == UNITS:
+        mode = self.target_unit.currentData()
+        if mode == INFORMATIVE:
+            return None
+        if mode == UNITS:
             return v
         scale = self._scale()
         return v / 100.0 * scale if scale else None
+
+    def target(self) -> float | None:
+        """The target error in the data's units: the one asked for, never above the informative target
+        (:func:`~lmdk_gui.core.analysis.accuracy.planner_target`); None when there is none to plan for."""
+        series = self._planned_series()
+        req = self.requested_target()
+        if series is None or (req is None and self.target_unit.currentData() != INFORMATIVE):
+            return req
+        return accuracy.planner_target(req, series)[0]
 
     def set_target(self, value: float, unit: str = UNITS) -> None:
         with signals_blocked(self.target_unit):
@@ -284,11 +310,12 @@ class AccuracyPanel(QWidget):
         self._target_changed()
 
     def _unit_changed(self) -> None:
+        self.target_spin.setEnabled(self.target_unit.currentData() != INFORMATIVE)
         self._relabel_units()
         self._target_changed()
 
     def _relabel_units(self) -> None:
-        self.target_unit.setItemText(1, self._unit() or "units")
+        self.target_unit.setItemText(self.target_unit.findData(UNITS), self._unit() or "units")
 
     def _key(self) -> tuple:
         """What the curves depend on: not ε (the grid replaces it), so "Use ε" does not recompute them."""
@@ -366,15 +393,28 @@ class AccuracyPanel(QWidget):
         target = self.target()
         unit = self._unit()
         if target is None:
-            self.target_note.setText("(no range to take a share of)")
+            self.target_note.setText("(no range to take a share of)" if self.target_unit.currentData() == PERCENT
+                                     else "(no constant's error to stay below: give a target in units)")
             return
-        pct = self.target_unit.currentData() == PERCENT
-        self.target_note.setText(f"= {advice.fmt(target, unit)}" if pct else "")
+        self.target_note.setText(self._target_text(target, unit))
         if self.curves is None:
             return
         self.smallest = accuracy.smallest_epsilon(self.curves, target)
         self._draw(target)
         self._fill_table(target, unit)
+
+    def _target_text(self, target: float, unit: str) -> str:
+        """What the target is in the data's units, and why when it is the informative one."""
+        series = self._planned_series()
+        mode = self.target_unit.currentData()
+        req = self.requested_target()
+        const = "" if series is None else advice.constant_sentence(series, accuracy.constant_error(series), unit)
+        if mode == INFORMATIVE:
+            return f"= {advice.fmt(target, unit)} ({advice.INFORMATIVE_RATIO:g} × {const})"
+        if req is not None and req > target:
+            return (f"= {advice.fmt(req, unit)}, which one constant meets ({const}): planning for "
+                    f"{advice.fmt(target, unit)}")
+        return f"= {advice.fmt(target, unit)}" if mode == PERCENT else ""
 
     def _draw(self, target: float) -> None:
         c = self.curves

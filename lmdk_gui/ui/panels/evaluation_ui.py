@@ -16,6 +16,10 @@ Save CSV write what is shown.
 the same denoiser as the preview and the export; slower: each release is then built); the chart and the
 table show the denoised errors, the CSV both. "raw" (the default: the thesis' experiment) shows the raw
 errors; switching shows whichever the result holds.
+
+The table's last row is the yardstick (issue 44): the error of publishing one constant at every event
+(``EvaluationResult.constant_error``); a cell not clearly below it (:func:`~lmdk_gui.core.analysis.advice.informative`)
+is greyed.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import math
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -43,6 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.analysis import advice
 from ...core.analysis.evaluation import (
     DEFAULT_PERCENTAGES,
     DEFAULT_RUNS,
@@ -420,7 +425,7 @@ class CompareTab(QWidget):
         cols = ["Landmarks\n(count)", *(SCHEME_LABELS[s] for s in result.schemes)]
         t.clear()
         t.setColumnCount(len(cols))
-        t.setRowCount(len(result.sets))
+        t.setRowCount(len(result.sets) + 1)  # the sets, then the constant yardstick
         for j, c in enumerate(cols):
             item = QTableWidgetItem(c if j == 0 else f"{c}\n({result.unit})")
             if j:  # in the scheme's colour, not bold: at 1152 px seven columns share ≈ 420 px
@@ -433,12 +438,36 @@ class CompareTab(QWidget):
             it.setToolTip(", ".join(f"{k} = {v}" for k, v in s.params.items()))
             t.setItem(i, 0, it)
             for j in range(len(result.schemes)):
-                cell = QTableWidgetItem(compact_mean_std(float(result.mean[i, j]), float(result.std[i, j])))
+                m = float(result.mean[i, j])
+                cell = QTableWidgetItem(compact_mean_std(m, float(result.std[i, j])))
                 cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                cell.setToolTip(f"{cell.text()}: {int(result.runs[i, j])} runs with a value")
+                tip = f"{cell.text()}: {int(result.runs[i, j])} runs with a value"
+                if not math.isnan(m) and not advice.informative(m, result.constant_error):
+                    cell.setForeground(QBrush(QColor(150, 150, 150)))
+                    tip += f"; no better than publishing one constant ({advice.UNINFORMATIVE_HELP})"
+                cell.setToolTip(tip)
                 t.setItem(i, j + 1, cell)
+        self._fill_constant_row(result)
         t.fit_columns()  # (and the rows' heights: its cells wrap)
         self._fit_table()
+
+    def _fill_constant_row(self, result: EvaluationResult) -> None:
+        """The last row: the error of publishing one constant (the same at every percentage), greyed italics."""
+        t, row = self.table, len(result.sets)
+        italic = QFont()
+        italic.setItalic(True)
+        tip = result.constant_line() + " (computed on the true data; never published)"
+        label = {"numeric": "One constant (median)", "location": "One constant (median point)",
+                 "categorical": "One constant (mode)"}[result.kind]
+        for j in range(len(result.schemes) + 1):
+            text = label if j == 0 else fmt_number(result.constant_error)
+            item = QTableWidgetItem(text)
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+            item.setFont(italic)
+            item.setToolTip(tip)
+            if j:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            t.setItem(row, j, item)
 
     def _fit_table(self) -> None:
         """Show every row without scrolling when that costs at most 230 px (the chart keeps ≥ 260 px)."""

@@ -10,6 +10,14 @@ check); the loss under a temporal correlation model is the Temporal correlation 
 
 With denoising on (issue 12, the settings' ``denoise``), the last two columns show the error of the same
 releases after post-processing (this seed, and the average over the runs); they are hidden when it is off.
+
+Issue 44: every average comes with its spread, the 10th–90th percentile of the runs' errors ("0.99 (0.97–1)";
+with dummies each run draws its own dummies, as each export does, while "one draw" is the preview's single
+draw). The last row is the yardstick, the error of publishing one constant (the series' median, the track's
+geometric median, the most frequent category: :func:`~lmdk_gui.core.analysis.metrics.constant_error`), computed on the
+true data and never published; a scheme whose expected error (of what the export publishes: denoised when
+Denoise is on) is not clearly below it (:func:`~lmdk_gui.core.analysis.advice.informative`) has that average greyed,
+with a tooltip saying so.
 """
 
 from __future__ import annotations
@@ -20,7 +28,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QTableWidgetItem
 
-from ...core.analysis.metrics import readable_number, unit_label
+from ...core.analysis import advice
+from ...core.analysis.metrics import constant_error, readable_number, spread_text, unit_label
 from ...core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from ..views.tables import FittedTable
 from ..views.theme import SCHEME_COLORS
@@ -40,10 +49,23 @@ DENOISED_COLUMNS = (9, 10)
 
 fmt = readable_number  # (the metrics' numbers are written as everywhere else)
 
+#: the yardstick's row, after the schemes'
+CONSTANT_ROW = len(ALL_SCHEMES)
+CONSTANT_LABELS = {"numeric": "Constant: median", "location": "Constant: median point",
+                   "categorical": "Constant: mode"}
+#: an average no better than the constant's error is written in this colour
+UNINFORMATIVE_COLOR = QColor(150, 150, 150)
+
+
+def avg_text(mean: float, lo: float, hi: float) -> str:
+    """An R-run average with its 10th–90th percentile band, three and two significant digits ("0.405 (0.26–0.55)"):
+    eleven columns with dummies and denoising share 1280 pixels, and the band is a spread, not a measurement."""
+    return spread_text(mean, lo, hi, 3, 2)
+
 
 class MetricsTable(FittedTable):
     def __init__(self, session: Session, parent=None) -> None:
-        super().__init__(len(ALL_SCHEMES), len(COLUMNS), parent, min_section=70)
+        super().__init__(len(ALL_SCHEMES) + 1, len(COLUMNS), parent, min_section=70)
         self.session = session
         self._headers_for: tuple | None = None  # what the headers say now (_update_headers)
         self.setObjectName("metricsTable")
@@ -66,6 +88,7 @@ class MetricsTable(FittedTable):
                 it = QTableWidgetItem("—")
                 it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(r, c, it)
+        self._build_constant_row()
         for c in PLAIN_COLUMNS:
             self.setColumnHidden(c, True)
         session.previewChanged.connect(self.refresh)
@@ -73,6 +96,47 @@ class MetricsTable(FittedTable):
         session.metricsChanged.connect(self.refresh_average)
         session.seriesChanged.connect(self._update_headers)
         self.setMinimumHeight(self._rows_height())
+
+    def _build_constant_row(self) -> None:
+        """The yardstick's row: not a scheme, never selectable, grey italics."""
+        italic = QFont()
+        italic.setItalic(True)
+        for c in range(len(COLUMNS)):
+            it = QTableWidgetItem("—" if c else CONSTANT_LABELS["numeric"])
+            it.setFlags(Qt.ItemFlag.NoItemFlags)
+            it.setFont(italic)
+            if c:
+                it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.setItem(CONSTANT_ROW, c, it)
+        self.item(CONSTANT_ROW, 2).setText("not published")
+
+    def yardstick(self) -> float:
+        """The error of publishing one constant for the open series (NaN with none)."""
+        s = self.session.series
+        return float("nan") if s is None else constant_error(s)
+
+    def _fill_constant_row(self) -> None:
+        s = self.session.series
+        if s is None:
+            return
+        y = self.yardstick()
+        unit = unit_label(s)
+        tip = (f"The error of publishing {advice.CONSTANT_LABEL[s.kind]} at every event ({advice.fmt(y, unit)}): "
+               f"the yardstick. A release whose expected error is not clearly below it (≤ "
+               f"{advice.INFORMATIVE_RATIO:g} × this) tells no more than that one number. Computed on the true "
+               "data as guidance; never published.")
+        self.item(CONSTANT_ROW, 0).setText(CONSTANT_LABELS[s.kind])
+        for c in range(len(COLUMNS)):
+            self.item(CONSTANT_ROW, c).setToolTip(tip)
+        for c in (5, 6, 7, 8, 9, 10):
+            self.item(CONSTANT_ROW, c).setText(fmt(y))
+
+    def fit_columns(self) -> None:
+        super().fit_columns()
+        # a header that wraps to more lines at the new widths makes the table taller: the dock keeps every row
+        # (at 1280×800 the Balanced row went under the dock's edge)
+        if hasattr(self, "session"):
+            self.setMinimumHeight(self._rows_height())
 
     def sizeHint(self):  # noqa: N802 - Qt naming
         # Just the rows: the dock would otherwise take Qt's default table height from the plots.
@@ -108,21 +172,31 @@ class MetricsTable(FittedTable):
         mean = QTableWidgetItem("Mean budget\nper event")
         mean.setToolTip("The mean of the per-event budgets ε_t")
         self.setHorizontalHeaderItem(3, mean)
+        band = "avg (p10–p90)"
         if dm:
             self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum with dummies\n(≤ ε left for release)"))
-            self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE with dummies\nthis seed{after}"))
-            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE with dummies\navg of {runs} runs{after}"))
+            self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE with dummies\none draw{after}"))
+            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE with dummies\n{band}{after}"))
         else:
             self.setHorizontalHeaderItem(1, QTableWidgetItem("Landmark sum\n(max over t)"))
             self.setHorizontalHeaderItem(5, QTableWidgetItem(f"MAE this seed\n{u}"))
-            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE avg of {runs} runs\n{u}"))
+            self.setHorizontalHeaderItem(6, QTableWidgetItem(f"MAE {band}\nof {runs} runs {u}"))
         self.setHorizontalHeaderItem(7, QTableWidgetItem(f"MAE without dummies\nthis seed{after}"))
-        self.setHorizontalHeaderItem(8, QTableWidgetItem(f"MAE without dummies\navg of {runs} runs{after}"))
+        self.setHorizontalHeaderItem(8, QTableWidgetItem(f"MAE without dummies\n{band}{after}"))
+        spread_tip = (f"Mean over {runs} simulated releases, and in brackets the 10th–90th percentile of their "
+                      "errors: where one release's error is likely to land")
+        if dm:
+            spread_tip += " (each run draws its own dummies, as each export does)"
+            self.horizontalHeaderItem(5).setToolTip(
+                "The preview's one draw of the dummies and the noise; an export draws its own, and the average "
+                "column draws anew in every run")
+        for c in (6, 8):
+            self.horizontalHeaderItem(c).setToolTip(spread_tip)
         for c in PLAIN_COLUMNS:
             self.setColumnHidden(c, not dm)
         dn = self.session.settings.denoise
         self.setHorizontalHeaderItem(9, QTableWidgetItem(f"MAE denoised\nthis seed{after}"))
-        self.setHorizontalHeaderItem(10, QTableWidgetItem(f"MAE denoised\navg of {runs} runs{after}"))
+        self.setHorizontalHeaderItem(10, QTableWidgetItem(f"MAE denoised\n{band}{after}"))
         for c in DENOISED_COLUMNS:
             self.setColumnHidden(c, not dn)
             self.horizontalHeaderItem(c).setToolTip(
@@ -140,10 +214,11 @@ class MetricsTable(FittedTable):
 
     def selected_scheme(self) -> str | None:
         rows = self.selectionModel().selectedRows() if self.selectionModel() else []
-        return ALL_SCHEMES[rows[0].row()] if rows else None
+        return ALL_SCHEMES[rows[0].row()] if rows and rows[0].row() < len(ALL_SCHEMES) else None
 
     def refresh(self) -> None:
         self._update_headers()
+        self._fill_constant_row()
         pv = self.session.preview
         plain = self.session.preview_plain
         eps = self.session.epsilon
@@ -198,13 +273,30 @@ class MetricsTable(FittedTable):
             return
         self._update_headers()
         plain = self.session.average_plain
+        yardstick = self.yardstick()
+        dn = self.session.settings.denoise
         for r, s in enumerate(ALL_SCHEMES):
             st = avg.get(s)
             if st is None:
                 continue
-            self.item(r, 6).setText(f"{fmt(st.mean)} ± {fmt(st.std, 2)}")
-            self.item(r, 10).setText(f"{fmt(st.mean_denoised)} ± {fmt(st.std_denoised, 2)}"
+            self.item(r, 6).setText(avg_text(st.mean, st.p10, st.p90))
+            self.item(r, 10).setText(avg_text(st.mean_denoised, st.p10_denoised, st.p90_denoised)
                                      if not math.isnan(st.mean_denoised) else "—")
             q = plain.get(s) if plain is not None else None
-            self.item(r, 8).setText(f"{fmt(q.mean)} ± {fmt(q.std, 2)}" if q is not None and self.with_dummies()
+            self.item(r, 8).setText(avg_text(q.mean, q.p10, q.p90) if q is not None and self.with_dummies()
                                     else "—")
+            self._mark_informative(r, st.mean_denoised if dn else st.mean, 10 if dn else 6, yardstick)
+        self.fit_columns()
+
+    def _mark_informative(self, row: int, error: float, column: int, yardstick: float) -> None:
+        """Grey the average of what the export publishes when it is no better than one constant."""
+        if math.isnan(error):
+            return
+        ok = advice.informative(error, yardstick)
+        for c in (6, 10):
+            it = self.item(row, c)
+            it.setForeground(QBrush(self.palette().text().color()) if ok or c != column else
+                             QBrush(UNINFORMATIVE_COLOR))
+            it.setToolTip("" if ok or c != column else
+                          f"No better than publishing one constant ({fmt(yardstick)}, the last row): "
+                          f"{advice.UNINFORMATIVE_HELP}")

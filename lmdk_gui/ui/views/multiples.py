@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import warnings
-import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -44,6 +43,8 @@ from .plots import (
     TimeAxis,
     cache_axes,
     display_values,
+    robust_range,
+    series_range,
     set_data,
     step_runs,
     y_label,
@@ -228,41 +229,6 @@ def triangles(x: np.ndarray, base: float, height: float, half_width: float) -> t
     ys[0::3] = ys[2::3] = base
     ys[1::3] = base + height
     return xs, ys
-
-
-def robust_range(values: np.ndarray, bounds: tuple[float, float] | None = None) -> tuple[float, float]:
-    """The preview rows' y range: the public bounds when set, else the 0.5–99.5 percentiles of the
-    original; padded by 8 % so the off-chart marks sit outside the data."""
-    if bounds is not None:
-        lo, hi = float(bounds[0]), float(bounds[1])
-    else:
-        # A regular subsample is plenty for two percentiles; taken before dropping the gaps, so that no
-        # series-sized copy is made (the copy held the GUI thread ≈ 60 ms on opening 10^7 events).
-        sub = values[::max(1, values.size // 200_000)]
-        v = sub[np.isfinite(sub)]
-        if v.size == 0:
-            return 0.0, 1.0
-        lo, hi = (float(q) for q in np.percentile(v, [0.5, 99.5]))
-        if v.size <= 200:  # few events: the whole original
-            lo, hi = float(v.min()), float(v.max())
-    span = hi - lo
-    if not span > 0:
-        span = abs(hi) or 1.0
-    pad = 0.08 * span
-    return lo - pad, hi + pad
-
-
-_RANGES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Series → robust_range of its line
-
-
-def series_range(series: Series) -> tuple[float, float]:
-    """:func:`robust_range` of the series line without public bounds, made once per series: the loaders call
-    this on their thread (with the line's pyramid, plots.load_for_view), so that opening 10^7 events does not
-    take its subsample and percentiles on the GUI thread (≈ 7 ms)."""
-    got = _RANGES.get(series)
-    if got is None:
-        got = _RANGES[series] = robust_range(display_values(series, series.values))
-    return got
 
 
 def _fmt_scale(top: float, epsilon: float) -> str:

@@ -56,6 +56,17 @@ class FittedTable(QTableWidget):
         super().resizeEvent(event)
         self.fit_columns()
 
+    def _header_word_width(self, column: int) -> int:
+        """The width of the header's longest word plus the header's margins: it cannot wrap below that."""
+        item = self.horizontalHeaderItem(column)
+        text = item.text() if item is not None else ""
+        if not text:
+            return 0
+        fm = QFontMetrics(item.font() if item is not None else self.horizontalHeader().font())
+        margin = self.horizontalHeader().style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None,
+                                                              self.horizontalHeader())
+        return max(fm.horizontalAdvance(w) for w in text.split()) + 2 * margin + 4
+
     def fit_columns(self) -> None:
         """Each shown column's need (header, cells, the minimum section) plus an equal share of the room left;
         every need scaled down alike when the room is short."""
@@ -70,7 +81,16 @@ class FittedTable(QTableWidget):
         if spare >= 0:
             widths = [w + spare // len(shown) + (1 if i < spare % len(shown) else 0) for i, w in enumerate(need)]
         else:
-            widths = [max(h.minimumSectionSize(), w * room // sum(need)) for w in need]
+            # Short of room, a header wraps before a cell or a word is cut: each column keeps its floor (its
+            # cells, its header's longest word) and gives up a share of what it needs beyond it. Scaled alike,
+            # "Approximated" and "Constant: median" were cut while three-line headers kept spare room.
+            floor = [min(n, max(self._header_word_width(c), self.sizeHintForColumn(c), h.minimumSectionSize()))
+                     for c, n in zip(shown, need, strict=True)]
+            give = sum(need) - sum(floor)
+            if sum(floor) <= room and give > 0:
+                widths = [f + (n - f) * (room - sum(floor)) // give for f, n in zip(floor, need, strict=True)]
+            else:
+                widths = [max(h.minimumSectionSize(), w * room // sum(need)) for w in need]
         for c, w in zip(shown, widths, strict=True):
             h.resizeSection(c, w)
         tall = h.height()

@@ -11,6 +11,7 @@ through ``ui.startup.read_setting`` (never a crash on a broken value).
 
 from __future__ import annotations
 
+import html
 import logging
 import math
 import os
@@ -44,6 +45,7 @@ from ...core.analysis.metrics import share
 from ...core.data.loader import TablePreview, inspect_table, load_series, slow_to_inspect
 from ...core.data.series import LoadError, Series
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
+from ...samples import SAMPLE_FILES, SAMPLES
 from ..dialogs.common import busy_call, deleted_after
 from ..dialogs.help import HelpDialog, install_help_menu
 from ..panels.metrics_panel import MetricsTable
@@ -63,13 +65,15 @@ if TYPE_CHECKING:  # imported where first used: the first paint needs neither di
     from ..dialogs.export_dialog import ExportJob
     from ..dialogs.import_dialog import ImportDialog
 
-SAMPLES = Path(__file__).resolve().parents[3] / "resources" / "samples"
 #: Feature modules (ui/window/extensions.py FEATURES); each has ``install(window)`` adding its menus, docks or tabs.
 EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "evaluation_ui", "accuracy_ui",
               "batch_ui")
 #: the tabs of their own, which ``MainWindow(defer_tabs=True)`` (``lmdk-gui``) installs after its first paint:
 #: ≈ 0.1 s of a cold start (imports, superqt, their plots), ui/window/extensions.py
 DEFERRED_TABS = ("correlation_ui", "evaluation_ui", "accuracy_ui")
+#: said when a click on the series plot is not within reach of an event (nothing changes)
+OFF_LINE_HINT = ("No event there: click on the line or a dot (the ring shows which event a click marks); "
+                 "Shift-drag marks a time range")
 #: an edit's hover box and "computing…" wait this long for its preview, which says both (ms)
 STALE_AFTER_MS = 100
 #: the GPS track view never opens narrower than this (px)
@@ -80,8 +84,6 @@ log = logging.getLogger(__name__)
 
 def sample_files() -> dict[str, tuple[str, dict]]:
     """The bundled samples (file name, load options), the same table ``lmdk-gui --sample`` uses."""
-    from ...app import SAMPLE_FILES
-
     return SAMPLE_FILES
 
 
@@ -117,6 +119,11 @@ class MainWindow(QMainWindow):
         self._pending_load: tuple[str, dict] | None = None
         self._dialog_if_refused: TablePreview | None = None  # (open_series_async)
         self.export_job: ExportJob | None = None
+        #: The last export that finished: File › Save release report… reports on it (its snapshot has the data).
+        self.last_export: ExportJob | None = None
+        #: Asks where to save the release report and whether it carries the private section: (path, private)
+        #: or None. Replaceable (tests, scripts) like the other ask_* hooks.
+        self.ask_report_path: Callable[[str, bool], tuple[str, bool] | None] = self._ask_report_path
         #: Callables asked before the window closes / before a user action replaces the series; each returns
         #: True to go on (e.g. "save unsaved changes?"). Scripted ``open_series`` does not ask.
         self.close_guards: list[Callable[[], bool]] = []
@@ -244,6 +251,11 @@ class MainWindow(QMainWindow):
         self.export_action = self._action("&Export protected CSV…", "exportAction", self.export_dialog, "Ctrl+E",
                                           "Write the protected release and its metadata sidecar")
         self.file_menu.addAction(self.export_action)
+        self.report_action = self._action("Save release &report…", "saveReportAction", self.save_release_report,
+                                          tip="A page on the last export for a board, a committee or the data "
+                                          "subjects (HTML or PDF)")
+        self.report_action.setEnabled(False)  # until an export has finished
+        self.file_menu.addAction(self.report_action)
         self.file_menu.addSeparator()
         self.quit_action = self._action("&Quit", "quitAction", self.close, QKeySequence.StandardKey.Quit)
         self.file_menu.addAction(self.quit_action)
@@ -793,6 +805,8 @@ class MainWindow(QMainWindow):
         row = self.series_plot.nearest_event(scene_pos)
         if row is not None:
             self.session.toggle_landmark(row)
+        elif self.session.series is not None:  # a click just off the line did nothing, silently
+            self.statusBar().showMessage(OFF_LINE_HINT, 5000)
 
     def _on_drag(self, x0: float, x1: float, mode: str) -> None:
         a, b = int(math.ceil(x0)), int(math.floor(x1))
@@ -945,6 +959,9 @@ class MainWindow(QMainWindow):
     def _export_finished(self, path: str) -> None:
         self._export_done()
         job = self.export_job
+        if job is not None:
+            self.last_export = job
+            self.report_action.setEnabled(True)
         side = job.sidecar if job is not None else Path(path + ".json")
         self.statusBar().showMessage(f"Wrote {path} and {side}", 15000)
 
@@ -952,11 +969,61 @@ class MainWindow(QMainWindow):
         job = self.export_job
         side = job.sidecar if job is not None else Path(path + ".json")
         warnings = "".join(f"<br>⚠ {w}" for w in (job.result.warnings if job and job.result else ()))
+        if job and job.result and job.result.composition:  # (from the ledger, once the release is written)
+            warnings += f"<br>Note: {html.escape(job.result.composition)}"
         box = QMessageBox(QMessageBox.Icon.Information, "Export finished",
                           f"Wrote the protected release<br><b>{path}</b><br>and its metadata<br><b>{side}</b>"
                           f"{warnings}", QMessageBox.StandardButton.Ok, self)
         box.setObjectName("exportDoneBox")
+        report = box.addButton("Save release report…", QMessageBox.ButtonRole.ActionRole)
+        report.setObjectName("exportReportButton")
+        report.clicked.connect(self.save_release_report)
         box.open()
+
+    # ------------------------------------------------------------------------------- release report
+    def save_release_report(self) -> bool:
+        """File › Save release report…: the report on the last finished export, as HTML or PDF (by the file's
+        extension), with the private section unless the person leaves it out. True when a file was written."""
+        job = self.last_export
+        if job is None:
+            self.show_error("Release report", "Export a release first: the report describes it.")
+            return False
+        from ..dialogs.report_dialog import default_report_path  # loaded on first use (cold start)
+
+        answer = self.ask_report_path(str(default_report_path(job.path)), True)
+        if answer is None:
+            return False
+        path, private = Path(answer[0]), bool(answer[1])
+        if path.resolve() in {job.path.resolve(), job.sidecar.resolve()} or path.is_dir():
+            self.show_error("Release report", f"{path} is the release or a folder; choose another name.")
+            return False
+        try:
+            ok, html = busy_call(self, "Release report", "Writing the release report…",
+                                 lambda: _report_html(job, private))
+            if not ok or html is None:
+                return False
+            from ..dialogs.report_dialog import html_to_pdf, is_pdf
+
+            if is_pdf(path):
+                html_to_pdf(html, path)
+            else:
+                from ...core.publish.report import write_report
+
+                write_report(path, html)
+        except (ValueError, OSError) as e:
+            where = f"{e.filename}: " if isinstance(e, OSError) and e.filename else ""
+            self.show_error("Release report", f"{where}{getattr(e, 'strerror', None) or e}")
+            return False
+        note = " (with the PRIVATE section: do not publish it)" if private else " (public)"
+        self.statusBar().showMessage(f"Wrote the release report {path}{note}", 15000)
+        return True
+
+    def _ask_report_path(self, start: str, private_available: bool) -> tuple[str, bool] | None:
+        from ..dialogs.report_dialog import ReportDialog
+
+        dlg = ReportDialog(start, private_available, self)
+        with deleted_after(dlg):
+            return dlg.answer() if dlg.exec() == ReportDialog.DialogCode.Accepted else None
 
     def _export_failed(self, message: str) -> None:
         self._export_done()
@@ -1010,6 +1077,20 @@ class MainWindow(QMainWindow):
         self.session.shutdown()
         self._loader.shutdown()
         super().closeEvent(ev)
+
+
+def _report_html(job: ExportJob, private: bool) -> str:
+    """The report page of ``job``'s release (worker thread): the private section from the export's own
+    snapshot — the data, landmarks and rule that release was made from."""
+    from ...core.publish.report import private_facts, read_release
+    from ...core.publish.report_html import render_report
+
+    rel = read_release(job.path)
+    facts = None
+    if private:
+        snap = job.snapshot
+        facts = private_facts(rel, snap.series, snap.landmarks, rule=job.options.landmarks_rule)
+    return render_report(rel, facts)
 
 
 def display_rows_for_test(window: MainWindow, row: int) -> tuple[float, float]:
