@@ -63,6 +63,7 @@ from ..engine.pipeline import Plan, denoised_values, kind_of, plan, run_adaptive
 from ..engine.release import normalize_landmarks
 from ..kernel import mechanisms
 from ..kernel.noise import UnitNoise
+from ..kernel.schemes import SCHEMES
 from ..kernel.settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .correlation import DISTRIBUTIONS, synthetic_landmarks
 from .metrics import SPREAD_PERCENTILES, constant_error, mean_error, unit_label
@@ -76,7 +77,8 @@ DEFAULT_RUNS = 100
 CSV_COLUMNS: tuple[str, ...] = ("percentage", "scheme", "mae_mean", "mae_std", "runs")
 #: added to the CSV when the evaluation also denoised (``evaluate(denoise=True)``, ``--denoise both``)
 CSV_DENOISED_COLUMNS: tuple[str, ...] = ("mae_denoised_mean", "mae_denoised_std")
-FIXED_SCHEMES: tuple[str, ...] = ("uniform", "skip", "balanced", "event", "user")
+#: the schemes whose budgets do not depend on the data (the scheme registry)
+FIXED_SCHEMES: tuple[str, ...] = tuple(s.name for s in SCHEMES.values() if s.budgets is not None)
 
 #: unit noise elements (runs × events) held per chunk and stream: bounds memory for long series
 _CHUNK_ELEMENTS = 1 << 18
@@ -563,7 +565,7 @@ class _Context:
             batches = {}
             for s in self.schemes:
                 # The baselines do not depend on the landmarks: planned without them, they share results.
-                lm = ls.rows if s not in ("event", "user") else np.zeros(0, np.int64)
+                lm = ls.rows if SCHEMES[s].uses_landmarks else np.zeros(0, np.int64)
                 p = plans[s] = plan(series, lm, settings, s, inp=inp)
                 if p.budgets is None:
                     continue

@@ -87,9 +87,15 @@ class LazyKernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _interpret():
+            if getattr(_local, "quiet", False):  # (inside another kernel: its errstate holds)
+                return self._fn(*args, **kwargs)
             # numba's "numpy" error model, which the kernels that divide by a zero budget rely on
             with np.errstate(all="ignore"):
-                return self._fn(*args, **kwargs)
+                _local.quiet = True
+                try:
+                    return self._fn(*args, **kwargs)
+                finally:
+                    _local.quiet = False
         return self.dispatcher(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:  # _numba_type_, py_func, targetoptions, signatures, …

@@ -6,22 +6,16 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-#: Schemes that satisfy landmark privacy, and the two baselines (DESIGN §4).
-LANDMARK_SCHEMES: tuple[str, ...] = ("uniform", "skip", "adaptive", "balanced")
-BASELINES: tuple[str, ...] = ("event", "user")
-#: Every scheme, in display order. Schemes added later (Balanced, issue 12) come last, so the positions of
-#: the others in tables, CSV files and JSON lists do not move for existing readers.
-ALL_SCHEMES: tuple[str, ...] = ("uniform", "skip", "adaptive", "event", "user", "balanced")
-assert set(ALL_SCHEMES) == set(LANDMARK_SCHEMES + BASELINES)
+from .schemes import SCHEMES
 
-SCHEME_LABELS = {
-    "uniform": "Uniform",
-    "skip": "Skip",
-    "adaptive": "Adaptive",
-    "balanced": "Balanced",
-    "event": "Event-level",
-    "user": "User-level",
-}
+#: Derived from the scheme registry (:mod:`.schemes`), in display order. Schemes added later (Balanced, issue
+#: 12) come last, so the positions of the others in tables, CSV files and JSON lists do not move for readers.
+ALL_SCHEMES: tuple[str, ...] = tuple(SCHEMES)
+#: Schemes that satisfy landmark privacy, and the baselines (DESIGN §4).
+LANDMARK_SCHEMES: tuple[str, ...] = tuple(s.name for s in SCHEMES.values() if s.landmark_private)
+BASELINES: tuple[str, ...] = tuple(s.name for s in SCHEMES.values() if not s.landmark_private)
+#: Scheme → its label, landmark-private schemes first (the order the window lists them in)
+SCHEME_LABELS: dict[str, str] = {s.name: s.label for s in sorted(SCHEMES.values(), key=lambda s: not s.landmark_private)}
 
 
 @dataclass(frozen=True)

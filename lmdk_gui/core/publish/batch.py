@@ -114,6 +114,7 @@ class BatchOptions:
     hour_col: str | None = None
     kind: str | None = None
     duplicates: str = "error"
+    date_order: str | None = None  # d/d/yyyy dates: "dmy", "mdy" or None (see loader.load_series)
     # Landmarks: a file with the id column and a 'row' or 'timestamp' column, or a suggestion rule run on each
     # person's series (rule name + its parameters); neither = no landmarks.
     landmarks_file: str | None = None
@@ -352,7 +353,7 @@ class _Ctx:
         return f"{safe}.csv", f"{safe}.csv.json"
 
 
-_COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "duplicates")
+_COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "duplicates", "date_order")
 
 
 def _typed(frame: pd.DataFrame, o: BatchOptions) -> pd.DataFrame:

@@ -65,6 +65,7 @@ from ..engine.release import fixed_budgets, normalize_landmarks
 from ..kernel import securenoise
 from ..kernel.dummies import DummySelection, DummySettings, release_record, select_for_release
 from ..kernel.guarantee import GuaranteeError, GuaranteeResult, allocatable, check_guarantee
+from ..kernel.schemes import SCHEMES
 from ..kernel.securenoise import Cancelled
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
 from . import keys, ledger
@@ -573,7 +574,7 @@ def export_warnings(scheme: str, options: ExportOptions, *, dummies: bool) -> li
 
 
 #: Skip and Adaptive republish the previous value at skipped events; Skip skips exactly the landmarks.
-REPUBLISHING_SCHEMES = ("skip", "adaptive")
+REPUBLISHING_SCHEMES = tuple(s.name for s in SCHEMES.values() if s.republishes)
 REPUBLISH_WARNING = ("Skip and Adaptive republish the previous value exactly at events they skip (Skip: every "
                      "landmark), so repeated values in the plain CSV show where the landmarks are; add dummy "
                      "landmarks to hide them")

@@ -31,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ... import __version__
+from ..kernel.schemes import SCHEMES
 
 try:  # POSIX advisory locks: a live writer holds one on its temp file, so cleaners can tell it from debris
     import fcntl
@@ -311,8 +312,7 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
         change = f"a move of one event's position by up to r = {float(radius_m):g} metres"
     else:
         change = "a change of one event's category to any other"
-    scheme_name = {"uniform": "Uniform", "skip": "Skip", "adaptive": "Adaptive", "balanced": "Balanced",
-                   "event": "event-level", "user": "user-level"}.get(scheme, scheme)
+    scheme_name = SCHEMES[scheme].prose_name if scheme in SCHEMES else scheme
     not_protected = ["the timestamps are published exactly (when each event happened, and how many there are)"]
     if dummies:
         not_protected.append("the landmarks are hidden among dummy landmarks chosen at random, but their count "
@@ -322,7 +322,7 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
     if landmarks_rule:
         not_protected.append(f"the landmarks were found by a rule on these values ({landmarks_rule}), so whatever "
                              "shows where they are also shows which events passed that rule")
-    if scheme in ("skip", "adaptive"):
+    if scheme in SCHEMES and SCHEMES[scheme].republishes:
         not_protected.append(f"the {scheme_name} scheme repeats the previous value exactly at events it skips"
                              + (" (every landmark)" if scheme == "skip" else "")
                              + ", so repeated values can show where the landmarks are")

@@ -917,11 +917,13 @@ class LandmarksUI(QObject):
         m.addSeparator()
         self.import_action = QAction("&Import landmark list…", w)
         self.import_action.setObjectName("importLandmarksAction")
-        self.import_action.setStatusTip("Read landmarks from a CSV with a 'timestamp' (or 'row') column")
+        self.import_action.setStatusTip("Read landmarks from a CSV with a 'timestamp' column (or 'row': event "
+                                        "numbers from 0, as the hover box shows them)")
         self.import_action.triggered.connect(self.import_dialog)
         self.export_action = QAction("E&xport landmark list…", w)
         self.export_action.setObjectName("exportLandmarksAction")
-        self.export_action.setStatusTip("Write the landmarks as a CSV (timestamp, row); the file is private")
+        self.export_action.setStatusTip("Write the landmarks as a CSV (timestamp, row = the event number the "
+                                        "hover box shows); the file is private")
         self.export_action.triggered.connect(self.export_dialog)
         m.addAction(self.import_action)
         m.addAction(self.export_action)

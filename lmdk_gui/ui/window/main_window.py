@@ -496,7 +496,13 @@ class MainWindow(QMainWindow):
         self.session.set_series(series, settings=settings)
         self.last_error = None
         self._remember(path, options)
-        self.statusBar().showMessage(f"Opened {path}", 5000)
+        late = series.source.out_of_order if series.source is not None else 0
+        if late:  # (the import dialog notes it before Open; a file opened directly is said here)
+            self.statusBar().showMessage(f"Opened {path}: its rows were not in time order and are sorted by time "
+                                         f"({late:,} row{'s' if late > 1 else ''} earlier than the row above)",
+                                         15000)
+        else:
+            self.statusBar().showMessage(f"Opened {path}", 5000)
         self.seriesLoaded.emit(path)
 
     def open_dialog(self) -> None:
@@ -828,7 +834,9 @@ class MainWindow(QMainWindow):
             val = f"{ser.values[row, 0]:.6f}, {ser.values[row, 1]:.6f}"
         else:
             val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
-        lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
+        # "event N": the 0-based position in time order, as landmark lists and --landmark-rows number events
+        # ("row N" is kept for the file's own rows, in messages about the file)
+        lines = [f"<b>event {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
         budgets = []
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
