@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..analysis.denoise import Denoised
-from ..analysis.metrics import RunStats, denoised_error, mae_and_sums, mae_over_runs
+from ..analysis.metrics import RunStats, constant_error, denoised_error, mae_and_sums, mae_over_runs
 from ..data.series import Series
 from ..kernel.dummies import (
     DummyOptions,
@@ -488,6 +488,9 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
     memo = noise_cache.memo(snap.series, snap.seed)
     with interpreted(snap.series.n <= INTERPRET_MAX):
         raw = _raw_preview(snap, noise, memo, options_cache, should_cancel)
+        # The yardstick every error is shown against (cached on the series): made here, on the preview's
+        # thread, so that the metrics table never computes it, nor loads the compiler for it, on the GUI thread.
+        constant_error(snap.series)
     if raw is None or not denoise:
         return raw
     # the one-shot path's denoise memo lives with the noise memo: used by whichever thread calls this

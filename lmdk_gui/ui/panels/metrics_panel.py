@@ -71,7 +71,7 @@ class MetricsTable(FittedTable):
         self.setObjectName("metricsTable")
         self.setHorizontalHeaderLabels(COLUMNS)
         self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)  # compact: plots need the room
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 3)  # compact: plots need the room
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
