@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from ....core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from ...views.axes import TimeAxis, format_time
 from ...views.theme import EPSILON_LINE_COLOR, SCHEME_COLORS, count_noun
+from .curves import CurveResult
 
 STALE_COLOR = (175, 175, 175)
 TABLE_COLUMNS = ("Scheme", "Worst loss with\ncorrelation", "Under the model\nyou chose", "Without\ncorrelation",
@@ -45,6 +46,7 @@ class LossView:
     (``_entry_current``)."""
 
     def _build_view(self) -> QWidget:
+        """The status line over the plot and, under it, the table of maxima (a splitter between them)."""
         w = QWidget()
         lay = QVBoxLayout(w)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -59,6 +61,18 @@ class LossView:
 
         vsplit = QSplitter(Qt.Orientation.Vertical)
         vsplit.setObjectName("correlationViewSplitter")
+        vsplit.addWidget(self._build_plot())
+        vsplit.addWidget(self._build_table())
+        vsplit.setStretchFactor(0, 4)
+        vsplit.setStretchFactor(1, 1)
+        vsplit.setCollapsible(0, False)
+        lay.addWidget(vsplit, 1)
+        self._fit_table_height()
+        return w
+
+    def _build_plot(self) -> pg.PlotWidget:
+        """The loss plot: per scheme its curve, the curve without correlation and the maximum's dot; the ε
+        line; the hover read-out and its cursor."""
         self.time_axis = TimeAxis(orientation="bottom")
         self.plot = pg.PlotWidget(axisItems={"bottom": self.time_axis})
         self.plot.setObjectName("correlationPlot")
@@ -73,22 +87,7 @@ class LossView:
         pi.setDownsampling(auto=True, mode="peak")
         pi.setClipToView(True)
         self.vb = pi.getViewBox()
-        self.curves: dict[str, pg.PlotDataItem] = {}
-        self.nc_curves: dict[str, pg.PlotDataItem] = {}
-        self.max_markers: dict[str, pg.PlotDataItem] = {}
-        for scheme in ALL_SCHEMES:
-            nc = pg.PlotDataItem()
-            c = pg.PlotDataItem()
-            mk = pg.PlotDataItem(pen=None, symbol="o", symbolSize=8)
-            pi.addItem(nc)
-            pi.addItem(c)
-            pi.addItem(mk)
-            nc.setZValue(1)
-            c.setZValue(2)
-            mk.setZValue(3)
-            self.curves[scheme] = c
-            self.nc_curves[scheme] = nc
-            self.max_markers[scheme] = mk
+        self._add_curves(pi)
         self.eps_line = pg.InfiniteLine(angle=0, movable=False,
                                         pen=pg.mkPen(EPSILON_LINE_COLOR, width=2, style=Qt.PenStyle.DashDotLine),
                                         label="ε = 1", labelOpts={"position": 0.03, "color": (90, 90, 90),
@@ -105,8 +104,29 @@ class LossView:
         self.cursor.hide()
         pi.addItem(self.cursor, ignoreBounds=True)
         self._hover = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30, slot=self._on_hover)
-        vsplit.addWidget(self.plot)
+        return self.plot
 
+    def _add_curves(self, pi: pg.PlotItem) -> None:
+        """Each scheme's three items (empty until :meth:`_redraw` draws them)."""
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.nc_curves: dict[str, pg.PlotDataItem] = {}
+        self.max_markers: dict[str, pg.PlotDataItem] = {}
+        for scheme in ALL_SCHEMES:
+            nc = pg.PlotDataItem()
+            c = pg.PlotDataItem()
+            mk = pg.PlotDataItem(pen=None, symbol="o", symbolSize=8)
+            pi.addItem(nc)
+            pi.addItem(c)
+            pi.addItem(mk)
+            nc.setZValue(1)
+            c.setZValue(2)
+            mk.setZValue(3)
+            self.curves[scheme] = c
+            self.nc_curves[scheme] = nc
+            self.max_markers[scheme] = mk
+
+    def _build_table(self) -> QTableWidget:
+        """A row per scheme (hidden when not shown), filled by :meth:`_fill_table`."""
         self.table = QTableWidget(len(ALL_SCHEMES), len(TABLE_COLUMNS))
         self.table.setObjectName("correlationTable")
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
@@ -134,13 +154,7 @@ class LossView:
                 self.table.setItem(r, c, cell)
         self.table.setToolTip("Maximum over all events of each scheme's landmark temporal privacy loss, next to "
                               "ε and to the same maximum without correlation (the landmark sum)")
-        vsplit.addWidget(self.table)
-        vsplit.setStretchFactor(0, 4)
-        vsplit.setStretchFactor(1, 1)
-        vsplit.setCollapsible(0, False)
-        lay.addWidget(vsplit, 1)
-        self._fit_table_height()
-        return w
+        return self.table
 
     def _fit_table_height(self) -> None:
         shown = sum(not self.table.isRowHidden(r) for r in range(self.table.rowCount()))
@@ -191,6 +205,7 @@ class LossView:
 
     # =============================================================================== drawing
     def _redraw(self) -> None:
+        """Every shown scheme's curves from the cache (grey when not current), the title, table and status."""
         self._redraw_pending = False
         s = self.session
         log = self.log_check.isChecked()
@@ -203,47 +218,51 @@ class LossView:
         self._y_cache = {}
         keys: list[str] = []
         for scheme in ALL_SCHEMES:
-            c, nc, mk = self.curves[scheme], self.nc_curves[scheme], self.max_markers[scheme]
             e = self._cache.get(scheme)
             if scheme not in shown or e is None or s.series is None or e.tpl.size != s.n:
-                for item in (c, nc, mk):
+                for item in (self.curves[scheme], self.nc_curves[scheme], self.max_markers[scheme]):
                     item.hide()
                 continue
             fresh = preview_current and self._entry_current(scheme)
             color = SCHEME_COLORS[scheme] if fresh else STALE_COLOR
-            tpl, ncv = (self._positive(e.tpl), self._positive(e.no_corr)) if log else (e.tpl, e.no_corr)
-            pen = pg.mkPen(color, width=2 if fresh else 1.5)
-            nc_pen = pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine)
-            # Greying out only changes pens; data is set again only when it changed (10⁵ points cost).
-            drawn = self._drawn.get(scheme)
-            if drawn is not None and drawn[0] is e and drawn[1] == log:
-                c.setPen(pen)
-                nc.setPen(nc_pen)
-            else:
-                x = np.arange(e.tpl.size, dtype=np.float64)
-                c.setData(x, tpl, pen=pen)
-                nc.setData(x, ncv, pen=nc_pen)
-                self._drawn[scheme] = (e, log)
-            c.show()
-            self._y_cache[scheme] = e.tpl
-            if show_nc:
-                nc.show()
-                self._y_cache[scheme + ":nc"] = e.no_corr
-            else:
-                nc.hide()
-            if fresh and e.tpl.size:
-                r = e.max_row
-                mk.setData([float(r)], [float(tpl[r])], symbolBrush=pg.mkBrush(color),
-                           symbolPen=pg.mkPen("w", width=1))
-                mk.show()
-            else:
-                mk.hide()
+            self._draw_scheme(scheme, e, color, fresh, log, show_nc)
             r, g, b = color
             keys.append(f"<span style='color:rgb({r},{g},{b})'><b>━ {SCHEME_LABELS[scheme]}</b></span>")
         self._set_title(keys, show_nc, eps)
         self._fill_table(shown, preview_current)
         self._fit_y()
         self._update_status()
+
+    def _draw_scheme(self, scheme: str, e: CurveResult, color: tuple, fresh: bool, log: bool, show_nc: bool) -> None:
+        """One scheme's curve, its curve without correlation (``show_nc``) and, when ``fresh``, its maximum's
+        dot, in ``color``; the curves' values go into the y range's cache (``_y_cache``)."""
+        c, nc, mk = self.curves[scheme], self.nc_curves[scheme], self.max_markers[scheme]
+        tpl, ncv = (self._positive(e.tpl), self._positive(e.no_corr)) if log else (e.tpl, e.no_corr)
+        pen = pg.mkPen(color, width=2 if fresh else 1.5)
+        nc_pen = pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine)
+        # Greying out only changes pens; data is set again only when it changed (10⁵ points cost).
+        drawn = self._drawn.get(scheme)
+        if drawn is not None and drawn[0] is e and drawn[1] == log:
+            c.setPen(pen)
+            nc.setPen(nc_pen)
+        else:
+            x = np.arange(e.tpl.size, dtype=np.float64)
+            c.setData(x, tpl, pen=pen)
+            nc.setData(x, ncv, pen=nc_pen)
+            self._drawn[scheme] = (e, log)
+        c.show()
+        self._y_cache[scheme] = e.tpl
+        if show_nc:
+            nc.show()
+            self._y_cache[scheme + ":nc"] = e.no_corr
+        else:
+            nc.hide()
+        if fresh and e.tpl.size:
+            r = e.max_row
+            mk.setData([float(r)], [float(tpl[r])], symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen("w", width=1))
+            mk.show()
+        else:
+            mk.hide()
 
     def _set_title(self, keys: list[str], show_nc: bool, eps: float) -> None:
         """The legend lives in the title line: an in-plot legend would cover the curves' tops, where the

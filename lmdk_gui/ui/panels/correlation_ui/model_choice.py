@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt.utils import signals_blocked
 
 from ....core.analysis.correlation import (
     CorrelationModel,
@@ -54,6 +55,7 @@ class ModelChoice:
     curves (the tab's ``_redraw`` and ``_request``); an invalid one shows its message and keeps the old one."""
 
     def _build_controls(self) -> QWidget:
+        """The left column, scrolling: a word on what the tab shows, the model, the view options."""
         scroll = QScrollArea()
         scroll.setObjectName("correlationControls")
         scroll.setWidgetResizable(True)
@@ -72,6 +74,20 @@ class ModelChoice:
         intro.setStyleSheet("color: #444;")
         lay.addWidget(intro)
 
+        lay.addWidget(self._build_model_group())
+        lay.addWidget(self._build_view_options())
+        lay.addStretch(1)
+        scroll.setWidget(body)
+
+        s = smoothed_matrix(2, S_DEFAULT)
+        self.forward_table.set_matrix(s)
+        self.backward_table.set_matrix(s)
+        self._update_mode_widgets()
+        return scroll
+
+    def _build_model_group(self) -> QGroupBox:
+        """The two kinds of model (only the chosen one's controls take room), the model in use and what was
+        wrong with a rejected one."""
         g = QGroupBox("Correlation model")
         gl = QVBoxLayout(g)
         gl.setSpacing(4)
@@ -86,8 +102,30 @@ class ModelChoice:
         self.mode_group.addButton(self.custom_radio)
         self.smoothed_radio.setChecked(True)
         gl.addWidget(self.smoothed_radio)
+        gl.addWidget(self._build_smoothed_box())
+        self.default_note = QLabel(DEFAULT_MODEL_NOTE)
+        self.default_note.setObjectName("correlationDefaultNote")
+        self.default_note.setWordWrap(True)
+        self.default_note.setStyleSheet("color: #555; font-size: 8pt;")
+        gl.addWidget(self.default_note)
+        gl.addWidget(self.custom_radio)
+        gl.addWidget(self._build_custom_box())
 
-        # --- smoothed chain -------------------------------------------------------------------------
+        self.error_label = QLabel()
+        self.error_label.setObjectName("correlationError")
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #c00000;")
+        self.error_label.hide()
+        gl.addWidget(self.error_label)
+        self.model_label = QLabel()
+        self.model_label.setObjectName("modelLabel")
+        self.model_label.setWordWrap(True)
+        self.model_label.setStyleSheet("color: #333; font-size: 8pt;")
+        gl.addWidget(self.model_label)
+        return g
+
+    def _build_smoothed_box(self) -> QWidget:
+        """The smoothed chain's controls: s (spin box, log slider, the thesis' presets) and the states m."""
         self.smoothed_box = QWidget()
         sf = QFormLayout(self.smoothed_box)
         sf.setContentsMargins(16, 0, 0, 0)
@@ -139,15 +177,10 @@ class ModelChoice:
         self.smoothed_hint.setWordWrap(True)
         self.smoothed_hint.setStyleSheet("color: #555; font-size: 8pt;")
         sf.addRow(self.smoothed_hint)
-        gl.addWidget(self.smoothed_box)
-        self.default_note = QLabel(DEFAULT_MODEL_NOTE)
-        self.default_note.setObjectName("correlationDefaultNote")
-        self.default_note.setWordWrap(True)
-        self.default_note.setStyleSheet("color: #555; font-size: 8pt;")
-        gl.addWidget(self.default_note)
+        return self.smoothed_box
 
-        # --- custom matrix ------------------------------------------------------------------------
-        gl.addWidget(self.custom_radio)
+    def _build_custom_box(self) -> QWidget:
+        """The custom matrix's controls: load, normalise, its size, the forward and backward tables."""
         self.custom_box = QWidget()
         cl = QVBoxLayout(self.custom_box)
         cl.setContentsMargins(16, 0, 0, 0)
@@ -191,22 +224,10 @@ class ModelChoice:
         cl.addWidget(self.backward_combo)
         self.backward_table = MatrixEditor("backwardMatrixTable")
         cl.addWidget(self.backward_table)
-        gl.addWidget(self.custom_box)
+        return self.custom_box
 
-        self.error_label = QLabel()
-        self.error_label.setObjectName("correlationError")
-        self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #c00000;")
-        self.error_label.hide()
-        gl.addWidget(self.error_label)
-        self.model_label = QLabel()
-        self.model_label.setObjectName("modelLabel")
-        self.model_label.setWordWrap(True)
-        self.model_label.setStyleSheet("color: #333; font-size: 8pt;")
-        gl.addWidget(self.model_label)
-        lay.addWidget(g)
-
-        # --- view ------------------------------------------------------------------------------------
+    def _build_view_options(self) -> QGroupBox:
+        """Follow the series plot's zoom, the curves without correlation, a log y axis."""
         v = QGroupBox("View")
         vl = QVBoxLayout(v)
         vl.setSpacing(2)
@@ -224,15 +245,7 @@ class ModelChoice:
         note.setWordWrap(True)
         note.setStyleSheet("color: #666; font-size: 8pt;")
         vl.addWidget(note)
-        lay.addWidget(v)
-        lay.addStretch(1)
-        scroll.setWidget(body)
-
-        s = smoothed_matrix(2, S_DEFAULT)
-        self.forward_table.set_matrix(s)
-        self.backward_table.set_matrix(s)
-        self._update_mode_widgets()
-        return scroll
+        return v
 
     # =============================================================================== model controls
     @property
@@ -270,28 +283,23 @@ class ModelChoice:
             b.setChecked(math.isclose(s, value, rel_tol=1e-9))
 
     def _on_s_spin(self, value: float) -> None:
-        self.s_slider.blockSignals(True)
-        self.s_slider.setValue(s_to_slider(value))
-        self.s_slider.blockSignals(False)
+        with signals_blocked(self.s_slider):
+            self.s_slider.setValue(s_to_slider(value))
         self._apply_smoothed()
 
     def _on_s_slider(self, pos: int) -> None:
-        self.s_spin.blockSignals(True)
-        self.s_spin.setValue(slider_to_s(pos))
-        self.s_spin.blockSignals(False)
+        with signals_blocked(self.s_spin):
+            self.s_spin.setValue(slider_to_s(pos))
         self._apply_smoothed()
 
     def set_smoothing(self, s: float, m: int | None = None) -> None:
         """Use the smoothed chain of degree s (and m states): the scripting entry point of the controls."""
-        for w in (self.s_spin, self.s_slider, self.states_spin, self.smoothed_radio):
-            w.blockSignals(True)
-        self.s_spin.setValue(float(s))
-        self.s_slider.setValue(s_to_slider(float(s)))
-        if m is not None:
-            self.states_spin.setValue(int(m))
-        self.smoothed_radio.setChecked(True)
-        for w in (self.s_spin, self.s_slider, self.states_spin, self.smoothed_radio):
-            w.blockSignals(False)
+        with signals_blocked(self.s_spin, self.s_slider, self.states_spin, self.smoothed_radio):
+            self.s_spin.setValue(float(s))
+            self.s_slider.setValue(s_to_slider(float(s)))
+            if m is not None:
+                self.states_spin.setValue(int(m))
+            self.smoothed_radio.setChecked(True)
         self._update_mode_widgets()
         self._apply_smoothed()
 
@@ -377,17 +385,14 @@ class ModelChoice:
         return self._apply_custom()
 
     def _fill_custom(self, forward: np.ndarray, backward: np.ndarray | None, mode: str) -> None:
-        for w in (self.size_spin, self.backward_combo, self.custom_radio, self.smoothed_radio):
-            w.blockSignals(True)
-        self.forward_table.set_matrix(forward)
-        if backward is not None:
-            self.backward_table.set_matrix(backward)
-        if forward.shape[0] == forward.shape[1] and 2 <= forward.shape[0] <= MAX_STATES:
-            self.size_spin.setValue(int(forward.shape[0]))
-        self.backward_combo.setCurrentIndex([k for k, _ in BACKWARD_MODES].index(mode))
-        self.custom_radio.setChecked(True)
-        for w in (self.size_spin, self.backward_combo, self.custom_radio, self.smoothed_radio):
-            w.blockSignals(False)
+        with signals_blocked(self.size_spin, self.backward_combo, self.custom_radio, self.smoothed_radio):
+            self.forward_table.set_matrix(forward)
+            if backward is not None:
+                self.backward_table.set_matrix(backward)
+            if forward.shape[0] == forward.shape[1] and 2 <= forward.shape[0] <= MAX_STATES:
+                self.size_spin.setValue(int(forward.shape[0]))
+            self.backward_combo.setCurrentIndex([k for k, _ in BACKWARD_MODES].index(mode))
+            self.custom_radio.setChecked(True)
         self._update_mode_widgets()
 
     def normalise_rows(self) -> None:
@@ -418,9 +423,8 @@ class ModelChoice:
         same = model.backward.shape == model.forward.shape and np.array_equal(model.backward, model.forward)
         if model.states > MAX_STATES:
             # too big for the editor; still usable
-            self.custom_radio.blockSignals(True)
-            self.custom_radio.setChecked(True)
-            self.custom_radio.blockSignals(False)
+            with signals_blocked(self.custom_radio):
+                self.custom_radio.setChecked(True)
             self._update_mode_widgets()
         else:
             self._fill_custom(model.forward, None if same else model.backward, "same" if same else "own")

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QWidget,
 )
+from superqt.utils import qdebounced, signals_blocked
 
 from ....core.analysis.correlation import (
     CorrelationModel,
@@ -48,10 +49,6 @@ class CorrelationTab(ModelChoice, LossView, QWidget):
         self._y_cache: dict[str, np.ndarray] = {}
         self._redraw_pending = False
         self._drawn: dict[str, tuple[CurveResult, bool]] = {}  # scheme → (the result drawn, log axis)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)  # coalesce a burst of signals into one request
-        self._timer.timeout.connect(self._submit)
         self._build()
         self._connect()
         self._on_series()
@@ -152,8 +149,10 @@ class CorrelationTab(ModelChoice, LossView, QWidget):
         self._redraw_pending = True
         self._request()
 
+    @qdebounced(timeout=0)
     def _request(self) -> None:
-        self._timer.start()
+        """:meth:`_submit` on the next pass of the event loop: a burst of signals makes one request."""
+        self._submit()
 
     def _entry_current(self, scheme: str) -> bool:
         e = self._cache.get(scheme)
@@ -250,9 +249,8 @@ class CorrelationTab(ModelChoice, LossView, QWidget):
         except (TypeError, ValueError):
             s, m = S_DEFAULT, 2
         if d.get("mode") == "custom" and d.get("forward") is not None:
-            self.s_spin.blockSignals(True)
-            self.s_spin.setValue(s)
-            self.s_spin.blockSignals(False)
+            with signals_blocked(self.s_spin):
+                self.s_spin.setValue(s)
             mode = d.get("backward_mode")
             if mode == "reversed":
                 self.set_custom_matrix(d["forward"], reversed_backward=True)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
 )
+from superqt.utils import signals_blocked
 
 #: the thesis' correlation degrees (§5.1.3): weak, moderate, strong
 S_PRESETS: tuple[tuple[float, str], ...] = ((1.0, "weak"), (0.1, "moderate"), (0.01, "strong"))
@@ -107,17 +108,16 @@ class MatrixEditor(QTableWidget):
 
     def set_matrix(self, p: np.ndarray) -> None:
         m = int(p.shape[0])
-        self.blockSignals(True)
-        self.setRowCount(m)
-        self.setColumnCount(m)
-        self.setHorizontalHeaderLabels([f"→{j}" for j in range(m)])
-        self.setVerticalHeaderLabels([f"{i}" for i in range(m)])
-        for i in range(m):
-            for j in range(m):
-                it = QTableWidgetItem(fmt_number(float(p[i, j])))
-                it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.setItem(i, j, it)
-        self.blockSignals(False)
+        with signals_blocked(self):
+            self.setRowCount(m)
+            self.setColumnCount(m)
+            self.setHorizontalHeaderLabels([f"→{j}" for j in range(m)])
+            self.setVerticalHeaderLabels([f"{i}" for i in range(m)])
+            for i in range(m):
+                for j in range(m):
+                    it = QTableWidgetItem(fmt_number(float(p[i, j])))
+                    it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    self.setItem(i, j, it)
         self._fit_height()
 
     def _fit_height(self) -> None:
