@@ -177,15 +177,31 @@ class SeriesPlot(pg.PlotWidget):
         self.legend.setParentItem(pi)  # not the view box, which clips what lies outside the data area
         self.legend.anchor(itemPos=(0, 0), parentPos=(1, 0), offset=(6 - NOTE_W, 24))
         self.time_axis.showLabel(False)
+        self._add_items(pi)
+        self.series: Series | None = None
+        self.y: np.ndarray = np.zeros(0)
+        self._blocks: tuple[np.ndarray, np.ndarray] | None = None
+        self._line_view: tuple | None = None  # (y, a, b, x0, px_w) the line was last drawn for
+        self._landmarks = np.zeros(0, dtype=np.int64)
+        self._dummies = np.zeros(0, dtype=np.int64)
+        self._y_labels: tuple[str, ...] = ()  # the y label's candidates, longest first (set_series)
+        self.vb.sigXRangeChanged.connect(self._on_range)
+        self.vb.sigResized.connect(self._on_range)
+        self.vb.sigResized.connect(lambda _vb: self._fit_y_label())
+        still_release_no_rehover(self.scene())  # the click surface (issue 15)
+
+    def _add_items(self, pi: pg.PlotItem) -> None:
+        """The landmark and dummy bands, the line, its markers, the landmark and dummy points, the hover
+        cursor, the ring on the event a click would mark, and the hover box."""
         # the bands, like the line, hold only what is drawn, with the whole band's bounds
         self.band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(LANDMARK_COLOR, 45)))
         self.dummy_band = EnvelopeCurve(pen=None, fillLevel=0.0, brush=pg.mkBrush(rgba(DUMMY_COLOR, 60)))
         self.line = EnvelopeCurve(pen=pg.mkPen(ORIGINAL_COLOR, width=1), name="events")
         self.markers = DotsItem(size=5, pen=None, brush=pg.mkBrush(ORIGINAL_COLOR))  # (repainted every click)
         self.lm_points = PassiveScatter(size=9, pen=pg.mkPen(darker(LANDMARK_COLOR), width=1),
-                                            brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
+                                        brush=pg.mkBrush(LANDMARK_COLOR), name="landmarks")
         self.dummy_points = PassiveScatter(size=8, pen=pg.mkPen(darker(DUMMY_COLOR)),
-                                               brush=pg.mkBrush(DUMMY_COLOR), symbol="d", name="dummies")
+                                           brush=pg.mkBrush(DUMMY_COLOR), symbol="d", name="dummies")
         for item in (self.band, self.dummy_band, self.line, self.markers, self.lm_points, self.dummy_points):
             pi.addItem(item)
         _fast_plot(pi)
@@ -207,17 +223,6 @@ class SeriesPlot(pg.PlotWidget):
         # height: at 1280×800 a box of five schemes' budgets lost its last lines under the time axis.
         self.info = InfoBox(self.viewport())
         self.info.hide()
-        self.series: Series | None = None
-        self.y: np.ndarray = np.zeros(0)
-        self._blocks: tuple[np.ndarray, np.ndarray] | None = None
-        self._line_view: tuple | None = None  # (y, a, b, x0, px_w) the line was last drawn for
-        self._landmarks = np.zeros(0, dtype=np.int64)
-        self._dummies = np.zeros(0, dtype=np.int64)
-        self._y_labels: tuple[str, ...] = ()  # the y label's candidates, longest first (set_series)
-        self.vb.sigXRangeChanged.connect(self._on_range)
-        self.vb.sigResized.connect(self._on_range)
-        self.vb.sigResized.connect(lambda _vb: self._fit_y_label())
-        still_release_no_rehover(self.scene())  # the click surface (issue 15)
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(ev)
