@@ -94,7 +94,21 @@ class SettingsPanel(QScrollArea):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(8)
 
-        # --- privacy budget ---------------------------------------------------------------------
+        for box in (self._build_budget, self._build_mechanism, self._build_adaptive, self._build_postprocessing,
+                    self._build_noise, self._build_visibility):
+            lay.addWidget(box())
+        lay.addStretch(1)
+        self.setWidget(body)
+
+        self._bounds_derived = False
+        self._connect()
+        session.settingsChanged.connect(self.refresh)
+        session.seriesChanged.connect(self.refresh)
+        self.refresh()
+
+    # ---------------------------------------------------------------------------------- the groups
+    def _build_budget(self) -> QGroupBox:
+        """ε: its spin box, the log-scale slider under it, and the “What ε do I need?” button (the accuracy tab)."""
         g = QGroupBox("Privacy budget")
         f = QFormLayout(g)
         self.eps_spin = _spin(0.001, 1000.0, 1.0, 3, 0.1, tip="Total privacy budget ε")
@@ -116,9 +130,11 @@ class SettingsPanel(QScrollArea):
         row.addWidget(self.eps_slider, 1)
         row.addWidget(QLabel("10"))
         f.addRow(row)
-        lay.addWidget(g)
+        return g
 
-        # --- mechanism -----------------------------------------------------------------------------
+    def _build_mechanism(self) -> QGroupBox:
+        """The Laplace mechanism's protected change Δ and public bounds, the location radius r, the
+        public categories (the rows of the series' kind are shown by :meth:`refresh`)."""
         self.mech_box = QGroupBox("Mechanism")
         mf = QFormLayout(self.mech_box)
         self.mech_form = mf
@@ -161,9 +177,10 @@ class SettingsPanel(QScrollArea):
         mf.addRow(self.cat_label, self.cat_edit)
         self.leak_note = warning_label(name="leakNote")
         mf.addRow(self.leak_note)
-        lay.addWidget(self.mech_box)
+        return self.mech_box
 
-        # --- adaptive ------------------------------------------------------------------------------
+    def _build_adaptive(self) -> QGroupBox:
+        """Adaptive's sampling-rate parameters."""
         g = QGroupBox("Adaptive scheme")
         af = QFormLayout(g)
         self.inc_spin = _spin(0.0, 1.0, 0.1, 2, 0.05, tip="Sampling-rate increase when the data moves")
@@ -172,9 +189,10 @@ class SettingsPanel(QScrollArea):
         af.addRow("Rate increase", self.inc_spin)
         af.addRow("Rate decrease", self.dec_spin)
         af.addRow("Minimum rate", self.min_spin)
-        lay.addWidget(g)
+        return g
 
-        # --- post-processing (issue 12) ------------------------------------------------------------
+    def _build_postprocessing(self) -> QGroupBox:
+        """Denoise, and why it changes no guarantee (issue 12)."""
         g = QGroupBox("Post-processing")
         pf = QVBoxLayout(g)
         self.denoise_check = QCheckBox("Denoise (post-processing)")
@@ -188,9 +206,10 @@ class SettingsPanel(QScrollArea):
         self.denoise_note.setStyleSheet("color: palette(placeholder-text);")
         pf.addWidget(self.denoise_check)
         pf.addWidget(self.denoise_note)
-        lay.addWidget(g)
+        return g
 
-        # --- noise -------------------------------------------------------------------------------
+    def _build_noise(self) -> QGroupBox:
+        """The preview's seed (and re-roll) and the runs the MAE column averages."""
         g = QGroupBox("Preview noise")
         nf = QFormLayout(g)
         self.seed_spin = QSpinBox()
@@ -208,9 +227,10 @@ class SettingsPanel(QScrollArea):
         self.runs_spin.setKeyboardTracking(False)
         self.runs_spin.setToolTip("Runs averaged for the MAE column of the metrics table")
         nf.addRow("MAE runs R", self.runs_spin)
-        lay.addWidget(g)
+        return g
 
-        # --- visibility ---------------------------------------------------------------------------
+    def _build_visibility(self) -> QGroupBox:
+        """A check box per scheme, in its colour."""
         g = QGroupBox("Show schemes")
         vf = QVBoxLayout(g)
         self.scheme_checks: dict[str, QCheckBox] = {}
@@ -221,15 +241,7 @@ class SettingsPanel(QScrollArea):
             cb.setObjectName(f"show_{s}")
             vf.addWidget(cb)
             self.scheme_checks[s] = cb
-        lay.addWidget(g)
-        lay.addStretch(1)
-        self.setWidget(body)
-
-        self._bounds_derived = False
-        self._connect()
-        session.settingsChanged.connect(self.refresh)
-        session.seriesChanged.connect(self.refresh)
-        self.refresh()
+        return g
 
     # ---------------------------------------------------------------------------------- wiring
     def _connect(self) -> None:
