@@ -36,6 +36,7 @@ from .common import (
     add_dummy_options,
     add_landmark_options,
     add_privacy_options,
+    add_resolution_options,
     add_selection_options,
     dummy_settings,
     load_selection,
@@ -51,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "--dummies, each scheme also with dummy landmarks.")
     add_selection_options(p)
     add_landmark_options(p)
+    add_resolution_options(p)
     add_privacy_options(p)
     add_dummy_options(p)
     p.add_argument("--runs", type=runs_type, default=20, metavar="R", help="runs to average the MAE over (default 20)")

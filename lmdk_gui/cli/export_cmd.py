@@ -43,6 +43,7 @@ from .common import (
     add_dummy_options,
     add_landmark_options,
     add_privacy_options,
+    add_resolution_options,
     add_selection_options,
     dummy_settings,
     load_selection,
@@ -56,6 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTPUT", help="release CSV to write")
     p.add_argument("--scheme", required=True, choices=ALL_SCHEMES)
     add_landmark_options(p)
+    add_resolution_options(p)
     add_privacy_options(p, epsilon_required=True)
     p.add_argument("--categories-from-data", action="store_true",
                    help="categorical: publish the data's own category list (every label that occurs) when "
