@@ -13,7 +13,7 @@ import numpy as np
 from ..argtypes import int_in, number_in, path_arg
 from ..core.data.landmark_files import parse_row_spec, read_landmark_list
 from ..core.data.loader import DUPLICATE_POLICIES, load_series, scan_table
-from ..core.data.periods import AGGREGATES, parse_resolution, period_settings, to_periods
+from ..core.data.periods import AGGREGATES, apply_resolution, parse_resolution
 from ..core.data.series import LoadError, Series
 from ..core.kernel.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
 from ..core.kernel.settings import AdaptiveParams, PrivacySettings
@@ -229,7 +229,5 @@ def at_resolution(sel: Selection, resolution: str | None, how: str = "sum") -> S
     resolution."""
     if not resolution:
         return sel
-    view = to_periods(sel.series, sel.landmarks, resolution, how, sensitivity=sel.settings.sensitivity,
-                      bounds=sel.settings.bounds)
-    return Selection(view.series, view.landmarks, period_settings(sel.settings, how), sel.landmark_rules,
-                     sel.series)
+    series, landmarks, settings = apply_resolution(sel.series, sel.landmarks, sel.settings, resolution, how)
+    return Selection(series, landmarks, settings, sel.landmark_rules, sel.series)

@@ -120,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
     sel = load_selection(args)
     check_categories(sel.series, sel.settings, args.categories_from_data)
     if sel.series.kind == "numeric":
-        short = sensitivity_warning(sel.settings.sensitivity, sel.settings.bounds, sel.series.unit or "")
+        per = sel.series.periods  # (--resample: the events' bounds, clamped before aggregation)
+        short = sensitivity_warning(sel.settings.sensitivity, per.bounds if per is not None else sel.settings.bounds,
+                                    sel.series.unit or "")
         if short:
             print(f"lmdk: warning: {short} (--sensitivity)", file=sys.stderr)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,

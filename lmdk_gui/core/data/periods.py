@@ -51,10 +51,8 @@ def parse_resolution(text: str) -> tuple[str, str]:
     if t.upper() in ("W", "1W"):
         return "1W", "week"
     try:
-        off = pd.tseries.frequencies.to_offset(t)
-        if not isinstance(off, pd.offsets.Tick):  # months, business days…: not one fixed length
-            raise ValueError
-        delta = pd.Timedelta(off)
+        # (months, business days…: not one fixed length, refused by Timedelta)
+        delta = pd.Timedelta(pd.tseries.frequencies.to_offset(t))  # type: ignore[arg-type]
     except (ValueError, TypeError):
         raise ValueError(f"resolution {text!r}: expected a period like 1h, 6h, 1D, 7D or 1W") from None
     if not delta > pd.Timedelta(0):
@@ -127,6 +125,15 @@ def period_settings(settings: PrivacySettings, how: str) -> PrivacySettings:
     """The settings the period series is released with: the same, without scalar bounds for a sum (each
     event was clamped before aggregation; the sums' bounds differ per period)."""
     return settings.with_(bounds=None) if how == "sum" else settings
+
+
+def apply_resolution(series: Series, landmarks, settings: PrivacySettings, resolution: str | None,
+                     how: str = "sum") -> tuple[Series, np.ndarray, PrivacySettings]:
+    """(series, landmarks, settings) one value per period of ``resolution``; as given without one."""
+    if not resolution:
+        return series, np.asarray(landmarks, dtype=np.int64), settings
+    view = to_periods(series, landmarks, resolution, how, sensitivity=settings.sensitivity, bounds=settings.bounds)
+    return view.series, view.landmarks, period_settings(settings, how)
 
 
 def describe(periods: Periods) -> str:
