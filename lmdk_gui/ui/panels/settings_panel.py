@@ -9,6 +9,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.data.periods import describe as describe_periods
 from ...core.kernel.settings import (
     ALL_SCHEMES,
     SCHEME_LABELS,
@@ -70,6 +72,13 @@ SENS_TIP = ("Δ (the sensitivity): the change in one event's value that is prote
             "[lo, hi], Δ = hi − lo protects any value within them; a smaller Δ protects only smaller changes.")
 RADIUS_TIP = ("r (geo-indistinguishability radius): the distance by which one event's position can move and stay "
               "protected; positions within r of each other look alike in the release, farther ones less so.")
+
+
+#: the window's choice of release resolutions (label, resolution; "" = one value per event)
+RESOLUTIONS = (("event", ""), ("hour", "1h"), ("day", "1D"), ("week (from Monday)", "1W"))
+RESOLUTION_TIP = ("One value per event, or per hour, day or week: the same protection of each event, with the "
+                  "noise of one event on a value that adds many. Where an event's value is lost in noise, a "
+                  "day's may not be.")
 
 
 def _help(text: str) -> QLabel:
@@ -190,6 +199,27 @@ class SettingsPanel(QScrollArea):
         pf.addWidget(self.denoise_note)
         lay.addWidget(g)
 
+        # --- release resolution (DESIGN §12) -------------------------------------------------------
+        g = self.resolution_box = QGroupBox("Release resolution")
+        g.setObjectName("resolutionBox")
+        rf = QFormLayout(g)
+        self.resolution_combo = QComboBox()
+        self.resolution_combo.setObjectName("resolutionCombo")
+        for label, value in RESOLUTIONS:
+            self.resolution_combo.addItem(label, value)
+        self.resolution_combo.setToolTip(RESOLUTION_TIP)
+        self.aggregate_combo = QComboBox()
+        self.aggregate_combo.setObjectName("aggregateCombo")
+        self.aggregate_combo.addItem("Sum", "sum")
+        self.aggregate_combo.addItem("Mean", "mean")
+        self.aggregate_combo.setToolTip("Each period's value: the sum of its events, or their mean")
+        rf.addRow("One value per", self.resolution_combo)
+        rf.addRow("Aggregate", self.aggregate_combo)
+        self.resolution_note = _help(RESOLUTION_TIP)
+        self.resolution_note.setObjectName("resolutionNote")
+        rf.addRow(self.resolution_note)
+        lay.addWidget(g)
+
         # --- noise -------------------------------------------------------------------------------
         g = QGroupBox("Preview noise")
         nf = QFormLayout(g)
@@ -229,6 +259,7 @@ class SettingsPanel(QScrollArea):
         self._connect()
         session.settingsChanged.connect(self.refresh)
         session.seriesChanged.connect(self.refresh)
+        session.resolutionChanged.connect(self.refresh)
         self.refresh()
 
     # ---------------------------------------------------------------------------------- wiring
@@ -251,6 +282,8 @@ class SettingsPanel(QScrollArea):
         self.seed_spin.valueChanged.connect(lambda v: self.session.set_seed(v))
         self.reroll_button.clicked.connect(self.session.reroll)
         self.runs_spin.valueChanged.connect(lambda v: self.session.set_runs(v))
+        self.resolution_combo.currentIndexChanged.connect(self._resolution_edited)
+        self.aggregate_combo.currentIndexChanged.connect(self._resolution_edited)
         for s, cb in self.scheme_checks.items():
             cb.toggled.connect(lambda on, s=s: self.session.set_scheme_visible(s, on))
 
@@ -349,7 +382,8 @@ class SettingsPanel(QScrollArea):
         st = self.session.settings
         widgets = [self.eps_spin, self.eps_slider, self.sens_spin, self.bounds_check, self.lo_spin, self.hi_spin,
                    self.radius_spin, self.cat_edit, self.inc_spin, self.dec_spin, self.min_spin, self.seed_spin,
-                   self.runs_spin, self.denoise_check, *self.scheme_checks.values()]
+                   self.runs_spin, self.denoise_check, self.resolution_combo, self.aggregate_combo,
+                   *self.scheme_checks.values()]
         for w in widgets:
             w.blockSignals(True)
         try:
@@ -371,6 +405,9 @@ class SettingsPanel(QScrollArea):
             self.runs_spin.setValue(self.session.runs)
             for s, cb in self.scheme_checks.items():
                 cb.setChecked(s in self.session.visible_schemes)
+            res = self.session.resolution
+            self.resolution_combo.setCurrentIndex(max(0, self.resolution_combo.findData(res[0] if res else "")))
+            self.aggregate_combo.setCurrentIndex(max(0, self.aggregate_combo.findData(res[1] if res else "sum")))
         finally:
             for w in widgets:
                 w.blockSignals(False)
@@ -381,10 +418,20 @@ class SettingsPanel(QScrollArea):
         f.setRowVisible(self.radius_spin, kind == "location")
         f.setRowVisible(self.radius_help, kind == "location")
         f.setRowVisible(self.cat_edit, kind == "categorical")
+        self.resolution_box.setVisible(kind == "numeric")
+        self.aggregate_combo.setEnabled(self.session.resolution is not None)
+        rel = self.session.release_series
+        self.resolution_note.setText(RESOLUTION_TIP if rel is None or rel.periods is None else
+                                     f"The schemes release {describe_periods(rel.periods)}: {rel.n:,} rows. "
+                                     "A period holding a landmark counts as a landmark.")
         self.mech_box.setTitle({"numeric": "Laplace mechanism", "location": "Planar Laplace (location)",
                                 "categorical": "Randomized response"}[kind])
         self._update_note()
         self._update_sensitivity_hint()
+
+    def _resolution_edited(self, *_args) -> None:
+        res = self.resolution_combo.currentData() or None
+        self.session.set_resolution(res, self.aggregate_combo.currentData() or "sum")
 
     def _update_note(self) -> None:
         s = self.session.series
