@@ -101,3 +101,17 @@ def test_periods_are_calendar_bins():
     assert v.landmarks.tolist() == [1, 4] and v.sensitivity.tolist() == [5.0, 5.0 * 168, 5.0, 5.0, 5.0 * 96]
     assert np.isclose(v.series.values.sum(), np.clip(s.values, 0, 5).sum())
     assert parse_resolution("24h") == ("1D", "day") and parse_resolution("7D") == ("7D", "7 days")
+
+
+def test_batch_releases_each_person_by_day(capsys, days, tmp_path):
+    d = pd.read_csv(days).iloc[: 24 * 10]
+    table = pd.concat([d.assign(id="a"), d.assign(id="b", kwh=d["kwh"] / 2)])
+    src = tmp_path / "table.csv"
+    table.to_csv(src, index=False)
+    code, out, err = run(capsys, "batch", str(src), "-o", str(tmp_path / "out"), "--id-col", "id", "--scheme",
+                         "skip", *PRIVACY, "--resample", "1D", "--aggregate", "mean", "--workers", "1")
+    assert code == 0, err
+    for person in ("a", "b"):
+        assert len(pd.read_csv(tmp_path / "out" / f"{person}.csv")) == 10
+        side = json.loads((tmp_path / "out" / f"{person}.csv.json").read_text())
+        assert (side["resolution"], side["aggregate"]) == ("1D", "mean")

@@ -839,6 +839,8 @@ class MainWindow(QMainWindow):
             self.track_plot.set_denoised({k: p.denoised_values for k, p in s.preview.items() if current})
 
     def _on_settings(self) -> None:
+        if self.session.resolution is not None and self.preview_plot.series is not self.session.release_series:
+            self._on_resolution()  # (new bounds clamp the events anew: the periods' true values changed)
         if self.session.preview:
             self._on_preview()
 
