@@ -1,5 +1,6 @@
-"""The numeric preview's branch-free Adaptive loop (issue 15) makes the decisions and draws of the generic
-loop with the unit-noise function, bit for bit: values, budgets, flags and the resumable state."""
+"""The numeric preview's branch-free Adaptive loop (issue 15: it draws every event and keeps the draws that are
+released) makes the decisions and draws of the same loop drawing only fresh events, as the export's does,
+with the unit-noise function, bit for bit: values, budgets, flags and the resumable state."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ def _run(kernel, args, n, chunks=(0,)):
     return out_v, out_eps, out_fresh, state
 
 
-def _generic(*a):
-    return adaptive.adaptive_numeric(mechanisms.laplace_unit_one, *a)
+#: the one loop of adaptive.py with the numeric hooks and unit noise, drawing only where an event is fresh
+_generic = adaptive._make_loop("test_numeric_fresh_only", adaptive._HOOKS["numeric"], mechanisms.laplace_unit_one,
+                               always=False, cache=False)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -42,8 +44,8 @@ def test_branch_free_loop_equals_the_generic_one(seed):
     x = rng.normal(0, float(rng.uniform(0.1, 10)), n)
     args = (x, is_lm, rng.random(n), eps_a, base, inc, dec, rmin, float(rng.uniform(0.1, 3)), rng.laplace(size=n), state)
     want = _run(_generic, args, n)
-    got = _run(adaptive.adaptive_numeric_unit, args, n)
-    chunked = _run(adaptive.adaptive_numeric_unit, args, n, chunks=(0, n // 3, n // 2))
+    got = _run(adaptive.preview_numeric, args, n)
+    chunked = _run(adaptive.preview_numeric, args, n, chunks=(0, n // 3, n // 2))
     for w, g, c in zip(want, got, chunked, strict=True):
         np.testing.assert_array_equal(g, w)
         np.testing.assert_array_equal(c, w)
@@ -54,6 +56,6 @@ def test_stops_before_the_first_event_past_the_word_limit():
     n = 5
     state = adaptive.new_state(0)
     out = np.zeros(n), np.zeros(n), np.zeros(n, np.bool_)
-    t, pos = adaptive.adaptive_numeric_unit(np.zeros(n), np.zeros(n, np.bool_), np.zeros(n), 1.0, 0.5, 0.1, 0.1,
+    t, pos = adaptive.preview_numeric(np.zeros(n), np.zeros(n, np.bool_), np.zeros(n), 1.0, 0.5, 0.1, 0.1,
                                             0.1, 1.0, np.zeros(n), 3, 0, n, 2, state, *out)
     assert (t, pos) == (0, 3)

@@ -113,7 +113,7 @@ def test_adaptive_over_chunks_of_its_uniforms_is_the_same_release(kind, monkeypa
 
 def test_a_landmark_sets_skip_and_balanced_budgets_are_shared_while_held():
     """The R-run average plans every run again: Skip's and Balanced's budgets for the session's landmark set
-    (read-only, known sorted) are the arrays the preview holds, read-only, not new copies."""
+    are the arrays the preview holds, read-only, not new copies."""
     from lmdk_gui.core.engine.release import fixed_budgets, normalize_landmarks
 
     lm = np.arange(0, 1000, 7)
@@ -123,7 +123,7 @@ def test_a_landmark_sets_skip_and_balanced_budgets_are_shared_while_held():
         b = fixed_budgets(scheme, 1000, lm, 0.9)
         assert not b.flags.writeable and fixed_budgets(scheme, 1000, lm, 0.9) is b
         assert fixed_budgets(scheme, 1000, lm, 0.8) is not b
-        assert fixed_budgets(scheme, 1000, lm.copy(), 0.9) is not b  # (a writeable set: made anew)
+        assert fixed_budgets(scheme, 1000, lm.copy(), 0.9) is not b  # (another set: made anew)
         np.testing.assert_array_equal(fixed_budgets(scheme, 1000, lm.copy(), 0.9), b)
 
 
@@ -195,9 +195,12 @@ def test_mapped_large_blocks_go_back_to_the_system_when_freed(monkeypatch):
 
 
 def test_a_large_series_maps_large_blocks(monkeypatch, qapp):
-    """The session asks for mapped blocks with a lean series and gives them up with the next small one."""
+    """With the launcher's ``heap``, the session asks for mapped blocks with a lean series and gives them up
+    with the next small one."""
+    from lmdk_gui import runtime
     from lmdk_gui.ui.window import session as session_mod
 
+    monkeypatch.setattr(runtime, "_on", {"heap"})
     asked: list[bool] = []
     monkeypatch.setattr(heap, "map_large_blocks", asked.append)
     s = session_mod.Session()

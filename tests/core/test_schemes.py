@@ -167,25 +167,46 @@ def test_normalize_landmarks():
         normalize_landmarks([-1], 6)
 
 
-def test_normalize_landmarks_checks_again_what_can_change():
-    """A read-only array it found sorted is not sorted again (issue 15: seven checks a click), but its range
-    still is, and an array that can be written, or a view of one, is checked every time."""
+def test_normalize_landmarks_checks_every_time():
+    """No array is trusted for having been checked before (issue 43): a read-only one can be made writeable
+    again by whoever owns it, and a read-only view's base can be written."""
     frozen = np.array([1, 3, 5], dtype=np.int64)
     frozen.setflags(write=False)
     assert normalize_landmarks(frozen, 6) is frozen
-    assert normalize_landmarks(frozen, 6) is frozen
     with pytest.raises(ValueError):
         normalize_landmarks(frozen, 5)
-    mutable = np.array([1, 3, 5], dtype=np.int64)
-    assert normalize_landmarks(mutable, 6) is mutable
-    mutable[:] = [5, 3, 3]
-    assert normalize_landmarks(mutable, 6).tolist() == [3, 5]
+    frozen.setflags(write=True)
+    frozen[:] = [5, 3, 3]
+    frozen.setflags(write=False)
+    assert normalize_landmarks(frozen, 6).tolist() == [3, 5]
+    frozen.setflags(write=True)
+    frozen[:] = [1, 3, 9]
+    with pytest.raises(ValueError):
+        normalize_landmarks(frozen, 6)
     base = np.array([1, 3, 5], dtype=np.int64)
     view = base[:]
     view.setflags(write=False)
     assert normalize_landmarks(view, 6) is view
     base[:] = [5, 1, 1]  # (the view cannot be written, its base can)
     assert normalize_landmarks(view, 6).tolist() == [1, 5]
+
+
+def test_shared_budgets_follow_a_landmark_set_that_changed():
+    """Skip's and Balanced's budgets are shared per landmark set while held, but never for rows the set no
+    longer holds (a read-only set's owner can make it writeable again)."""
+    lm = np.array([2, 4, 8], dtype=np.int64)
+    for scheme in ("skip", "balanced"):
+        lm.setflags(write=False)
+        b = fixed_budgets(scheme, 10, lm, 1.0)
+        assert fixed_budgets(scheme, 10, lm, 1.0) is b
+        lm.setflags(write=True)
+        lm[:] = [1, 4, 9]
+        lm.setflags(write=False)
+        again = fixed_budgets(scheme, 10, lm, 1.0)
+        assert again is not b
+        np.testing.assert_array_equal(again, fixed_budgets(scheme, 10, lm.copy(), 1.0))
+        lm.setflags(write=True)
+        lm[:] = [2, 4, 8]
 
 
 def test_location_release_is_metres_scale():

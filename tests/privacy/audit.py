@@ -37,6 +37,7 @@ import numpy as np
 from scipy import stats
 
 from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.pipeline import KINDS
 from lmdk_gui.core.engine.release import compute_release, landmark_mask, normalize_landmarks
 from lmdk_gui.core.kernel import adaptive
 from lmdk_gui.core.kernel import securenoise as sn
@@ -269,8 +270,7 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
     if scheme == "adaptive":
         mask = landmark_mask(lm, n)
         base = eps_a / (lm.size + 1)
-        kern = adaptive.KERNELS["numeric"]
-        f = export_mod._SEC_ONE["numeric"]
+        kern = KINDS["numeric"].export_kernel  # (the export's loop, its sampler export_mod._SEC_ONE compiled in)
         p = settings.adaptive
         # The export's buffer protocol (ExportRunner): a WordBuffer of max(4·RESERVE, 16·chunk) words (chunk =
         # n here), refilled whenever fewer than RESERVE_WORDS unread words are left; runs share the stream.
@@ -285,7 +285,7 @@ def export_runs(x: np.ndarray, landmarks, settings: PrivacySettings, scheme: str
             t = 0
             while t < n:
                 wb.ensure()
-                t, pos = kern(f, x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, settings.sensitivity, aux,
+                t, pos = kern(x, mask, u, eps_a, base, p.inc, p.dec, p.min_rate, settings.sensitivity, aux,
                               wb.pos, t, n, wb.limit, state, vals[i], buds[i], fresh)
                 wb.check(pos, t)
         return vals, buds

@@ -377,3 +377,16 @@ def test_a_large_constant_landmark_sum_is_the_gathered_sum():
     got = check_guarantee(view, lm, 1.0)
     assert got.landmark_sum == float(np.sum(np.ascontiguousarray(view)[lm]))
     assert got == check_guarantee(np.ascontiguousarray(view), lm, 1.0)
+
+
+def test_the_check_imports_no_compiler_and_no_engine():
+    """The referee is plain numpy (issue 43): importing it and checking budgets loads neither numba nor the
+    engine's lazy-JIT plumbing, so nothing compiled or cached can stand between the budgets and the verdict."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from lmdk_gui.core.kernel import guarantee as g; "
+            "r = g.check_guarantee(np.full(5, 0.1), np.array([1, 3]), 1.0); assert r.holds; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba' or m.endswith('lazyjit')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

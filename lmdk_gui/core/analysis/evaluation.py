@@ -63,6 +63,7 @@ from ..engine.pipeline import Plan, denoised_values, kind_of, plan, run_adaptive
 from ..engine.release import normalize_landmarks
 from ..kernel import mechanisms
 from ..kernel.noise import UnitNoise
+from ..kernel.schemes import SCHEMES
 from ..kernel.settings import ALL_SCHEMES, SCHEME_LABELS, PrivacySettings
 from .correlation import DISTRIBUTIONS, synthetic_landmarks
 from .metrics import SPREAD_PERCENTILES, constant_error, mean_error, unit_label
@@ -76,7 +77,8 @@ DEFAULT_RUNS = 100
 CSV_COLUMNS: tuple[str, ...] = ("percentage", "scheme", "mae_mean", "mae_std", "runs")
 #: added to the CSV when the evaluation also denoised (``evaluate(denoise=True)``, ``--denoise both``)
 CSV_DENOISED_COLUMNS: tuple[str, ...] = ("mae_denoised_mean", "mae_denoised_std")
-FIXED_SCHEMES: tuple[str, ...] = ("uniform", "skip", "balanced", "event", "user")
+#: the schemes whose budgets do not depend on the data (the scheme registry)
+FIXED_SCHEMES: tuple[str, ...] = tuple(s.name for s in SCHEMES.values() if s.budgets is not None)
 
 #: unit noise elements (runs × events) held per chunk and stream: bounds memory for long series
 _CHUNK_ELEMENTS = 1 << 18
@@ -563,7 +565,7 @@ class _Context:
             batches = {}
             for s in self.schemes:
                 # The baselines do not depend on the landmarks: planned without them, they share results.
-                lm = ls.rows if s not in ("event", "user") else np.zeros(0, np.int64)
+                lm = ls.rows if SCHEMES[s].uses_landmarks else np.zeros(0, np.int64)
                 p = plans[s] = plan(series, lm, settings, s, inp=inp)
                 if p.budgets is None:
                     continue
@@ -680,15 +682,48 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
     True the evaluation stops and returns the runs completed so far (``cancelled=True``).
 
     ``workers``: threads over chunks of runs (the kernels release the GIL; Adaptive's loop does not).
-    None or 1 runs in the calling thread; see notes/evaluation.md for what threads buy on 2 cores.
+    None or 1 runs in the calling thread.
 
     ``denoise``: also the error of every run's denoised release (``mean_denoised``/``std_denoised``).
     """
     t0 = time.perf_counter()
+    runs, schemes = _checked(series, settings, runs, schemes)
+    if sets is None:
+        pcts = parse_percentages(percentages)
+        total = len(pcts) * (runs + 1)
+        made = landmark_sets(series, pcts, placement=placement, rule=rule, vary=vary, rule_params=rule_params,
+                             seed=seed, should_cancel=should_cancel,
+                             progress=None if progress is None else (lambda i: progress(i, total)))
+        cancelled = made is None
+        sets, source, done0 = tuple(made or ()), describe(placement, rule, vary, rule_params), len(made or ())
+    else:
+        sets, source, done0, cancelled = tuple(sets), "given landmark sets", 0, False
+        total = len(sets) * runs
+    per_run = np.full((len(sets), len(schemes), 2 if denoise else 1, runs), np.nan)  # [.., 0, r] raw, [.., 1, r] denoised
+    runs_done = 0
+    if not cancelled and sets:
+        runner = _Runs(_Context(series, settings, sets, schemes), runs, seed, denoise, should_cancel)
+        runs_done, cancelled = runner.fill(per_run, workers, done0, total, progress)
+    per_run = per_run[..., :runs_done]
+    mean, std, cnt = _mean_std(per_run)
+    extra = {}
+    if denoise:
+        extra = {"mean_denoised": mean[:, :, 1], "std_denoised": std[:, :, 1], "per_run_denoised": per_run[:, :, 1]}
+    return EvaluationResult(
+        sets=sets, schemes=schemes, mean=mean[:, :, 0], std=std[:, :, 0], runs=cnt[:, :, 0].astype(np.int64),
+        runs_done=runs_done, runs_requested=runs, cancelled=cancelled, kind=series.kind, unit=unit_label(series),
+        epsilon=settings.epsilon, n=series.n, name=series.name, source=source, seed=int(seed),
+        elapsed_s=time.perf_counter() - t0, per_run=per_run[:, :, 0], constant_error=constant_error(series),
+        **extra,
+    )
+
+
+def _checked(series: Series, settings: PrivacySettings, runs: int,
+             schemes: Iterable[str]) -> tuple[int, tuple[str, ...]]:
+    """The arguments of :func:`evaluate`, checked (one-line ValueErrors)."""
     settings.validate()
     if isinstance(runs, bool) or int(runs) != runs or runs < 1:
         raise ValueError(f"runs must be a positive whole number, got {runs!r}")
-    runs = int(runs)
     schemes = tuple(schemes)
     for s in schemes:
         if s not in ALL_SCHEMES:
@@ -697,72 +732,68 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
         raise ValueError("choose at least one scheme")
     if series.n == 0:
         raise ValueError("the series is empty")
-    cancelled = False
+    return int(runs), schemes
 
-    if sets is None:
-        pcts = parse_percentages(percentages)
-        total = len(pcts) * (runs + 1)
 
-        def set_progress(i: int) -> None:
-            if progress is not None:
-                progress(i, total)
+def _mean_std(per_run: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, population std and count over the last axis, ignoring NaN (runs not done)."""
+    ok = ~np.isnan(per_run)
+    cnt = ok.sum(axis=3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        filled = np.where(ok, per_run, 0.0)
+        mean = np.where(cnt > 0, filled.sum(axis=3) / np.maximum(cnt, 1), np.nan)
+        dev = np.where(ok, per_run - mean[..., None], 0.0)
+        std = np.where(cnt > 0, np.sqrt((dev * dev).sum(axis=3) / np.maximum(cnt, 1)), np.nan)
+    return mean, std, cnt
 
-        made = landmark_sets(series, pcts, placement=placement, rule=rule, vary=vary, rule_params=rule_params,
-                             seed=seed, should_cancel=should_cancel, progress=set_progress)
-        if made is None:
-            made = []
-            cancelled = True
-        sets = made
-        source = describe(placement, rule, vary, rule_params)
-        done0 = len(sets)
-    else:
-        sets = list(sets)
-        total = len(sets) * runs
-        source = "given landmark sets"
-        done0 = 0
-    sets = tuple(sets)
-    P, S = len(sets), len(schemes)
-    per_run = np.full((P, S, 2 if denoise else 1, runs), np.nan)  # [..., 0, r] raw, [..., 1, r] denoised
-    runs_done = 0
-    if not cancelled and P:
-        ctx = _Context(series, settings, sets, schemes)
-        chunk = _chunk_size(series.n, runs)
-        starts = list(range(0, runs, chunk))
-        do_adaptive = "adaptive" in schemes
-        a_col = schemes.index("adaptive") if do_adaptive else -1
 
-        def work(start: int, report: Callable[[int], None] | None) -> np.ndarray | None:
-            stop = min(start + chunk, runs)
-            stacks, noises = ctx.streams([seed + 1 + r for r in range(start, stop)], do_adaptive or denoise)
-            res = np.full((P, S, 2 if denoise else 1, stop - start), np.nan)
-            memo_d: dict[tuple, np.ndarray] = {}
-            memo: dict[tuple, np.ndarray] = {}
-            for i in range(P):
-                if should_cancel is not None and should_cancel():
-                    return None
-                for j, s in enumerate(schemes):
-                    if s == "adaptive":
-                        continue
-                    batch = ctx.batches[i][s]
-                    got = memo.get(batch.key)
-                    if got is None:
-                        got = memo[batch.key] = ctx.fixed_mae(batch, stacks)
-                    res[i, j, 0] = got
+class _Runs:
+    """The runs of an evaluation, in chunks (one thread, or a pool of threads over the chunks)."""
+
+    def __init__(self, ctx: _Context, runs: int, seed: int, denoise: bool,
+                 should_cancel: CancelFn | None) -> None:
+        self.ctx, self.runs, self.seed, self.denoise = ctx, runs, seed, denoise
+        self.should_cancel = should_cancel
+        self.chunk = _chunk_size(ctx.series.n, runs)
+        self.a_col = ctx.schemes.index("adaptive") if "adaptive" in ctx.schemes else -1
+
+    def work(self, start: int, report: Callable[[int], None] | None) -> np.ndarray | None:
+        """The MAE of runs ``start`` … ``start + chunk`` for every set and scheme (None: cancelled)."""
+        ctx, denoise = self.ctx, self.denoise
+        stop = min(start + self.chunk, self.runs)
+        stacks, noises = ctx.streams([self.seed + 1 + r for r in range(start, stop)], self.a_col >= 0 or denoise)
+        P, S = len(ctx.sets), len(ctx.schemes)
+        res = np.full((P, S, 2 if denoise else 1, stop - start), np.nan)
+        memo: dict[tuple, np.ndarray] = {}
+        memo_d: dict[tuple, np.ndarray] = {}
+        for i in range(P):
+            if self.should_cancel is not None and self.should_cancel():
+                return None
+            for j, s in enumerate(ctx.schemes):
+                if j == self.a_col:
+                    continue
+                batch = ctx.batches[i][s]
+                if batch.key not in memo:
+                    memo[batch.key] = ctx.fixed_mae(batch, stacks)
+                res[i, j, 0] = memo[batch.key]
+                if denoise:
+                    if batch.key not in memo_d:
+                        memo_d[batch.key] = np.array([ctx.denoised_mae(i, s, u) for u in noises])
+                    res[i, j, 1] = memo_d[batch.key]
+            if self.a_col >= 0:
+                for q, u in enumerate(noises):
+                    res[i, self.a_col, 0, q] = ctx.adaptive_mae(i, u)
                     if denoise:
-                        got = memo_d.get(batch.key)
-                        if got is None:
-                            got = memo_d[batch.key] = np.array([ctx.denoised_mae(i, s, u) for u in noises])
-                        res[i, j, 1] = got
-                if do_adaptive:
-                    for q, u in enumerate(noises):
-                        res[i, a_col, 0, q] = ctx.adaptive_mae(i, u)
-                        if denoise:
-                            res[i, a_col, 1, q] = ctx.denoised_mae(i, "adaptive", u)
-                if report is not None:
-                    report(stop - start)
-            return res
+                        res[i, self.a_col, 1, q] = ctx.denoised_mae(i, "adaptive", u)
+            if report is not None:
+                report(stop - start)
+        return res
 
-        done = done0
+    def fill(self, per_run: np.ndarray, workers: int | None, done: int, total: int,
+             progress: ProgressFn | None) -> tuple[int, bool]:
+        """Run every chunk into ``per_run``; (runs done, cancelled)."""
+        starts = list(range(0, self.runs, self.chunk))
+        runs_done = 0
         nthreads = 1 if workers is None else max(1, int(workers))
         if nthreads == 1 or len(starts) == 1:
             for start in starts:
@@ -771,40 +802,23 @@ def evaluate(series: Series, settings: PrivacySettings, percentages: Iterable[fl
                     done += k
                     if progress is not None:
                         progress(done, total)
-                res = work(start, report)
+                res = self.work(start, report)
                 if res is None:
-                    cancelled = True
-                    break
+                    return runs_done, True
                 per_run[..., start:start + res.shape[-1]] = res
                 runs_done = start + res.shape[-1]
-        else:
-            with ThreadPoolExecutor(max_workers=nthreads, thread_name_prefix="lmdk-eval") as pool:
-                futures = [pool.submit(work, s, None) for s in starts]
-                for start, fut in zip(starts, futures, strict=True):
-                    res = fut.result()
-                    if res is None or cancelled:
-                        cancelled = True
-                        continue
-                    per_run[..., start:start + res.shape[-1]] = res
-                    runs_done = start + res.shape[-1]
-                    done += P * res.shape[-1]
-                    if progress is not None:
-                        progress(done, total)
-    per_run = per_run[..., :runs_done]
-    ok = ~np.isnan(per_run)
-    cnt = ok.sum(axis=3)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        filled = np.where(ok, per_run, 0.0)
-        mean = np.where(cnt > 0, filled.sum(axis=3) / np.maximum(cnt, 1), np.nan)
-        dev = np.where(ok, per_run - mean[..., None], 0.0)
-        std = np.where(cnt > 0, np.sqrt((dev * dev).sum(axis=3) / np.maximum(cnt, 1)), np.nan)
-    extra = {}
-    if denoise:
-        extra = {"mean_denoised": mean[:, :, 1], "std_denoised": std[:, :, 1], "per_run_denoised": per_run[:, :, 1]}
-    mean, std, cnt, per_run = mean[:, :, 0], std[:, :, 0], cnt[:, :, 0], per_run[:, :, 0]
-    return EvaluationResult(
-        sets=sets, schemes=schemes, mean=mean, std=std, runs=cnt.astype(np.int64), runs_done=runs_done,
-        runs_requested=runs, cancelled=cancelled, kind=series.kind, unit=unit_label(series),
-        epsilon=settings.epsilon, n=series.n, name=series.name, source=source, seed=int(seed),
-        elapsed_s=time.perf_counter() - t0, per_run=per_run, constant_error=constant_error(series), **extra,
-    )
+            return runs_done, False
+        cancelled = False
+        with ThreadPoolExecutor(max_workers=nthreads, thread_name_prefix="lmdk-eval") as pool:
+            futures = [pool.submit(self.work, s, None) for s in starts]
+            for start, fut in zip(starts, futures, strict=True):
+                res = fut.result()
+                if res is None or cancelled:
+                    cancelled = True
+                    continue
+                per_run[..., start:start + res.shape[-1]] = res
+                runs_done = start + res.shape[-1]
+                done += len(self.ctx.sets) * res.shape[-1]
+                if progress is not None:
+                    progress(done, total)
+        return runs_done, cancelled

@@ -51,71 +51,11 @@ from .release import (
 NUMBA_BACKENDS = (securenoise.BACKEND_SNAPPED, securenoise.BACKEND_PLANAR, securenoise.BACKEND_RR)
 
 
-# --------------------------------------------------------------------------------- secure noise hooks
+# ------------------------------------------------------------------------------ the export's grid
 def grid_exponent(settings: PrivacySettings) -> int:
     """The snapped sampler's grid exponent for a numeric release: from Δ and the release's ε only (every
     event's ε_t ≤ ε), the same for every event (issue 17, finding 3)."""
     return securenoise.laplace_grid_exponent(settings.sensitivity, settings.sensitivity / settings.epsilon)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sec_laplace(x, scale, sens, t, aux, pos):  # pragma: no cover - compiled
-    # aux = (words, public grid exponent): every event of the release on the same grid (finding 3)
-    return securenoise.secure_laplace_grid_one(x, scale, sens, aux[1], aux[0], pos)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sec_planar(lat, lon, scale_m, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_planar_one(lat, lon, scale_m, words, pos)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sec_rr(code, eps, k, t, words, pos):  # pragma: no cover - compiled
-    return securenoise.secure_rr_one(code, eps, k, words, pos)
-
-
-# ------------------------------------------------------------------------------- cached Adaptive kernels
-# The Adaptive loops of :mod:`.adaptive` take the noise function as an argument, which numba's disk cache
-# cannot key (every process compiled them: 1.0–1.3 s of every cold start). Each wrapper below passes one
-# fixed function and has no function-typed argument, so it is cached on disk; the loop is still the one in
-# adaptive.py, compiled into the wrapper, so the draws are the same bit for bit. (The numeric preview's is
-# adaptive.adaptive_numeric_unit itself, its branch-free copy: called through a wrapper it lost its selects
-# and ran at twice its time.) The export's wrappers are
-# not cached: the exact samplers use globals numba cannot cache ("dynamic globals"); an export compiles
-# them once, as before, and the cold start needs only the preview's.
-@numba.njit(cache=False, nogil=True)  # see below
-def _export_numeric(x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos, start, stop, pos_limit, state,
-        out_v, out_eps, out_fresh):  # pragma: no cover - compiled
-    return adaptive.adaptive_numeric(_sec_laplace, x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos,
-        start, stop, pos_limit, state, out_v, out_eps, out_fresh)
-
-
-@numba.njit(cache=True, nogil=True)
-def _preview_location(x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos, start, stop, pos_limit, state,
-        out_v, out_eps, out_fresh):  # pragma: no cover - compiled
-    return adaptive.adaptive_location(mechanisms.planar_unit_one, x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos,
-        start, stop, pos_limit, state, out_v, out_eps, out_fresh)
-
-
-@numba.njit(cache=False, nogil=True)  # see below
-def _export_location(x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos, start, stop, pos_limit, state,
-        out_v, out_eps, out_fresh):  # pragma: no cover - compiled
-    return adaptive.adaptive_location(_sec_planar, x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos,
-        start, stop, pos_limit, state, out_v, out_eps, out_fresh)
-
-
-@numba.njit(cache=True, nogil=True)
-def _preview_categorical(x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos, start, stop, pos_limit, state,
-        out_v, out_eps, out_fresh):  # pragma: no cover - compiled
-    return adaptive.adaptive_categorical(mechanisms.rr_unit_one, x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos,
-        start, stop, pos_limit, state, out_v, out_eps, out_fresh)
-
-
-@numba.njit(cache=False, nogil=True)  # see below
-def _export_categorical(x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos, start, stop, pos_limit, state,
-        out_v, out_eps, out_fresh):  # pragma: no cover - compiled
-    return adaptive.adaptive_categorical(_sec_rr, x, is_lm, u, eps_a, base, inc, dec, rmin, param, aux, pos,
-        start, stop, pos_limit, state, out_v, out_eps, out_fresh)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -220,21 +160,16 @@ class Kind:
     """A kind's mechanism. Subclasses fill in the per-kind parts; instances live in :data:`KINDS`."""
 
     name = ""
-    # numba noise functions, as staticmethods: a compiled function is a descriptor and would otherwise be
-    # bound to the kind object when read from it.
-    unit_one: Any = None  # on unit noise (Adaptive's preview loop)
-    secure_one: Any = None  # on secure words (Adaptive's export loop)
-    # the Adaptive loop with unit_one / secure_one compiled in (disk-cached; the runners call these)
+    # Adaptive's kernels and their noise functions, from :mod:`.adaptive` (set below, per instance: a
+    # compiled function read from a class would be bound to the kind object as a method).
+    unit_one: Any = None  # on unit noise (the preview's loop)
+    secure_one: Any = None  # on secure words (the export's loop)
     preview_kernel: Any = None
     export_kernel: Any = None
     #: Post-processing of a release (issue 12 part 2): ``denoise(release, settings) -> Denoised`` using only
     #: the released values, budgets, flags and public settings (default :func:`denoise_release`, set below
     #: on every instance so that it is not bound as a method). None = publish the raw release.
     denoise: Callable[[Release, PrivacySettings], Denoised] | None = None
-
-    @property
-    def kernel(self):
-        return adaptive.KERNELS[self.name]
 
     def prepare(self, series: Series, settings: PrivacySettings) -> KindInput:
         return KindInput(series.values, None, 0, public_fallback(series, settings))
@@ -282,10 +217,6 @@ class Kind:
 
 class NumericKind(Kind):
     name = "numeric"
-    preview_kernel = staticmethod(adaptive.adaptive_numeric_unit)  # no function argument: cached
-    export_kernel = staticmethod(_export_numeric)
-    unit_one = staticmethod(mechanisms.laplace_unit_one)
-    secure_one = staticmethod(_sec_laplace)
 
     def prepare(self, series, settings):
         return KindInput(mechanisms.clamp(series.values, settings.bounds), None, 0,
@@ -332,10 +263,6 @@ class NumericKind(Kind):
 
 class LocationKind(Kind):
     name = "location"
-    preview_kernel = staticmethod(_preview_location)
-    export_kernel = staticmethod(_export_location)
-    unit_one = staticmethod(mechanisms.planar_unit_one)
-    secure_one = staticmethod(_sec_planar)
 
     def param(self, settings, k):
         return settings.radius_m
@@ -370,10 +297,6 @@ class LocationKind(Kind):
 
 class CategoricalKind(Kind):
     name = "categorical"
-    preview_kernel = staticmethod(_preview_categorical)
-    export_kernel = staticmethod(_export_categorical)
-    unit_one = staticmethod(mechanisms.rr_unit_one)
-    secure_one = staticmethod(_sec_rr)
 
     def prepare(self, series, settings):
         codes, labels, _ = category_space(series, settings)
@@ -413,6 +336,8 @@ def denoise_release(release: Release, settings: PrivacySettings, *, consume: boo
 KINDS: dict[str, Kind] = {k.name: k for k in (NumericKind(), LocationKind(), CategoricalKind())}
 for _k in KINDS.values():
     _k.denoise = denoise_release
+    _k.preview_kernel, _k.export_kernel = adaptive.PREVIEW[_k.name], adaptive.EXPORT[_k.name]
+    _k.unit_one, _k.secure_one = adaptive.UNIT_NOISE[_k.name], adaptive.SECURE_NOISE[_k.name]
 
 
 def kind_of(series: Series) -> Kind:

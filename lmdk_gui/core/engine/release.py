@@ -2,7 +2,8 @@
 
 Every release carries its per-event budgets ``ε_t``, its published values, a per-event ``approximated``
 flag, and the verdict of the independent landmark-sum check (:mod:`.guarantee`). The budgets of the schemes
-that do not depend on the data are :func:`fixed_budgets` (Balanced: :func:`balanced_budgets`); the per-kind
+that do not depend on the data are :func:`fixed_budgets`, from the scheme registry (:mod:`..kernel.schemes`,
+one module per scheme); the per-kind
 mechanisms, the plan and the runners are in :mod:`.pipeline`, which :func:`compute_release` calls.
 
 Approximations. An event with ``ε_t = 0`` publishes nothing data-dependent: it republishes the previous
@@ -15,7 +16,6 @@ release (post-processing too: the whole series is published at once). If nothing
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -24,8 +24,11 @@ from functools import cached_property
 import numpy as np
 
 from ..data.series import Series
-from ..kernel.guarantee import GuaranteeResult, allocatable, is_constant
+from ..kernel.guarantee import GuaranteeResult, allocatable
 from ..kernel.noise import UnitNoise
+from ..kernel.schemes import SCHEMES
+from ..kernel.schemes import balanced as _balanced
+from ..kernel.schemes import constant_budgets as constant_budgets  # (re-exported: the engine's callers' name)
 from ..kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 
@@ -112,35 +115,17 @@ class Release:
 
 
 # ------------------------------------------------------------------------------------------ landmarks
-#: read-only landmark arrays already found sorted and distinct, by identity (weakly held): a preview passes
-#: the session's one set to each scheme's plan, seven O(m) checks a click (≈ 3 ms of the worker at 10^6 events
-#: with 200,000 landmarks, issue 15); only arrays that own their memory and cannot be written are kept
-_SORTED: dict[int, weakref.ref] = {}
-
-
-def _known_sorted(lm: np.ndarray) -> bool:
-    ref = _SORTED.get(id(lm))
-    return ref is not None and ref() is lm and not lm.flags.writeable
-
-
-def _remember_sorted(lm: np.ndarray) -> None:
-    if lm.flags.owndata and not lm.flags.writeable and id(lm) not in _SORTED:
-        key = id(lm)
-
-        def forget(_ref: weakref.ref) -> None:
-            _SORTED.pop(key, None)
-        _SORTED[key] = weakref.ref(lm, forget)
-
-
 def normalize_landmarks(landmarks: Iterable[int] | np.ndarray | None, n: int) -> np.ndarray:
-    """Sorted, distinct int64 row positions within [0, n); raises ValueError otherwise."""
+    """Sorted, distinct int64 row positions within [0, n); raises ValueError otherwise. Checked on every call
+    (no memo of arrays seen before: whoever holds one can change it); a caller that already holds the
+    normalised set passes it on instead of normalising it again."""
     if landmarks is None:
         return np.zeros(0, dtype=np.int64)
     lm = np.asarray(landmarks if isinstance(landmarks, np.ndarray) else list(landmarks))
     if lm.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if lm.dtype == np.int64 and _known_sorted(lm):
-        return _in_range(lm, n)
+    if lm.ndim != 1:
+        raise ValueError("landmarks must be a list of row positions")
     if lm.dtype.kind not in "iu":
         if lm.dtype.kind == "f" and np.all(np.isfinite(lm)) and np.all(lm == np.round(lm)):
             lm = lm.astype(np.int64)
@@ -150,7 +135,6 @@ def normalize_landmarks(landmarks: Iterable[int] | np.ndarray | None, n: int) ->
     if lm.size > 1 and not bool(np.all(lm[1:] > lm[:-1])):
         lm = np.sort(lm)
         lm = lm[np.concatenate(([True], lm[1:] != lm[:-1]))]
-    _remember_sorted(lm)
     return _in_range(lm, n)
 
 
@@ -168,60 +152,59 @@ def landmark_mask(landmarks: np.ndarray, n: int) -> np.ndarray:
 
 
 # -------------------------------------------------------------------------------------------- budgets
+#: Balanced's budgets and B* under the engine's names (the scheme's own module is the one source)
+balanced_budgets = _balanced.full_budgets
+balanced_landmark_total = _balanced.landmark_total
+
+
 def fixed_budgets(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
-    """Budgets of the schemes that do not depend on the data: uniform, skip, balanced, event, user. Equal
-    budgets (Uniform, Event, User; Skip and Balanced without landmarks) are :func:`constant_budgets`."""
-    m = int(landmarks.size)
-    if scheme == "uniform":
-        return constant_budgets(n, eps_a / (m + 1))
-    if scheme in ("skip", "balanced") and m == 0:
-        return constant_budgets(n, eps_a)  # what both give without landmarks (Balanced: B* = 0)
-    if scheme == "skip":
-        return _shared(scheme, n, landmarks, eps_a, lambda: _skip_budgets(n, landmarks, eps_a))
-    if scheme == "balanced":
-        return _shared(scheme, n, landmarks, eps_a, lambda: balanced_budgets(n, landmarks, eps_a))
-    if scheme == "event":
-        return constant_budgets(n, eps_a)
-    if scheme == "user":
-        return constant_budgets(n, eps_a / max(n, 1))
-    raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
-
-
-def _skip_budgets(n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
-    b = np.full(n, eps_a)
-    b[landmarks] = 0.0
-    return b
+    """Budgets of a scheme that does not depend on the data (the registry's ``Scheme.budgets``). A read-only
+    landmark set's series-sized budgets (Skip's, Balanced's) are shared while held (:func:`_shared`); equal
+    budgets are :func:`constant_budgets`."""
+    s = SCHEMES.get(scheme)
+    if s is None or s.budgets is None:
+        fixed = ", ".join(k for k, v in SCHEMES.items() if v.budgets is not None)
+        raise ValueError(f"unknown scheme {scheme!r} or one whose budgets are drawn; choose one of {fixed}")
+    make = s.budgets
+    return _shared(scheme, n, landmarks, eps_a, lambda: make(n, landmarks, eps_a))
 
 
 #: Skip's and Balanced's budgets per (scheme, n, landmark set, ε_a), held weakly: the R-run average plans each
-#: run again, and each plan made its own copy of what the preview holds (80 MB at 10^7 events)
-_BUDGETS: dict[tuple, tuple[weakref.ref, weakref.ref]] = {}
+#: run again, and each plan made its own copy of what the preview holds (80 MB at 10^7 events). Keyed by the
+#: set's identity, and valid only while the set still holds the rows the budgets were made for (a copy of
+#: them is kept and compared: an array's holder can change it).
+_BUDGETS: dict[tuple, tuple[weakref.ref, weakref.ref, np.ndarray]] = {}
 
 
 def _shared(scheme: str, n: int, landmarks: np.ndarray, eps_a: float, make) -> np.ndarray:
-    """``make()``, or the read-only array it gave for this very landmark set (a read-only one found sorted:
-    the session's) while someone holds it."""
-    if not _known_sorted(landmarks):
+    """``make()``, or the read-only array it gave for this very landmark set while someone holds it. Only
+    series-sized budgets of read-only sets are shared (the session's sets): a set its caller may still
+    write is its own business."""
+    if landmarks.flags.writeable:
         return make()
-    key = (scheme, n, id(landmarks), eps_a)
     b = _shared_now(scheme, n, landmarks, eps_a)
     if b is not None:
         return b
     b = make()
+    if is_constant(b):  # (one float: nothing worth sharing)
+        return b
     b.setflags(write=False)
+    key = (scheme, n, id(landmarks), eps_a)
 
     def forget(_ref: weakref.ref) -> None:  # (on whichever thread let go of the last reference)
         if _BUDGETS.get(key) is entry:
             _BUDGETS.pop(key, None)
-    entry = (weakref.ref(landmarks, forget), weakref.ref(b, forget))
+    entry = (weakref.ref(landmarks, forget), weakref.ref(b, forget), landmarks.copy())
     _BUDGETS[key] = entry
     return b
 
 
 def _shared_now(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray | None:
-    """The array :func:`_shared` gave for this very landmark set, if it is still held."""
+    """The array :func:`_shared` gave for this very landmark set, if it is still held and the set unchanged."""
     hit = _BUDGETS.get((scheme, n, id(landmarks), eps_a))
-    return hit[1]() if hit is not None and hit[0]() is landmarks else None
+    if hit is None or hit[0]() is not landmarks or not np.array_equal(hit[2], landmarks):
+        return None
+    return hit[1]()
 
 
 def skip_span(old: np.ndarray, old_lm: np.ndarray, new: np.ndarray, new_lm: np.ndarray,
@@ -257,12 +240,10 @@ def _sets_span(a, b):  # pragma: no cover - compiled
     return lo, hi
 
 
-def constant_budgets(n: int, value: float) -> np.ndarray:
-    """n budgets equal to ``value`` as one float seen n times: a read-only zero-stride view. A preview holds
-    Uniform's, Event's and User's on every click (80 MB each at 10^7 events as separate floats). It reads
-    like the materialised array (numpy's sums, means and extremes give the same bits, see the tests); the
-    kernels read it through its strides, and code that needs contiguous memory copies it."""
-    return np.broadcast_to(np.float64(value), (n,))
+def is_constant(a: np.ndarray) -> bool:
+    """Whether ``a`` is one value seen many times: a zero-stride view, such as the budgets of a scheme that
+    gives every event the same ε_t (:func:`constant_budgets`). A property of the array, not of a scheme."""
+    return a.ndim == 1 and a.shape[0] > 1 and a.strides[0] == 0
 
 
 def fresh_flags(budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -277,26 +258,6 @@ def fresh_flags(budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.broadcast_to(True, budgets.shape), np.broadcast_to(False, budgets.shape)
     fresh = budgets > 0
     return fresh, ~fresh
-
-
-def balanced_landmark_total(n: int, m: int, eps_a: float) -> float:
-    """B* = ε_a·m / (m + √(n − m)): the landmarks' total that minimises Σ_t Δ/ε_t when each of the m
-    landmarks gets B*/m and each of the n − m regular events ε_a − B* (docs/pipeline.md)."""
-    if m <= 0:
-        return 0.0
-    if m >= n:
-        return eps_a
-    return eps_a * m / (m + math.sqrt(n - m))
-
-
-def balanced_budgets(n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
-    """The Balanced scheme: B*/m per landmark, ε_a − B* per regular event (no landmarks: ε_a each)."""
-    m = int(landmarks.size)
-    total = balanced_landmark_total(n, m, eps_a)
-    b = np.full(n, eps_a - total)
-    if m:
-        b[landmarks] = total / m
-    return b
 
 
 # ----------------------------------------------------------------------------------- category spaces

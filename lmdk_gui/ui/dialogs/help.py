@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ... import __version__
-from ...core.engine.release import balanced_landmark_total
+from ...core.kernel.schemes import SCHEMES
 from ...core.kernel.settings import SCHEME_LABELS
 
 #: The workflow, in five steps: (title, what to do).
@@ -63,36 +63,8 @@ TERMS = (
      "r = 100 m and ε_t = 0.5: a reported position lies about 400 m from the true one."),
 )
 
-#: Scheme id → (what it does in plain words, one example). Add an entry for every new scheme.
-def _balanced_example(n: int, k: int, epsilon: float) -> str:
-    """Balanced's worked example, computed with the scheme's own formula (a figure typed by hand drifted)."""
-    total = balanced_landmark_total(n, k, epsilon)
-    return (f"{n:,} events, {k} landmarks, ε = {epsilon:g}: each landmark gets ε_t ≈ {total / k:.3g} and every "
-            f"other event ≈ {epsilon - total:.3g} (Uniform would give every event {epsilon / (k + 1):.3g}).")
-
-
-SCHEME_HELP: dict[str, tuple[str, str]] = {
-    "uniform": ("Every event gets the same share of ε: ε_t = ε/(number of landmarks + 1). Simple and even, "
-                "but many landmarks make every event noisy.",
-                "ε = 1 with 4 landmarks: every event is released with ε_t = 0.2."),
-    "skip": ("Regular events get the whole ε; landmarks publish nothing new and repeat the previous release. "
-             "Regular events are accurate; the landmarks' true values never appear.",
-             "A landmark at 14:00 shows the value released at 13:00; every other hour is released with ε_t = 1."),
-    "adaptive": ("Samples events at a rate that rises while the released values change and falls while they "
-                 "are steady. Sampled landmarks get ε/(landmarks + 1); what skipped landmarks do not spend goes "
-                 "to later regular events; unsampled events repeat the previous release.",
-                 "A flat night of readings is sampled rarely, so its budget is saved for the morning's changes."),
-    "balanced": ("Spends on the landmarks exactly what minimises the total noise: each of the k landmarks gets "
-                 "B/k and every regular event ε − B, with B = ε·k/(k + √(n − k)). Usually far less noise than "
-                 "Uniform, and no repeated values as in Skip.",
-                 _balanced_example(1000, 50, 1.0)),
-    "event": ("Baseline: every event gets the whole ε. It protects one event at a time, not the landmarks "
-              "together, so with landmarks it fails the check and cannot be exported.",
-              "ε = 1 and 2 landmarks: a landmark plus one other event spend 3, more than ε."),
-    "user": ("Baseline: every event gets ε divided by the number of events, protecting the whole series as "
-             "one secret, at the cost of much more noise.",
-             "744 hourly readings with ε = 1: each is released with ε_t ≈ 0.0013."),
-}
+#: Scheme id → (what it does in plain words, one example), from the scheme registry.
+SCHEME_HELP: dict[str, tuple[str, str]] = {s.name: s.help for s in SCHEMES.values()}
 
 #: Mouse gestures on the series plot (not QActions, so listed by hand): (what it does, how).
 GESTURES = (

@@ -8,14 +8,12 @@ simulation they stay clearly apart from every scheme colour and from the origina
 
 from __future__ import annotations
 
-SCHEME_COLORS = {
-    "uniform": (0, 114, 178),  # Okabe–Ito blue
-    "skip": (230, 159, 0),  # orange
-    "adaptive": (0, 158, 115),  # bluish green
-    "balanced": (0, 0, 0),  # Okabe–Ito black (vermillion sits too close to the landmarks under deuteranopia)
-    "event": (204, 121, 167),  # reddish purple
-    "user": (86, 180, 233),  # sky blue
-}
+from ...core.kernel.schemes import SCHEMES
+from ...core.kernel.settings import SCHEME_LABELS
+
+#: one colour per scheme, from the scheme registry (each scheme's module says why its colour), in
+#: SCHEME_LABELS' order (landmark-private schemes first)
+SCHEME_COLORS = {name: SCHEMES[name].color for name in SCHEME_LABELS}
 ORIGINAL_COLOR = (40, 40, 40)
 #: the original series behind each release in the preview rows
 ORIGINAL_PREVIEW_COLOR = (150, 150, 150)
