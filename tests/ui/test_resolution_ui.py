@@ -38,7 +38,7 @@ def test_a_day_per_row_in_preview_metrics_and_export(qtbot, window, tmp_path):
     assert window.series_plot.series is s.series  # landmarks are still clicked on the events
     assert window.metrics_table.yardstick() == constant_error(rel)
     assert "kWh per day" in window.metrics_table.horizontalHeaderItem(5).text().replace("\n", " ")
-    assert "row 205" in window.hover_html(205) and "released in the period from 2013-01-09" in window.hover_html(205)
+    assert "event 205" in window.hover_html(205) and "released in the period from 2013-01-09" in window.hover_html(205)
     # a landmark click on an event: its day becomes a landmark period
     s.toggle_landmark(0)
     wait_preview(qtbot, window)
