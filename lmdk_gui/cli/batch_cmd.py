@@ -15,7 +15,13 @@ from ..core.analysis.suggestions import RULES
 from ..core.kernel.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings
 from ..core.publish.export import BACKEND_ALIASES
 from . import UsageError
-from .common import add_dummy_options, add_privacy_options, add_selection_options, dummy_settings
+from .common import (
+    add_dummy_options,
+    add_privacy_options,
+    add_resolution_options,
+    add_selection_options,
+    dummy_settings,
+)
 from .landmarks_cmd import _OPTIONS as _RULE_OPTIONS
 from .landmarks_cmd import add_rule_options, rule_params
 
@@ -67,6 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="find each person's landmarks with this suggestion rule (see 'lmdk landmarks')")
     add_rule_options(g)
     add_privacy_options(p, epsilon_required=True)
+    add_resolution_options(p)
     add_dummy_options(p)
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("csv", "parquet"), default="csv",
@@ -129,7 +136,7 @@ def options_from_args(args: argparse.Namespace):
         rule_params=params, dummies=dummy_settings(args), include_budget=args.include_budget,
         include_flags=args.include_flags, key=key, backend=args.noise_backend, format=args.format,
         resume=args.resume, force=args.force, workers=args.workers, scheduler=args.scheduler,
-        blocksize=args.blocksize)
+        blocksize=args.blocksize, resolution=args.resample, aggregate=args.aggregate)
 
 
 class _Line:

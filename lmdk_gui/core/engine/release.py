@@ -44,6 +44,13 @@ class Release:
     approximated: np.ndarray  # bool per event
     guarantee: GuaranteeResult
     categories: tuple[str, ...] | None = None  # categorical: labels of the codes in ``values``
+    #: a period release (DESIGN §12): each value's noise was drawn for sensitivity Δ·scale[t] (None: Δ)
+    sensitivity_scale: np.ndarray | None = None
+
+    def noise_budgets(self) -> np.ndarray:
+        """ε_t·Δ/S_t: the budgets a scalar-Δ Laplace mechanism would need for this release's noise scales
+        S_t/ε_t (what the denoiser reads); the budgets themselves without a per-event sensitivity."""
+        return noise_budgets(self.budgets, self.sensitivity_scale)
 
     @property
     def n(self) -> int:
@@ -272,6 +279,12 @@ def category_space(series: Series, settings: PrivacySettings) -> tuple[np.ndarra
             raise ValueError(f"the data has categories that are not in the public list: {shown}{more}")
     remap = np.array([index.get(c, -1) for c in series.categories], dtype=np.int64)
     return remap[series.values], public, False
+
+
+def noise_budgets(budgets: np.ndarray, scale: np.ndarray | None) -> np.ndarray:
+    """``budgets / scale`` (ε_t = 0 stays 0), or ``budgets`` when ``scale`` is None: the noise of scale
+    S_t/ε_t = Δ·scale[t]/ε_t is that of a scalar-Δ mechanism with budget ε_t/scale[t]."""
+    return budgets if scale is None else np.asarray(budgets, dtype=np.float64) / scale
 
 
 def public_fallback(series: Series, settings: PrivacySettings):

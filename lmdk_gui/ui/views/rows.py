@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt, QTimer, Signal
 
-from ...core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from ... import runtime
+from ...core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from ...runtime.priority import HELPER
 from .axes import AXIS_W, LABEL_W, NOTE_W, cache_axes
 from .text import TextLines

@@ -426,6 +426,7 @@ class MainWindow(QMainWindow):
         self._lines_drawn_for: dict | None = None  # the preview whose denoised lines _on_preview drew
         s.denoisedChanged.connect(self._on_denoised)
         s.settingsChanged.connect(self._on_settings)
+        s.resolutionChanged.connect(self._on_resolution)
         s.previewFailed.connect(lambda msg: self.show_error("Preview failed", msg))
         s.dirtyChanged.connect(lambda _d: self._update_title())
         self.series_plot.vb.clicked.connect(self._on_click)
@@ -653,13 +654,25 @@ class MainWindow(QMainWindow):
             return
         self._hover_row = self._hover_target = None
         self.series_plot.set_series(s)
-        self.budget_plot.set_series(s)
-        self.preview_plot.set_series(s)
+        rel = self.session.release_series  # (the periods at a coarser release resolution)
+        assert rel is not None
+        self.budget_plot.set_series(rel)
+        self.preview_plot.set_series(rel)
         is_loc = s.kind == "location"
         self._show_track(is_loc)
         if is_loc:
             self.track_plot.set_series(s)
         self._update_title()
+        self._update_status()
+
+    def _on_resolution(self) -> None:
+        """The release resolution changed: the budget and preview rows show the released rows (events or
+        periods); the series plot keeps the events, where landmarks are clicked."""
+        rel = self.session.release_series
+        if rel is None:
+            return
+        self.budget_plot.set_series(rel)
+        self.preview_plot.set_series(rel)
         self._update_status()
 
     def _lay_out_rows(self, start) -> None:
@@ -726,9 +739,9 @@ class MainWindow(QMainWindow):
         pv = s.preview
         rels = {k: v.release for k, v in pv.items() if k in LANDMARK_SCHEMES}
         self.budget_plot.set_budgets({k: r.budgets if r.budgets_kept else None for k, r in rels.items()},
-                                     s.landmarks, s.epsilon,
+                                     s.release_landmarks, s.epsilon,
                                      s.visible_schemes, {k: r.max_budget for k, r in rels.items()})
-        bounds = s.settings.bounds if s.series is not None and s.series.kind == "numeric" else None
+        bounds = s.release_settings.bounds if s.series is not None and s.series.kind == "numeric" else None
         # The lines go with the points in one redraw: none until this state's denoised stage has arrived
         # (_on_denoised), so a line of another landmark set is never drawn over these points.
         lines = self._denoised_lines()
@@ -768,6 +781,8 @@ class MainWindow(QMainWindow):
             self.track_plot.set_denoised({k: p.denoised_values for k, p in s.preview.items() if current})
 
     def _on_settings(self) -> None:
+        if self.session.resolution is not None and self.preview_plot.series is not self.session.release_series:
+            self._on_resolution()  # (new bounds clamp the events anew: the periods' true values changed)
         if self.session.preview:
             self._on_preview()
 
@@ -838,14 +853,21 @@ class MainWindow(QMainWindow):
         # ("row N" is kept for the file's own rows, in messages about the file)
         lines = [f"<b>event {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
         budgets = []
+        j = s.release_row(row)  # (at a coarser resolution the budgets are its period's)
+        if s.resolution is not None and s.release_series is not None:
+            per = s.release_series
+            start = str(np.datetime_as_string(per.times[j], unit="s")).replace("T", " ")
+            lines.append(f"released in the period from {start} ({per.periods.aggregate if per.periods else ''})")
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
                 if not p.release.budgets_kept:  # (a lean session's edit let go of them: its preview is coming)
                     budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = …")
                     continue
-                mark = " (approx.)" if p.approximated[row] else ""
-                budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[row]:.4g}{mark}")
+                if j >= p.approximated.shape[0]:  # (a preview of the previous resolution, replaced soon)
+                    continue
+                mark = " (approx.)" if p.approximated[j] else ""
+                budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[j]:.4g}{mark}")
         # two schemes a line: the box fits the series plot even at 1280×800 with all six shown
         lines += [" · ".join(budgets[i:i + 2]) for i in range(0, len(budgets), 2)]
         return "<br>".join(lines)
