@@ -1,11 +1,11 @@
 """Compiled kernels that import numba on their first call, not when their module is imported (issue 15).
 
-Importing numba costs ≈ 0.35 s (it imports scipy) and its first kernel another ≈ 0.3 s (numba's CPU target
-imports scipy.linalg); the window needs neither to draw itself and the series. The kernel modules write
-``from .lazyjit import numba`` instead of ``import numba`` and keep ``@numba.njit(...)`` unchanged: each
-decorated function becomes a :class:`LazyKernel` that builds the real numba dispatcher (same options, same
-on-disk cache files) the first time it is called or inspected, on whichever thread that is — the preview
-worker, not the GUI thread.
+Importing numba is slow (it imports scipy), and so is loading its first kernel (numba's CPU target imports
+scipy.linalg); the window needs neither to draw itself and the series, and a cold start should not wait for
+them. The kernel modules write ``from .lazyjit import numba`` instead of ``import numba`` and keep
+``@numba.njit(...)`` unchanged: each decorated function becomes a :class:`LazyKernel` that builds the real
+numba dispatcher (same options, same on-disk cache files) the first time it is called or inspected, on
+whichever thread that is — the preview worker, not the GUI thread.
 
 A kernel calling another kernel, or receiving one as an argument, still compiles: numba types any object
 by its ``_numba_type_`` attribute, which a LazyKernel forwards (like every other attribute) to its
@@ -15,7 +15,7 @@ Small inputs need no compiler at all: inside ``interpreted(True)`` (the raw prev
 uses it), until numba has been imported by anyone, kernels run as the Python functions they were written
 as (the ``py_func`` numba would compile; IEEE arithmetic, numpy's integer scalars and the same libm, so the
 same bits: ``tests/core/test_preview_incremental.py``). The first preview of a small series is then drawn
-without waiting ≈ 0.4 s for numba, which loads later, off the GUI thread, with the first computation that
+without waiting for numba, which loads later, off the GUI thread, with the first computation that
 needs it.
 """
 
