@@ -125,7 +125,7 @@ def options_from_args(args: argparse.Namespace):
     return BatchOptions(
         id_col=args.id_col, scheme=args.scheme, settings=settings, time_col=args.time_col,
         value_col=args.value_col, lat_col=args.lat_col, lon_col=args.lon_col, hour_col=args.hour_col,
-        kind=args.kind, duplicates=args.duplicates, landmarks_file=args.landmarks, rule=rule,
+        kind=args.kind, duplicates=args.duplicates, date_order=args.date_order, landmarks_file=args.landmarks, rule=rule,
         rule_params=params, dummies=dummy_settings(args), include_budget=args.include_budget,
         include_flags=args.include_flags, key=key, backend=args.noise_backend, format=args.format,
         resume=args.resume, force=args.force, workers=args.workers, scheduler=args.scheduler,

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..argtypes import int_in, number_in, path_arg
 from ..core.data.landmark_files import parse_row_spec, read_landmark_list
-from ..core.data.loader import DUPLICATE_POLICIES, load_series, scan_table
+from ..core.data.loader import DATE_ORDERS, DUPLICATE_POLICIES, load_series, scan_table
 from ..core.data.series import LoadError, Series
 from ..core.kernel.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
 from ..core.kernel.settings import AdaptiveParams, PrivacySettings
@@ -41,6 +41,9 @@ def add_selection_options(p: argparse.ArgumentParser) -> None:
                    help="what to do with repeated timestamps: error (default), drop-exact (drop rows repeating "
                    "an earlier row's time and value; refuse other repeats), first, last, or mean (numeric "
                    "only); first/last/mean also drop exact copies")
+    g.add_argument("--date-order", choices=DATE_ORDERS, default=None,
+                   help="how dates written like 01/02/2013 read: dmy (day first) or mdy (month first); needed only "
+                   "when every date of the file reads both ways")
     g.add_argument("--skip-missing", action="store_true",
                    help="leave out rows with an empty field in a column the series needs (default: refuse them)")
     g.add_argument("--pair-cols", metavar="I,J",
@@ -62,7 +65,7 @@ def _cli_remedy(exc: LoadError, args: argparse.Namespace, categories: Sequence[s
         return ""
     opts = dict(time_col=args.time_col, value_col=args.value_col, lat_col=args.lat_col, lon_col=args.lon_col,
                 hour_col=args.hour_col, kind=args.kind, pair_cols=args.pair_cols, person=args.person,
-                pair_class_cols=args.pair_class_cols, categories=categories)
+                pair_class_cols=args.pair_class_cols, categories=categories, date_order=args.date_order)
     scan = scan_table(args.input, **opts)
     flags = []
     if exc.option == "person" or (scan.person_counts and args.person is None):
@@ -79,13 +82,14 @@ def _cli_remedy(exc: LoadError, args: argparse.Namespace, categories: Sequence[s
 
 def load_input(args: argparse.Namespace, categories: Sequence[str] | None = None) -> Series:
     """Load INPUT with the selection options; a LoadError gets the flag that resolves it, and what loading
-    dropped (exact duplicate rows, rows with missing values) is noted on stderr."""
+    dropped (exact duplicate rows, rows with missing values) or reordered (rows out of time order) is noted on
+    stderr, in one line."""
     try:
         series = load_series(
             args.input, time_col=args.time_col, value_col=args.value_col, lat_col=args.lat_col,
             lon_col=args.lon_col, hour_col=args.hour_col, kind=args.kind, duplicates=args.duplicates,
             skip_missing=args.skip_missing, pair_cols=args.pair_cols, person=args.person,
-            pair_class_cols=args.pair_class_cols, categories=categories,
+            pair_class_cols=args.pair_class_cols, categories=categories, date_order=args.date_order,
         )
     except LoadError as exc:
         remedy = _cli_remedy(exc, args, categories)
@@ -104,6 +108,10 @@ def load_input(args: argparse.Namespace, categories: Sequence[str] | None = None
         if src.missing_skipped:
             n = src.missing_skipped
             dropped.append(f"skipped {n:,} row{'s' if n > 1 else ''} with missing values")
+        if src.out_of_order:
+            n = src.out_of_order
+            dropped.append(f"the rows were not in time order: sorted by time ({n:,} row{'s' if n > 1 else ''} "
+                           "earlier than the row above)")
         if dropped:
             print(f"lmdk: note: {args.input}: " + "; ".join(dropped), file=sys.stderr)
     return series
@@ -112,8 +120,10 @@ def load_input(args: argparse.Namespace, categories: Sequence[str] | None = None
 def add_landmark_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("landmarks")
     g.add_argument("--landmarks", type=path_arg, metavar="FILE",
-                   help="CSV with a 'timestamp' column (matching the input) or a 'row' column (0-based)")
-    g.add_argument("--landmark-rows", metavar="ROWS", help="0-based rows, e.g. 3,7,10-20")
+                   help="CSV with a 'timestamp' column (matching the input) or a 'row' column (event numbers)")
+    g.add_argument("--landmark-rows", metavar="ROWS",
+                   help="event numbers: 0-based positions in time order, as the app's hover box shows them, "
+                   "e.g. 3,7,10-20")
 
 
 def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = False) -> None:
@@ -201,3 +211,19 @@ def load_selection(args: argparse.Namespace) -> Selection:
     )
     settings.validate()
     return Selection(series, landmarks, settings, rules)
+
+
+def private_inputs(args: argparse.Namespace) -> list[str]:
+    """The files a command read that its outputs must never replace: the input, a landmark list, a matrix."""
+    return [str(v) for v in (getattr(args, k, None) for k in ("input", "landmarks", "matrix")) if v]
+
+
+def check_outputs(args: argparse.Namespace, *paths: tuple[str | None, str]) -> None:
+    """Every (path, what) the command will write, through the one output guard (issue 42, finding 3), before
+    any work: never an input (through any link), never a special file, an existing file only with --force."""
+    from ..core.publish.guard import check_output
+
+    inputs = private_inputs(args)
+    for path, what in paths:
+        if path:
+            check_output(path, inputs, force=bool(getattr(args, "force", False)), what=what)

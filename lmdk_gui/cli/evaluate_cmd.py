@@ -29,6 +29,7 @@ from . import UsageError
 from .common import (
     add_privacy_options,
     add_selection_options,
+    check_outputs,
     load_selection,
     number_in,
     runs_type,
@@ -87,6 +88,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o = p.add_argument_group("output")
     o.add_argument("--csv", type=path_arg, metavar="OUT.csv", help="write percentage,scheme,mae_mean,mae_std,runs")
     o.add_argument("--plot", type=path_arg, metavar="OUT.png", help="draw the grouped bar chart (PNG)")
+    o.add_argument("--force", action="store_true", help="overwrite OUT.csv / OUT.png if they exist")
     sc = o.add_mutually_exclusive_group()
     sc.add_argument("--log", action="store_const", const="log", dest="scale",
                     help="log y axis (default: log when the bars span more than two decades)")
@@ -132,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     vary, fixed = rule_options(args)
     schemes = _schemes(args.schemes)
     size = args.size if args.plot else None
+    check_outputs(args, (args.csv, "CSV"), (args.plot, "plot"))
     sel = load_selection(args)
     progress = None
     if sys.stderr.isatty() and not args.json:

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from ..argtypes import path_arg
 from ..core.analysis import advice
@@ -25,6 +28,8 @@ from ..core.analysis.metrics import unit_label
 from ..core.analysis.suggestions import RULE_WARNING
 from ..core.kernel.settings import (
     ALL_SCHEMES,
+    PrivacySettings,
+    bounds_from_data_risk,
     categories_from_data,
     categories_from_data_risk,
     sensitivity_warning,
@@ -85,6 +90,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="write the denoised release (default): post-processing of the secure release from its "
                    "released values, budgets and public settings only, so the guarantee is unchanged and anyone "
                    "could do the same; --no-denoise writes the raw, unbiased noisy values")
+    g.add_argument("--bounds-from-data", action="store_true",
+                   help="numeric: use the data's own minimum and maximum as the public bounds; they are then "
+                   "published (the sidecar and its statement say so). Without it, only --bounds are used")
     g.add_argument("--force", action="store_true", help="overwrite OUTPUT and OUTPUT.json if they exist")
     p.set_defaults(run=run)
 
@@ -115,8 +123,12 @@ def run(args: argparse.Namespace) -> int:
     if args.categories and args.categories_from_data:
         raise UsageError("--categories and --categories-from-data exclude each other; give one")
     key = _key_argument(args)
+    if args.bounds and args.bounds_from_data:
+        raise UsageError("--bounds and --bounds-from-data exclude each other; give one")
     sel = load_selection(args)
     check_categories(sel.series, sel.settings, args.categories_from_data)
+    if args.bounds_from_data:
+        sel = replace(sel, settings=data_bounds(sel.series, sel.settings))
     if sel.series.kind == "numeric":
         short = sensitivity_warning(sel.settings.sensitivity, sel.settings.bounds, sel.series.unit or "")
         if short:
@@ -165,6 +177,21 @@ def run(args: argparse.Namespace) -> int:
               f"{args.dummy_utility} utility): ε_sel = {d['epsilon']:.6g} for the selection, landmark sum "
               f"{g.worst:.6g} ≤ ε − ε_sel = {d['epsilon_release']:.6g}) and {result.sidecar}")
     return 0
+
+
+def data_bounds(series, settings: PrivacySettings) -> PrivacySettings:
+    """--bounds-from-data: the settings with the data's minimum and maximum as bounds, flagged (and said)."""
+    if series.kind != "numeric":
+        raise UsageError(f"--bounds-from-data applies to numeric series; this one was read as {series.kind}")
+    values = np.asarray(series.values, dtype=np.float64)
+    if not values.size or not np.isfinite(values).any():
+        raise UsageError("--bounds-from-data: the series has no values to take bounds from")
+    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
+    if not lo < hi:
+        raise UsageError(f"--bounds-from-data: every value is {lo:g}; bounds need lo < hi, give --bounds")
+    bounds = (lo, hi)
+    print(f"lmdk: warning: {bounds_from_data_risk(bounds)} (--bounds-from-data)", file=sys.stderr)
+    return settings.with_(bounds=bounds, bounds_from_data=True)
 
 
 def check_categories(series, settings, from_data: bool) -> None:

@@ -18,7 +18,7 @@ from ..core.analysis.suggestions import RULES, apply_rule, rule_for_percentage
 from ..core.data.landmark_files import write_landmark_file
 from ..core.publish.writers import format_timestamps
 from . import UsageError
-from .common import add_selection_options, load_input, number_in, path_arg
+from .common import add_selection_options, check_outputs, load_input, number_in, path_arg
 
 #: command-line option -> (rule, parameter)
 _OPTIONS = {
@@ -104,8 +104,7 @@ def _fmt_params(params: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     params = rule_params(args)
     out = Path(args.output) if args.output else None
-    if out is not None and out.exists() and not args.force:
-        raise UsageError(f"{out} exists; pass --force to overwrite it")
+    check_outputs(args, (args.output, "landmark file"))
     series = load_input(args)
     rule = RULES[args.rule]
     if not rule.supports(series.kind):

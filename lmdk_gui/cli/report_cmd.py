@@ -33,10 +33,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--time-col", metavar="C", help="INPUT's time column (default: the release's)")
     g.add_argument("--value-col", metavar="C", help="INPUT's value column (default: the release's)")
     g.add_argument("--duplicates", metavar="POLICY", help="INPUT's duplicates policy (default: the sidecar's)")
+    g.add_argument("--date-order", choices=("dmy", "mdy"),
+                   help="INPUT's order of day and month in dates like 01/02/2013 (when they read either way)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.publish.guard import check_output
     from ..core.publish.report import read_release, write_report
     from ..core.publish.report_html import render_report
     from . import UsageError
@@ -45,12 +48,12 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix.lower() == ".pdf":
         raise UsageError(f"{out}: lmdk report writes an HTML page; print it to PDF from a browser, or use the "
                          "app's File › Save release report… with a .pdf name")
-    if out.exists() and not args.force:
-        raise UsageError(f"{out} exists; add --force to replace it")
-    if out.exists() and not out.is_file():
-        raise UsageError(f"{out} is not a regular file")
     if out.resolve() in (Path(args.release).resolve(), Path(args.release + ".json").resolve()):
         raise UsageError(f"{out} is the release itself; choose another name for the report")
+    # the one output guard (issue 42): never the release, its sidecar, the private input or the landmark
+    # list (through any link), never a special file, an existing file only with --force
+    check_output(out, (args.release, args.release + ".json", args.private, args.landmarks), force=args.force,
+                 what="report", overwrite_hint="add --force to replace it")
     if (args.landmarks or args.landmark_rows) and not args.private:
         raise UsageError("--landmarks/--landmark-rows belong to the private section: give --private INPUT")
     rel = read_release(args.release)
@@ -71,6 +74,7 @@ def _private(args: argparse.Namespace, rel):
     cols = list(rel.sidecar.get("columns") or [])
     opts: dict = {"kind": rel.kind, "duplicates": args.duplicates or rel.sidecar.get("duplicates") or "error"}
     opts["time_col"] = args.time_col or (cols[0] if cols else None)
+    opts["date_order"] = args.date_order
     if rel.kind == "location" and len(cols) >= 3:
         opts["lat_col"], opts["lon_col"] = cols[1], cols[2]
     else:

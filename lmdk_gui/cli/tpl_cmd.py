@@ -30,6 +30,7 @@ from .common import (
     add_landmark_options,
     add_privacy_options,
     add_selection_options,
+    check_outputs,
     load_selection,
     path_arg,
     seed_type,
@@ -73,6 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--curve", type=path_arg, metavar="FILE",
                    help="write the landmark TPL of every event as CSV: row,uniform,skip,adaptive,event,user")
+    p.add_argument("--force", action="store_true", help="overwrite the --curve FILE if it exists")
     p.set_defaults(run=run)
 
 
@@ -102,6 +104,7 @@ def write_curve(path: str, curves: dict[str, np.ndarray]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs(args, (args.curve, "curve"))
     model = build_model(args)
     sel = load_selection(args)
     n = sel.series.n

@@ -32,7 +32,7 @@ def test_parse_row_spec():
     for bad in ("a", "3-1", "1-2-3", "-1"):
         with pytest.raises(ValueError):
             parse_row_spec(bad)
-    with pytest.raises(ValueError, match="past the last row"):
+    with pytest.raises(ValueError, match="event 10 is past the last event"):
         parse_row_spec("10", n=10)
 
 
@@ -76,7 +76,7 @@ def test_bad_rows_and_missing_columns(tmp_path, energy):
 
 def test_parse_row_spec_refuses_huge_ranges_before_allocating():
     """A typo like 0-10000000000 used to try to allocate 80 GB (issue 17, CLI hardening)."""
-    with pytest.raises(ValueError, match="past the last row"):
+    with pytest.raises(ValueError, match="past the last event"):
         parse_row_spec("0-10000000000", n=744)
     with pytest.raises(ValueError, match="more than"):
         parse_row_spec("0-10000000000")

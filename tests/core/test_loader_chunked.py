@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lmdk_gui.core.data import loader
+from lmdk_gui.core.data import reading
 from lmdk_gui.core.data.loader import LoadError, load_series
 
 
 def _both(monkeypatch, path):
     whole = load_series(path)
-    monkeypatch.setattr(loader, "CHUNKED_BYTES", 10)
-    monkeypatch.setattr(loader, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(reading, "CHUNKED_BYTES", 10)
+    monkeypatch.setattr(reading, "CHUNK_ROWS", 7)
     chunked = load_series(path)
     monkeypatch.undo()
     return whole, chunked
@@ -38,8 +38,8 @@ def test_chunked_bad_row_names_the_same_row(tmp_path, monkeypatch):
     p.write_text("timestamp,kwh\n" + "\n".join(rows) + "\n")
     with pytest.raises(LoadError) as whole:
         load_series(p)
-    monkeypatch.setattr(loader, "CHUNKED_BYTES", 10)
-    monkeypatch.setattr(loader, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(reading, "CHUNKED_BYTES", 10)
+    monkeypatch.setattr(reading, "CHUNK_ROWS", 7)
     with pytest.raises(LoadError) as chunked:
         load_series(p)
     assert str(whole.value) == str(chunked.value)

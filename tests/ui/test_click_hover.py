@@ -173,3 +173,26 @@ def test_a_click_just_off_the_line_says_why_nothing_happened(qtbot, window):
     qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=event_point(window, 200) + far)
     assert s.landmarks.tolist() == []
     assert window.statusBar().currentMessage() == OFF_LINE_HINT
+
+
+def test_the_hover_box_and_the_landmark_list_number_an_event_alike(qtbot, window, tmp_path):
+    """One numbering (issue 44): the hover box's "event N" is the number the landmark list's 'row' column (and
+    --landmark-rows) gives the same event."""
+    import pandas as pd
+
+    s, plot = window.session, window.series_plot
+    plot.getPlotItem().vb.setXRange(150, 250, padding=0)
+    qtbot.wait(10)
+    pos = event_point(window, 200)
+    qtbot.mouseMove(plot.viewport(), pos)
+    with qtbot.waitSignal(s.previewChanged, timeout=10_000):
+        qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.waitUntil(lambda: "landmark" in plot.info.toPlainText())
+    shown = plot.info.toPlainText()
+    assert shown.startswith("event 200 · ") and "row" not in shown
+    path = tmp_path / "lm.csv"
+    assert window.extensions["landmarks_ui"].export_landmarks(path)
+    listed = pd.read_csv(path, dtype=str)
+    assert listed["row"].tolist() == ["200"]
+    assert listed["timestamp"].iloc[0][:16] in shown  # the same event: its time as the box shows it
+    wait_preview(qtbot, window)

@@ -46,3 +46,39 @@ def test_numeric_export_does_not_ask(qtbot, window, tmp_path):
     dlg._accept()
     assert dlg.result() == QDialog.DialogCode.Accepted
     assert dlg.values()["categories_from_data"] is False
+
+
+# ------------------------------------------------- bounds taken "From data" (issue 42, finding 7)
+def test_bounds_from_data_are_remembered_asked_about_and_restored_by_a_project(qtbot, window, tmp_path):
+    panel = window.settings_panel
+    panel.bounds_from_data.click()
+    st = window.session.settings
+    values = window.session.series.values
+    assert st.bounds == (float(values.min()), float(values.max())) and st.bounds_from_data is True
+    asked: list[str] = []
+    dlg = _dialog(qtbot, window, tmp_path)
+    dlg.ask_bounds_from_data = lambda message: asked.append(message) or False
+    dlg._accept()
+    assert dlg.result() != QDialog.DialogCode.Accepted
+    assert len(asked) == 1 and "minimum and maximum" in asked[0]
+    dlg.ask_bounds_from_data = lambda message: asked.append(message) or True
+    dlg._accept()
+    assert dlg.result() == QDialog.DialogCode.Accepted
+
+    pui = window.extensions["project_ui"]
+    project = tmp_path / "p.lmdk.json"
+    assert pui.save_to(project)
+    panel.hi_spin.setValue(panel.hi_spin.value() + 1.0)  # an edited bound is no longer the data's
+    assert window.session.settings.bounds_from_data is False
+    assert pui.open_project(project), window.last_error
+    qtbot.waitUntil(lambda: window.session.settings.bounds_from_data is True, timeout=30_000)
+    assert panel.bounds_derived
+
+
+def test_typed_bounds_do_not_ask(qtbot, window, tmp_path):
+    window.settings_panel.bounds_check.setChecked(True)
+    assert window.session.settings.bounds is not None and window.session.settings.bounds_from_data is False
+    dlg = _dialog(qtbot, window, tmp_path)
+    dlg.ask_bounds_from_data = lambda message: pytest.fail("asked for typed bounds")
+    dlg._accept()
+    assert dlg.result() == QDialog.DialogCode.Accepted

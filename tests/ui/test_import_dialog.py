@@ -187,6 +187,7 @@ def test_lmdk_gui_file_opens_the_dialog_for_an_ambiguous_file(qtbot, monkeypatch
 
     monkeypatch.setattr(MainWindow, "_ask_import", answer)
     monkeypatch.setattr(QApplication, "exec", lambda *_a: 0)
+    monkeypatch.setenv("LMDK_RUNTIME", "off")  # (in this test process: no process-wide tuning)
     assert app.main([str(PAIRS), "--epsilon", "0.5"]) == 0
     assert len(shown) == 1
     window = shown[0].parent()
@@ -381,3 +382,67 @@ def test_the_empty_window_says_which_file_it_is_opening(qtbot, tmp_path):
         assert "Opening energy_hue_2013_jan.csv…" in title.text()
     assert "Open a time series to begin" in title.text()
     w.close()
+
+
+# ---------------------------------------------------------------- issue 44: dates that read either way, row order
+
+def _write(tmp_path, name: str, text: str):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+AMBIGUOUS_DATES = "date,kwh\n" + "".join(f"{d:02d}/02/2013,{d}\n" for d in range(1, 11))
+
+
+def test_dates_that_read_either_way_ask_for_the_order(qtbot, tmp_path):
+    dlg = scanned_dialog(qtbot, _write(tmp_path, "d.csv", AMBIGUOUS_DATES))
+    assert dlg.date_order.isVisible() and dlg.date_order.currentData() is None
+    assert not dlg.open_button.isEnabled()  # the dialog stays open until the order is chosen
+    assert dlg.error.text() == "Dates like 01/02/2013 read either way: choose the date order above."
+    assert dlg.error.isVisible()
+    items = [dlg.date_order.itemText(i) for i in range(dlg.date_order.count())]
+    assert items[1:] == ["day/month/year: 01/02/2013 is 1 February 2013",
+                         "month/day/year: 01/02/2013 is January 2, 2013"]
+    with qtbot.waitSignal(dlg.scanned, timeout=30_000):
+        dlg.date_order.setCurrentIndex(dlg.date_order.findData("dmy"))
+    assert dlg.error.isHidden() and dlg.open_button.isEnabled()
+    assert dlg.options()["date_order"] == "dmy"
+    series = press_open(qtbot, dlg)
+    assert str(series.times[0])[:10] == "2013-02-01" and series.source.date_order == "dmy"
+
+
+def test_unambiguous_dates_ask_nothing(qtbot, tmp_path):
+    dlg = scanned_dialog(qtbot, _write(tmp_path, "d.csv", "date,kwh\n01/02/2013,1\n13/02/2013,2\n"))
+    assert dlg.date_order.isHidden() and dlg.open_button.isEnabled() and "date_order" not in dlg.options()
+
+
+def test_lmdk_gui_file_with_ambiguous_dates_goes_through_the_dialog(qtbot, tmp_path):
+    path = _write(tmp_path, "d.csv", AMBIGUOUS_DATES)
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+
+    def answer(dlg: ImportDialog) -> bool:
+        dlg.show()
+        qtbot.waitUntil(lambda: dlg.scan is not None, timeout=30_000)
+        with qtbot.waitSignal(dlg.scanned, timeout=30_000):
+            dlg.date_order.setCurrentIndex(dlg.date_order.findData("mdy"))
+        press_open(qtbot, dlg)
+        return True
+
+    w.ask_import = answer
+    assert w.open_path(path)
+    assert str(w.session.series.times[0])[:10] == "2013-01-02"
+
+
+def test_rows_out_of_time_order_are_said_for_the_whole_file(qtbot, tmp_path):
+    rows = [f"2013-01-{d + 1:02d} 00:00,{d}" for d in range(25)]
+    rows[21], rows[22] = rows[22], rows[21]  # below the first rows the dialog shows: only the scan sees it
+    path = _write(tmp_path, "o.csv", "timestamp,kwh\n" + "\n".join(rows) + "\n")
+    dlg = scanned_dialog(qtbot, path)
+    assert "Rows are not in time order: they will be sorted by time (first out-of-order row: row 24)" \
+        in dlg.notes.text() and dlg.notes.isVisible()
+    w = MainWindow(load_default=False)
+    qtbot.addWidget(w)
+    assert w.open_path(path)  # opened directly (no dialog): the status bar says it
+    assert "not in time order" in w.statusBar().currentMessage()

@@ -41,7 +41,7 @@ def test_every_note_and_hover_text_of_the_window_is_read_whole(qtbot, window):
     _whole(hover)
     lines = TextLines()
     lines.set(hover)
-    assert "row 10" in lines.plain() and "landmark" in lines.plain() and "εt =" in lines.plain()
+    assert "event 10" in lines.plain() and "landmark" in lines.plain() and "εt =" in lines.plain()
 
 
 def test_a_note_is_as_tall_as_its_lines_and_as_wide_as_the_column():

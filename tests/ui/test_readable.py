@@ -211,7 +211,7 @@ def test_hover_box_refreshes_after_a_click_and_clears_on_a_new_file(qtbot, windo
     scene = window.series_plot.mapToScene(event_point(window, row))
     window._on_hover((QPointF(scene),))
     info = window.series_plot.info
-    assert info.isVisible() and f"row {row}" in info.toPlainText() and "landmark" not in info.toPlainText()
+    assert info.isVisible() and f"event {row}" in info.toPlainText() and "landmark" not in info.toPlainText()
     with qtbot.waitSignal(s.previewChanged, timeout=10_000):
         fake_click(qtbot, window, row)
     wait_preview(qtbot, window)
@@ -232,7 +232,7 @@ def test_the_event_a_click_would_mark_is_ringed_and_named(qtbot, window):
     window._on_hover((QPointF(plot.mapToScene(event_point(window, 200))),))
     x, y = plot.target.getData()
     assert plot.target.isVisible() and x.tolist() == [200.0] and y.tolist() == [plot.y[200]]
-    assert "row 200 " in plot.info.toPlainText()
+    assert "event 200 " in plot.info.toPlainText()
     with qtbot.waitSignal(s.previewChanged, timeout=10_000):
         fake_click(qtbot, window, 200)
     assert s.landmarks.tolist() == [200]
@@ -242,7 +242,7 @@ def test_the_event_a_click_would_mark_is_ringed_and_named(qtbot, window):
     above = event_point(window, 200) + QPoint(0, -40)
     window._on_hover((QPointF(plot.mapToScene(above)),))
     assert not plot.target.isVisible()
-    assert plot.info.isVisible() and "row 200 " in plot.info.toPlainText()
+    assert plot.info.isVisible() and "event 200 " in plot.info.toPlainText()
     qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=above)
     qtbot.wait(50)
     assert s.landmarks.tolist() == [200] and s.undo_stack.count() == 1

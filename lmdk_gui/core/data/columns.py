@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
+from .cells import _comma_numbers
 from .context import (
     _COMMA_NUMBER_RE,
     _DOT_RE,
@@ -90,10 +91,15 @@ def _decimal_mark(sample: pd.DataFrame, plan: _Plan, delimiter: str) -> str:
     writes 0,931 and 1.234,5) when its sample values write decimal commas and every point among them
     separates thousands; else ".". There a comma cannot separate fields, so it can only be the decimal mark.
     A value that does not fit (a decimal point among decimal commas) is named by :func:`_numbers`."""
-    if delimiter == "," or plan.kind == "categorical":
+    return _decimal_of(sample, plan.kind, plan.value_cols, delimiter)
+
+
+def _decimal_of(sample: pd.DataFrame, kind: str | None, value_cols: Sequence[str], delimiter: str) -> str:
+    """:func:`_decimal_mark` for a kind and value columns (also before a plan exists: the preview's notes)."""
+    if delimiter == "," or kind == "categorical":
         return "."
     comma = False
-    for c in plan.value_cols:
+    for c in value_cols:
         col = sample[c].dropna()
         if _is_numeric(col):
             if bool((col != np.round(col)).any()):
@@ -105,6 +111,27 @@ def _decimal_mark(sample: pd.DataFrame, plan: _Plan, delimiter: str) -> str:
             return "."  # a point that is no thousands separator: the decimal mark
         comma |= bool(text.str.contains(",", regex=False).any())
     return "," if comma else "."
+
+
+def _number_notes(sample: pd.DataFrame, kind: str, cols: Sequence[str], delimiter: str | None) -> list[str]:
+    """The preview's word on value columns written as text, as loading will read them: numbers with a
+    decimal comma (:func:`_decimal_of`), or text that loading will report. ``delimiter`` None: no text file
+    (Parquet, a frame), where only a decimal point is read."""
+    decimal = "." if delimiter is None else _decimal_of(sample, kind, cols, delimiter)
+    notes = []
+    for c in cols:
+        if _is_numeric(sample[c]):
+            continue
+        text = sample[c].dropna().astype(str).str.strip()
+        readable = pd.to_numeric(text if decimal == "." else _comma_numbers(text), errors="coerce").notna()
+        if decimal == ",":
+            with_comma = text[text.str.contains(",", regex=False) & readable]
+            if len(with_comma):
+                shown = with_comma.iloc[0]
+                notes.append(f"'{c}' uses a decimal comma: {shown} is read as {_comma_numbers(with_comma).iloc[0]}")
+        if not readable.all():
+            notes.append(f"'{c}' has non-numeric text in the first rows: loading will report it")
+    return notes
 
 
 def _looks_like_dates(s: pd.Series) -> bool:
@@ -151,12 +178,14 @@ def _detect(
     pair_class_cols: Sequence[str] | str | None = None,
     person: str | None = None,
     id_col: str | None = None,
+    delimiter: str | None = None,
 ) -> tuple[ColumnGuess, list[str], list[str]]:
     """Guess the column roles, honouring any explicit choice.
 
     Returns ``(guess, notes, problems)``: ``notes`` are informative, ``problems`` say what is still
     ambiguous or missing and which option resolves it (load_series raises them; inspect_table shows them).
-    Explicitly named columns that do not exist raise LoadError right away.
+    Explicitly named columns that do not exist raise LoadError right away. ``delimiter``: that of the text
+    file the sample comes from (decimal commas are read only there, see :func:`_decimal_mark`).
     """
     columns = [str(c) for c in sample.columns]
     notes: list[str] = []
@@ -217,8 +246,10 @@ def _detect(
         ignored = [c for c in rest if c != value_col]
         if ignored:
             notes.append(f"column(s) not used: {', '.join(ignored)}")
-        if kind == "numeric" and not _is_numeric(sample[value_col]):
-            notes.append(f"'{value_col}' has non-numeric text in the first rows: loading will report it")
+    if kind == "numeric" and value_col is not None:
+        notes += _number_notes(sample, kind, [value_col], delimiter)
+    elif kind == "location" and lat_col is not None and lon_col is not None:
+        notes += _number_notes(sample, kind, [lat_col, lon_col], delimiter)
 
     guess = ColumnGuess(
         time_col=time_col,

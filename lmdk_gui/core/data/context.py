@@ -172,6 +172,7 @@ class _Plan:
     person_id: str | None = None
     decimal: str = "."  # the values' decimal mark (_decimal_mark)
     sheet: bool = False  # read from an Excel sheet: a numeric time column holds day numbers (_excel_days)
+    date_order: str | None = None  # d/d/yyyy dates: "dmy", "mdy" or None (detect; ask when both fit)
 
     def file_columns(self) -> list[str]:
         """The columns read from the file (a contact log's value column is made from its id columns)."""

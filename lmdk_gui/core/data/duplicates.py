@@ -57,6 +57,8 @@ class _Scan:
     repeated_times: int = 0
     repeated_lines: list[int] = field(default_factory=list)
     exact_lines: list[int] = field(default_factory=list)
+    out_of_order: int = 0
+    out_of_order_line: int | None = None
     raw: _Raw | None = None
 
 

@@ -1,7 +1,8 @@
 """Landmark list files (issue 2 `--landmarks FILE`, issue 5 import/export).
 
 A landmark file is a CSV with a ``timestamp`` column whose values match the series' timestamps, or a ``row``
-column of 0-based row positions after sorting by time. Importing refuses the whole file when any entry
+column of event numbers: 0-based positions in time order, the numbers the window's hover box shows (the column
+keeps its name for compatibility; docs/importing.md, "Row and event numbers"). Importing refuses the whole file when any entry
 does not match (it names how many and which), so a half-applied list never happens.
 
 A list found by a suggestion rule on the values (the app's Suggest panel, ``lmdk landmarks``) is written with a
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..publish.guard import check_output
 from ..publish.writers import AtomicFile, format_timestamps, neutralise_frame
 from .series import LoadError, Series
 
@@ -57,9 +59,10 @@ def parse_row_spec(spec: str, n: int | None = None) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     last = max(b for _, b in ranges)
     if n is not None and last >= n:
-        raise ValueError(f"landmark rows: row {last} is past the last row ({n - 1})")
+        raise ValueError(f"landmark rows: event {last} is past the last event ({n - 1}; events are numbered from 0 "
+                         "in time order)")
     if n is None and sum(b - a + 1 for a, b in ranges) > MAX_SPEC_ROWS:
-        raise ValueError(f"landmark rows: {spec.strip()[:40]!r} names more than {MAX_SPEC_ROWS:,} rows")
+        raise ValueError(f"landmark rows: {spec.strip()[:40]!r} names more than {MAX_SPEC_ROWS:,} events")
     return np.unique(np.concatenate([np.arange(a, b + 1, dtype=np.int64) for a, b in ranges]))
 
 
@@ -130,12 +133,12 @@ def landmark_rows(df: pd.DataFrame, series: Series, name: str, path: str | None 
         bad = ~vals.str.fullmatch(r"\d+")
         if bad.any():
             lines = (np.flatnonzero(bad.to_numpy()) + 2).tolist()
-            raise LoadError(f"{name}, row {lines[0]}, column '{col}': expected a 0-based row number, got "
+            raise LoadError(f"{name}, row {lines[0]}, column '{col}': expected an event number (from 0, in time order), got "
                             f"{vals[bad].iloc[0]!r}", path=p, rows=lines, column=col)
         rows = vals.astype(np.int64).to_numpy()
         outside = rows[(rows < 0) | (rows >= series.n)]
         if outside.size:
-            raise LoadError(f"{name}: {outside.size} row number(s) are outside the series (0–{series.n - 1}): "
+            raise LoadError(f"{name}: {outside.size} event number(s) are outside the series (events 0–{series.n - 1}): "
                             f"{_examples(outside.tolist())}; no landmarks were added", path=p, column=col)
         return np.unique(rows)
     if "timestamp" in cols:
@@ -175,10 +178,14 @@ def _parse_times(vals: pd.Series, series: Series) -> np.ndarray | None:
         return None
 
 
-def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarray, rules: Iterable[str] = ()
-                        ) -> None:
+def write_landmark_file(path: str | os.PathLike, series: Series, rows: np.ndarray, rules: Iterable[str] = (),
+                        *, force: bool = True) -> None:
     """Write a landmark list (``timestamp`` and ``row`` columns, and a ``rule`` column when ``rules`` name the
-    suggestion rules it was found by), atomically; a new file is owner-only."""
+    suggestion rules it was found by), atomically; a new file is owner-only. Never over the series' data
+    file (through any link) nor a special file; an existing file only with ``force``
+    (:class:`~lmdk_gui.core.publish.guard.OutputRefused`)."""
+    check_output(path, (series.source.path if series.source is not None else None,), force=force,
+                 what="landmark list", input_word="data file", overwrite_hint="choose another name")
     rows = np.asarray(rows, dtype=np.int64)
     fmt = series.source.time_format if series.source is not None else "iso"
     if fmt == "date+hour":

@@ -36,8 +36,9 @@ Design choices (the non-obvious ones):
   ``date_format="ISO8601"``, strict ISO, no guessing), which makes loading faster than a plain
   ``read_csv``. If any value does not parse, pandas leaves the column as text and we diagnose it with
   ``pd.to_datetime`` (exact format / ISO 8601, ``errors="coerce"``) to name the bad rows. M/D/YYYY dates
-  (the HUE original) use the exact format ``%m/%d/%Y`` (``%d/%m/%Y`` only if every row needs it). There is
-  no ``dateutil``/"mixed" guessing: it is slow and silently ambiguous. pandas accepts ``now``/``today`` as
+  (the HUE original) use the exact format ``%m/%d/%Y`` (``%d/%m/%Y`` if every row fits only that); when every
+  date fits both and they differ (01/02/2013) the ``date_order`` option decides, and without it loading asks
+  (a LoadError). There is no ``dateutil``/"mixed" guessing: it is slow and silently ambiguous. pandas accepts ``now``/``today`` as
   timestamps; we refuse them.
 * Zone-aware timestamps are converted to UTC and the zone dropped; a column mixing zoned and naive values
   is an error (no way to know what the naive ones meant).
@@ -82,11 +83,21 @@ from .duplicates import (
 )
 from .reading import _prepare, _Raw, _raw_header, _read_csv, _read_parquet
 from .series import KINDS, Kind, LoadError, Series, SourceInfo
-from .timeparse import _days_since_1899, _excel_days, _load_started_ns, _time_format_of, _times
+from .timeparse import (
+    _days_since_1899,
+    _excel_days,
+    _load_started_ns,
+    _time_format_of,
+    _times,
+    _times_unchecked,
+    ambiguous_date,
+    date_order_problem,
+)
 
 __all__ = [
     "CONTACT_COLUMN",
     "ColumnGuess",
+    "DATE_ORDERS",
     "DUPLICATE_POLICIES",
     "TablePreview",
     "TableScan",
@@ -171,7 +182,13 @@ def _build(
     t, time_format = _times(df, plan, ctx, times_text, started_ns)
     values, cats = _values(df, plan, ctx, opts.categories)
     positions: np.ndarray | None = None  # file-order position of each sorted row; None = identity
+    n_late = 0  # rows whose time is earlier than the row above them: sorting moves them (said, not silent)
     if len(t) > 1 and not np.all(t[1:] >= t[:-1]):
+        late = t[1:] < t[:-1]
+        n_late = int(np.count_nonzero(late))
+        if scan is not None:
+            scan.out_of_order = n_late
+            scan.out_of_order_line = ctx.lines([int(np.argmax(late)) + 1])[0]
         order = np.argsort(t, kind="stable")  # stable: equal times keep file order (first/last semantics)
         t, values, positions = t[order], values[order], order
     t, values, n_exact = _resolve_duplicates(t, values, positions, opts.duplicates, plan, ctx, scan)
@@ -194,6 +211,8 @@ def _build(
         person_id=plan.person_id,
         exact_duplicates_dropped=n_exact,
         missing_skipped=n_missing,
+        out_of_order=n_late,
+        date_order=plan.date_order,
     )
     return Series(
         kind=plan.kind,
@@ -206,7 +225,14 @@ def _build(
     )
 
 
-def _check_options(duplicates: str, kind: str | None, ctx: _Context) -> None:
+#: How d/d/yyyy dates may be read (the ``date_order`` option): day first, month first.
+DATE_ORDERS: tuple[str, ...] = ("dmy", "mdy")
+
+
+def _check_options(duplicates: str, kind: str | None, ctx: _Context, date_order: str | None = None) -> None:
+    if date_order is not None and date_order not in DATE_ORDERS:
+        raise ctx.error(f"unknown date_order={date_order!r}; choose one of: " + ", ".join(DATE_ORDERS),
+                        option="date_order", choices=DATE_ORDERS)
     if duplicates not in DUPLICATE_POLICIES:
         raise ctx.error(f"unknown duplicates={duplicates!r}; choose one of: " + ", ".join(DUPLICATE_POLICIES),
                         option="duplicates", choices=DUPLICATE_POLICIES[1:])
@@ -233,14 +259,16 @@ def slow_to_inspect(path: str | os.PathLike[str]) -> bool:
     return sheets.kind_of_bytes(head) in ("xlsx", "gpx", "zip")
 
 
-def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview:
+def inspect_table(path: str | os.PathLike[str], nrows: int = 20, *, date_order: str | None = None) -> TablePreview:
     """Preview a file: delimiter, columns, the first ``nrows`` rows (as pandas reads them) and a guess.
 
     Never reads more than a sample of rows through pandas (the whole file is only scanned for its encoding).
     A malformed row inside the sample does not fail the preview: it is skipped and mentioned in ``notes``
     (loading will then report it). Raises LoadError for missing, empty, unreadable or undecodable files.
     A contact log (see :func:`pair_columns`) is ambiguous until a person is chosen: the ids and their row
-    counts need the whole file, which :func:`scan_table` reads.
+    counts need the whole file, which :func:`scan_table` reads. A time column of d/d/yyyy dates that all fit
+    both day/month and month/day is ambiguous until ``date_order`` is given (judged on the whole column: while
+    the dates read so far fit both orders, more of that column is read). Rows of the sample out of time order are noted (loading sorts them).
     """
     raw = _prepare(path)
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
@@ -271,11 +299,13 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
     if not raw.parquet and len(sample) == 0:
         notes.append("the file has a header but no data rows")
     id_col = suggest_id_column(sample)
-    guess, more_notes, problems = _detect(sample, ctx, id_col=id_col)
+    guess, more_notes, problems = _detect(sample, ctx, id_col=id_col,
+                                          delimiter=None if raw.parquet else raw.delimiter)
     if id_col is not None:  # (not "1 id in the first 200 rows" beside the dialog's count of the whole file)
         more_notes.insert(0, f"'{id_col}' looks like a person id column: one person's rows are read at a time")
     if guess.pair_cols is not None:
         problems.append(_person_problem(guess.pair_cols, None))
+    _time_notes(raw, ctx, sample, guess, date_order, notes, problems)
     t = sample[guess.time_col] if raw.sheet and guess.time_col in sample.columns else None
     if t is not None and _is_numeric(t) and _excel_days(t.dropna()) and t.notna().any():
         first = t.dropna().iloc[:1]
@@ -294,6 +324,65 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20) -> TablePreview
         problems=problems,
         sheet=raw.sheet,
     )
+
+
+def order_note(first_line: int) -> str:
+    """The note about a file whose rows are not in time order (``first_line``: the first row out of order)."""
+    return f"rows are not in time order: they will be sorted by time (first out-of-order row: row {first_line})"
+
+
+#: Rows of the time column the preview reads when the sample's dates all read both ways: enough for a day
+#: above 12 to turn up in hourly or minute data; only a column still ambiguous then is read whole.
+_SETTLE_ROWS = 20_000
+
+
+def _date_question(raw: _Raw, ctx: _Context, s: pd.Series, fmt: str) -> tuple[str | None, str]:
+    """``(example, order)`` of d/d/yyyy dates: the first date that reads either way when every date of the
+    column does (else None), and the order they read in. Reads more of the column only while every date read
+    so far fits both orders (the first ``_SETTLE_ROWS``, then all): cheap for the usual files."""
+    example, mdy, dmy = ambiguous_date(s, fmt)
+    asked = _SAMPLE_ROWS
+    for nrows in (_SETTLE_ROWS, None):
+        if example is None or raw.parquet or len(s) < asked:  # settled, or the whole column was read
+            break
+        try:
+            s = _read_csv(raw, ctx, nrows=nrows, usecols=[s.name], dtype={s.name: object})[s.name]
+        except LoadError:  # a malformed row further down (the preview notes it; loading names it)
+            break
+        example, mdy, dmy = ambiguous_date(s, fmt)
+        asked = nrows or 0
+    order = "dmy" if dmy is not None and dmy.isna().sum() < mdy.isna().sum() else "mdy"
+    return example, order
+
+
+def _time_notes(raw: _Raw, ctx: _Context, sample: pd.DataFrame, guess: ColumnGuess, date_order: str | None,
+                notes: list[str], problems: list[str]) -> None:
+    """The preview's word on the time column: d/d/yyyy dates that read either way (a problem until
+    ``date_order`` is chosen; judged on the whole column, as loading judges it) and sample rows out of time
+    order (a note). Not for a table of many persons, whose rows are in time order per person."""
+    col = guess.time_col
+    if col is None or col not in sample.columns:
+        return
+    present = sample[col].dropna()
+    first = str(present.iloc[0]).strip() if len(present) and not _is_numeric(present) else ""
+    fmt = _time_format_of(first)[0] if first else None
+    order = date_order
+    if fmt is not None and fmt.startswith("%m/%d/%Y") and date_order is None:
+        example, order = _date_question(raw, ctx, sample[col], fmt)
+        if example is not None:
+            problems.append(date_order_problem(example))
+            return
+    if problems or guess.id_col is not None or len(sample) < 2:
+        return
+    try:
+        plan = _plan_from(guess, [], ctx)
+        plan.sheet, plan.date_order = bool(raw.sheet), order
+        t, _ = _times_unchecked(sample, plan, ctx)
+    except LoadError:
+        return  # (loading names what is wrong)
+    late = t[1:] < t[:-1]
+    if late.any():
+        notes.append(order_note(ctx.lines([int(np.argmax(late)) + 1])[0]))
 
 
 #: How many row numbers a :class:`TableScan` keeps per finding (the counts are always complete).
@@ -323,11 +412,18 @@ class TableScan:
     repeated_lines: tuple[int, ...] = ()
     exact_rows: int = 0  # copies of an earlier row's time and value (dropped by every policy but "error")
     exact_lines: tuple[int, ...] = ()
+    out_of_order: int = 0  # rows earlier in time than the row above them (loading sorts the rows by time)
+    out_of_order_line: int | None = None  # the first of them
     error: str | None = None
     error_option: str | None = None
     #: the fields of the rows listed above, as written (file line -> fields in header order), so that the
     #: dialog can show the rows themselves; empty for Parquet
     examples: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def order_note(self) -> str | None:
+        """What loading does about rows out of time order (None when the file is in time order)."""
+        return None if self.out_of_order_line is None else order_note(self.out_of_order_line)
 
     @property
     def duplicate_choices(self) -> tuple[str, ...]:
@@ -344,7 +440,7 @@ class TableScan:
 
 
 _COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "pair_cols",
-                   "pair_class_cols", "person", "id_col", "person_id")
+                   "pair_class_cols", "person", "id_col", "person_id", "date_order")
 
 
 def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Options,
@@ -354,8 +450,9 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
     if scan is not None:
         scan.raw = raw
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
-    _check_options(opts.duplicates, cols.get("kind"), ctx)
     cols = dict(cols)
+    date_order = cols.pop("date_order", None)
+    _check_options(opts.duplicates, cols.get("kind"), ctx, date_order)
     person_id = cols.pop("person_id", None)
     if person_id is not None and cols.get("id_col") is None:
         raise ctx.error("a person id needs the column holding the ids (id_col)", option="id_col")
@@ -365,6 +462,7 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
         guess, _, problems = _detect(df.head(_SAMPLE_ROWS), ctx, **cols)
         plan = _plan_from(guess, problems, ctx)
         plan.person_id = person_id
+        plan.date_order = date_order
     else:
         header = _raw_header(raw)
         sample = _read_csv(raw, ctx, nrows=_SAMPLE_ROWS)
@@ -373,6 +471,7 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
         guess, _, problems = _detect(sample, ctx, **cols)
         plan = _plan_from(guess, problems, ctx)
         plan.person_id = person_id
+        plan.date_order = date_order
         plan.sheet = bool(raw.sheet)
         needed = plan.file_columns()
         for c in needed:
@@ -446,6 +545,7 @@ def load_series(
     categories: Sequence[str] | None = None,
     id_col: str | None = None,
     person_id: str | int | None = None,
+    date_order: str | None = None,
 ) -> Series:
     """Read a CSV/TSV (or Parquet, if pyarrow is installed) file into a sorted :class:`Series`.
 
@@ -461,12 +561,15 @@ def load_series(
     (before duplicates are resolved, so the list does not change with the duplicate policy).
     A long table of many persons (``id_col``, see :func:`suggest_id_column`) is read for one ``person_id``:
     only the rows whose id (as written) equals it go through the steps above (row numbers stay the file's).
-    ``source.path`` is the path as given.
+    ``date_order`` (``"dmy"`` or ``"mdy"``) says how dates written d/d/yyyy read; without it they read in
+    the one order every date fits, and a column whose dates all fit both (01/02/2013) is a LoadError
+    asking for it (option ``date_order``). ``source.path`` is the path as given; ``source.out_of_order``
+    counts the rows that were not in time order (the series is sorted by time).
     """
     cols = dict(time_col=time_col, value_col=value_col, lat_col=lat_col, lon_col=lon_col, hour_col=hour_col,
                 kind=kind, pair_cols=pair_cols, pair_class_cols=pair_class_cols,
                 person=None if person is None else str(person), id_col=id_col,
-                person_id=None if person_id is None else str(person_id))
+                person_id=None if person_id is None else str(person_id), date_order=date_order)
     series, _ = _load_file(path, cols, _Options(duplicates, bool(skip_missing), categories), None)
     assert series is not None
     return series
@@ -506,6 +609,8 @@ def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
         repeated_lines=tuple(scan.repeated_lines[:SCAN_LINES]),
         exact_rows=len(scan.exact_lines),
         exact_lines=tuple(scan.exact_lines[:SCAN_LINES]),
+        out_of_order=scan.out_of_order,
+        out_of_order_line=scan.out_of_order_line,
         error=None if error is None else str(error),
         error_option=None if error is None else error.option,
         examples=_rows_as_written(scan.raw, [*scan.repeated_lines[:SCAN_LINES], *scan.exact_lines[:SCAN_LINES],
@@ -564,6 +669,7 @@ def load_dataframe_series(
     categories: Sequence[str] | None = None,
     delimiter: str = ",",
     sheet: bool = False,
+    date_order: str | None = None,
 ) -> Series:
     """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet).
 
@@ -572,13 +678,14 @@ def load_dataframe_series(
     ``source.sha256`` is ``""`` (there are no file bytes). ``delimiter``: that of the text the frame was read
     from as text (``lmdk batch``), ``source.delimiter``; text numbers with decimal commas are read as a file
     with that delimiter would be (:func:`_decimal_mark`). ``sheet``: the rows come from an Excel sheet (a
-    numeric time column holds day numbers, as :func:`load_series` reads them).
+    numeric time column holds day numbers, as :func:`load_series` reads them). ``date_order``: as for
+    :func:`load_series`.
     """
     started_ns = _load_started_ns()
     ctx = _Context(name, name)
     if not isinstance(df, pd.DataFrame):
         raise ctx.error(f"expected a pandas DataFrame, got {type(df).__name__}")
-    _check_options(duplicates, kind, ctx)
+    _check_options(duplicates, kind, ctx, date_order)
     frame = df.reset_index(drop=True)
     names = [str(c) for c in frame.columns]
     for c, k in Counter(names).items():
@@ -601,6 +708,7 @@ def load_dataframe_series(
     plan = _plan_from(guess, problems, ctx)
     plan.decimal = _decimal_mark(frame.head(_SAMPLE_ROWS), plan, delimiter)
     plan.sheet = sheet
+    plan.date_order = date_order
     series = _build(
         frame,
         plan,

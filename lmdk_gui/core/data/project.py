@@ -29,6 +29,7 @@ import numpy as np
 
 from ... import __version__
 from ..kernel.settings import PrivacySettings
+from ..publish.guard import check_output
 from ..publish.writers import AtomicFile
 from .series import KINDS, Kind, LoadError, Series
 
@@ -85,6 +86,8 @@ class ColumnChoice:
     #: a long table of many persons read for one (issue 16); absent in projects of earlier versions
     id_col: str | None = None
     person_id: str | None = None
+    #: how d/d/yyyy dates read ("dmy"/"mdy"; None: detected); absent in projects of earlier versions
+    date_order: str | None = None
 
     @classmethod
     def from_series(cls, series: Series) -> ColumnChoice:
@@ -99,7 +102,7 @@ class ColumnChoice:
         return cls(time_col=src.time_col, value_col=value, lat_col=lat, lon_col=lon, hour_col=src.hour_col,
                    kind=series.kind, duplicates=src.duplicates, skip_missing=src.skip_missing,
                    pair_cols=src.pair_cols, person=src.person, pair_class_cols=src.pair_class_cols,
-                   id_col=src.id_col, person_id=src.person_id)
+                   id_col=src.id_col, person_id=src.person_id, date_order=src.date_order)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"time_col": self.time_col, "value_col": self.value_col, "lat_col": self.lat_col,
@@ -113,6 +116,8 @@ class ColumnChoice:
                      pair_class_cols=None if self.pair_class_cols is None else list(self.pair_class_cols))
         if self.id_col is not None:
             d.update(id_col=self.id_col, person_id=self.person_id)
+        if self.date_order is not None:
+            d["date_order"] = self.date_order
         return d
 
 
@@ -196,8 +201,11 @@ def _relpath(target: str, start: Path) -> str | None:
         return None
 
 
-def save_project(path: str | os.PathLike, project: Project) -> None:
+def save_project(path: str | os.PathLike, project: Project, *, force: bool = True) -> None:
     """Write ``project`` to ``path`` (conventionally ``*.lmdk.json``) atomically.
+
+    Never over the data file itself (through any link) nor over a special file; an existing file only with
+    ``force`` (the window's save dialog has asked): :class:`~lmdk_gui.core.publish.guard.OutputRefused`.
 
     The data path is stored as given (made absolute) and relative to the project file's folder, so the
     pair can be moved together. Raises ValueError when the view state is not JSON, OSError on I/O errors
@@ -205,7 +213,8 @@ def save_project(path: str | os.PathLike, project: Project) -> None:
     """
     from ..engine.release import normalize_landmarks
 
-    p = Path(path)
+    p = check_output(path, (project.input_path,), force=force, what="project", input_word="data file",
+                     overwrite_hint="choose another name")
     folder = Path(os.path.abspath(p)).parent
     input_abs = os.path.abspath(project.input_path)
     rows = normalize_landmarks(project.landmarks, np.iinfo(np.int64).max)
@@ -350,7 +359,11 @@ def load_project(path: str | os.PathLike) -> Project:
     person = r.get(cols, "person", "columns.", (str, type(None)), required=False, what="a person id or null")
     for key in ("id_col", "person_id"):
         col_args[key] = r.get(cols, key, "columns.", (str, type(None)), required=False, what="text or null")
-    columns = ColumnChoice(kind=kind, duplicates=dup, skip_missing=skip, person=person, **pairs, **col_args)
+    order = r.get(cols, "date_order", "columns.", (str, type(None)), required=False, what="dmy, mdy or null")
+    if order not in (None, "dmy", "mdy"):
+        raise r.error("columns.date_order", f"expected dmy, mdy or null, got {order!r}")
+    columns = ColumnChoice(kind=kind, duplicates=dup, skip_missing=skip, person=person, date_order=order, **pairs,
+                           **col_args)
 
     lmk = r.get(doc, "landmarks", "", (dict,), what="an object")
     rows_list = r.get(lmk, "rows", "landmarks.", (list,), what="a list of row numbers")
@@ -467,7 +480,7 @@ def check_data(project: Project, series: Series) -> list[str]:
         now = ColumnChoice.from_series(series)
         diffs = [f"{k} {getattr(now, k)!r} (was {getattr(cc, k)!r})"
                  for k in ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "duplicates", "pair_cols",
-                           "person", "pair_class_cols", "id_col", "person_id")
+                           "person", "pair_class_cols", "id_col", "person_id", "date_order")
                  if getattr(cc, k) is not None and getattr(now, k) != getattr(cc, k)]
         if diffs:
             out.append("The data was read with different column choices: " + ", ".join(diffs) + ".")

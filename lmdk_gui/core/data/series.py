@@ -77,6 +77,12 @@ class SourceInfo:
     #: what loading dropped: exact duplicate rows (same time and value) and rows skipped for missing values
     exact_duplicates_dropped: int = 0
     missing_skipped: int = 0
+    #: rows whose time is earlier than that of the row above them in the file: the rows were sorted by time
+    #: (0 = the file was in time order)
+    out_of_order: int = 0
+    #: how dates written d/d/yyyy were read: "dmy" (day first), "mdy" (month first), or None (as detected:
+    #: only dates that fit one order, or no such dates)
+    date_order: str | None = None
 
 
 @dataclass(frozen=True, eq=False)

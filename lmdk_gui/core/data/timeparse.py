@@ -11,7 +11,7 @@ from pandas.api import types as ptypes
 
 from .cells import _numbers
 from .context import _DOT_RE, _ISO_RE, _US_RE, _Context, _is_numeric, _is_time_dtype, _Plan, _show
-from .series import TimeFormat
+from .series import LoadError, TimeFormat
 
 # datetime64[ns] covers 1677-09-21 .. 2262-04-11; keep a day of margin so that unit conversions never wrap.
 _T_MIN = np.datetime64("1677-09-22T00:00:00")
@@ -98,13 +98,14 @@ def _naive_utc(parsed: pd.Series) -> pd.Series:
     return parsed
 
 
-def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
+def _parse_text_times(s: pd.Series, ctx: _Context, column: str, date_order: str | None = None) -> np.ndarray:
     """Text timestamps -> int64 ns (naive; zone-aware values converted to UTC, then the zone dropped).
 
     Fast path (the only cost on good files): one vectorised ``pd.to_datetime``. For ISO-like text we use
     ``format="ISO8601"`` directly: it is pandas' strict ISO parser, and gives the same result as the exact
-    detected format followed by the ISO fallback, only faster. M/D/YYYY dates use the exact format. Missing
-    values, bad text and time-zone mixing are diagnosed only once something failed.
+    detected format followed by the ISO fallback, only faster. d/d/yyyy dates use the exact format of
+    ``date_order`` ("mdy" or "dmy"); without it, the one order every date fits (see :func:`_either_order`).
+    Missing values, bad text and time-zone mixing are diagnosed only once something failed.
     """
     first_pos = 0
     if pd.isna(s.iloc[0]):  # rare: find the first value without scanning the whole column on good files
@@ -120,15 +121,17 @@ def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
         if fmt is not None and fmt.startswith("%d.%m.%Y"):
             parsed = _to_datetime(s, fmt)
         elif fmt is not None and fmt.startswith("%m/%d/%Y"):
-            parsed = _to_datetime(s, fmt)
-            if parsed.isna().any():
-                alt = _to_datetime(s, fmt.replace("%m/%d", "%d/%m"))
-                if not alt.isna().any():  # every row fits day/month/year but not month/day/year
-                    parsed = alt
+            if date_order is None:
+                parsed, fmt = _either_order(s, fmt, ctx, column)
+            else:
+                fmt = fmt if date_order == "mdy" else fmt.replace("%m/%d", "%d/%m")
+                parsed = _to_datetime(s, fmt)
         else:
             # One zone throughout comes back zone-aware; several offsets (DST) or naive mixed with zoned
             # raise ValueError and are sorted out below.
             parsed = _naive_utc(_to_datetime(s, "ISO8601"))
+    except LoadError:
+        raise  # (a ValueError too: the question of the date order)
     except ValueError:
         parsed = None
     if parsed is None or isinstance(parsed.dtype, pd.DatetimeTZDtype):
@@ -140,7 +143,7 @@ def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
         missing = s.iloc[idx].isna().to_numpy()
         if missing.any():
             raise ctx.error("missing timestamp (empty field)", positions=idx[missing], column=column)
-        if fmt is not None and fmt.startswith("%m/%d/%Y"):
+        if fmt is not None and fmt.startswith(("%m/%d/%Y", "%d/%m/%Y")):
             # M/D/YYYY file with some rows in another layout: give ISO 8601 a chance for those rows.
             try:
                 retry = _to_datetime(s.iloc[idx], "ISO8601")
@@ -153,13 +156,59 @@ def _parse_text_times(s: pd.Series, ctx: _Context, column: str) -> np.ndarray:
                 out[idx] = _dt_to_ns(retry.to_numpy(), ctx, column, s, idx)
                 return out
         bad = idx
-        example = {"%m": "1/31/2013", "%d": "31.01.2013 00:00"}.get((fmt or "")[:2], "2013-01-31 00:00:00")
+        example = {"%m/": "1/31/2013", "%d/": "31/01/2013", "%d.": "31.01.2013 00:00"}.get(
+            (fmt or "")[:3], "2013-01-31 00:00:00")
         raise ctx.error(
             f"expected a timestamp like {example!r}, got {_show(s.iloc[bad[0]])}",
             positions=bad,
             column=column,
         )
     return _dt_to_ns(parsed.to_numpy(), ctx, column, s)
+
+
+#: the remedy for dates that read either way (the loader's problem and error say it; option ``date_order``)
+DATE_ORDER_CHOICE = ("choose the date order (--date-order dmy|mdy in the command, 'Date order' in the app)")
+
+
+def date_order_problem(example: str) -> str:
+    """What the preview and the loader say about a column of d/d/yyyy dates that read either way."""
+    return f"dates like {example} read either way: {DATE_ORDER_CHOICE}"
+
+
+def ambiguous_date(s: pd.Series, fmt: str) -> tuple[str | None, pd.Series, pd.Series | None]:
+    """``(example, month_first, day_first)`` for d/d/yyyy text (``fmt`` month first): ``example`` is the first
+    value that reads as two different dates when every date fits both orders, else None. ``day_first`` is
+    None when every value fits month first (then it is not parsed: a date read month first also fits day
+    first exactly when its day is at most 12)."""
+    mdy = _to_datetime(s, fmt)
+    present = s.notna().to_numpy()
+    m_bad = mdy.isna().to_numpy() & present
+    if not m_bad.any():
+        day, month = mdy.dt.day.to_numpy(), mdy.dt.month.to_numpy()
+        if not np.all((day <= 12) | ~present):
+            return None, mdy, None
+        differ = np.flatnonzero(present & (day != month))
+        return (str(s.iloc[differ[0]]).strip() if len(differ) else None), mdy, None
+    dmy = _to_datetime(s, fmt.replace("%m/%d", "%d/%m"))
+    d_bad = dmy.isna().to_numpy() & present
+    slashed = present & ~(m_bad & d_bad)  # (rows in another layout are judged on their own)
+    if ((m_bad | d_bad) & slashed).any():
+        return None, mdy, dmy
+    differ = np.flatnonzero(slashed & (mdy.to_numpy() != dmy.to_numpy()))
+    return (str(s.iloc[differ[0]]).strip() if len(differ) else None), mdy, dmy
+
+
+def _either_order(s: pd.Series, fmt: str, ctx: _Context, column: str) -> tuple[pd.Series, str]:
+    """d/d/yyyy dates without a chosen order: month first, or day first when every date fits day/month but
+    some not month/day (a first field above 12). When every date fits both and some read differently
+    (01/02/2013), there is no telling: a LoadError asks for the order (option ``date_order``)."""
+    example, mdy, dmy = ambiguous_date(s, fmt)
+    if example is not None:
+        raise ctx.error(date_order_problem(example), column=column, option="date_order",
+                        choices=("dmy", "mdy"))
+    if dmy is not None and not (dmy.isna().to_numpy() & s.notna().to_numpy()).any():
+        return dmy, fmt.replace("%m/%d", "%d/%m")  # every row fits day/month, some not month/day
+    return mdy, fmt
 
 
 def _zoned_times(s: pd.Series, ctx: _Context, column: str, first_pos: int) -> pd.Series:
@@ -260,7 +309,7 @@ def _times_unchecked(df: pd.DataFrame, plan: _Plan, ctx: _Context) -> tuple[np.n
                 column=col,
             )
         else:
-            day_ns = _parse_text_times(s, ctx, col)
+            day_ns = _parse_text_times(s, ctx, col, plan.date_order)
         off = np.flatnonzero(day_ns % _NS_PER_DAY != 0)
         if len(off):
             raise ctx.error(
@@ -277,7 +326,7 @@ def _times_unchecked(df: pd.DataFrame, plan: _Plan, ctx: _Context) -> tuple[np.n
         if plan.sheet and _excel_days(s):
             return _days_since_1899(s), "iso"
         return _epoch_times(s, ctx, col), "epoch"
-    ns = _parse_text_times(s, ctx, col)  # (one column never mixes zoned and naive times: refused there)
+    ns = _parse_text_times(s, ctx, col, plan.date_order)  # (one column never mixes zoned and naive times: refused there)
     first = s.iloc[int(np.argmax(s.notna().to_numpy()))]
     return ns, "iso-utc" if _time_format_of(str(first).strip())[1] else "iso"
 

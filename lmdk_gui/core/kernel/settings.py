@@ -46,6 +46,9 @@ class PrivacySettings:
     # Post-processing (issue 12): previews and exports also give the denoised release. It uses only the
     # release and public settings, so it changes no budget and no guarantee.
     denoise: bool = True
+    # numeric: the bounds are the data's own minimum and maximum ("From data", --bounds-from-data): a release
+    # publishes them, so its sidecar and statement say so (issue 42, finding 7). Meaningless without bounds.
+    bounds_from_data: bool = False
 
     def validate(self) -> None:
         if not (math.isfinite(self.epsilon) and self.epsilon > 0):
@@ -91,6 +94,7 @@ class PrivacySettings:
                 min_rate=float(ad.get("min_rate", 0.1)),
             ),
             denoise=bool(d.get("denoise", True)),  # projects saved before issue 12: on, the default
+            bounds_from_data=bool(d.get("bounds_from_data", False)) and bool(bounds),
         )
         s.validate()
         return s
@@ -108,6 +112,13 @@ def categories_from_data_risk(n_labels: int) -> str:
     """The one sentence both the command and the dialog use to say what publishing the list means."""
     return (f"the category list ({n_labels} label{'s' if n_labels != 1 else ''}) would come from the data and "
             "be published whole, including labels that occur only once")
+
+
+def bounds_from_data_risk(bounds: tuple[float, float] | None) -> str:
+    """The one sentence the command and the export dialog use to say what bounds taken from the data mean."""
+    shown = f" [{bounds[0]:g}, {bounds[1]:g}]" if bounds is not None else ""
+    return (f"the public bounds{shown} are the data's own minimum and maximum: the release's metadata publishes "
+            "them, and so reveals those two values exactly")
 
 
 def sensitivity_warning(sensitivity: float, bounds: tuple[float, float] | None, unit: str = "") -> str | None:

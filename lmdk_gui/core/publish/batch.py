@@ -69,6 +69,7 @@ from ..kernel.guarantee import GuaranteeError
 from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings
 from . import keys
 from .export import Cancelled, ExportError, ExportOptions, export_release
+from .guard import check_output
 from .ledger import BatchOrigin
 from .writers import AtomicFile, file_sha256
 
@@ -114,6 +115,7 @@ class BatchOptions:
     hour_col: str | None = None
     kind: str | None = None
     duplicates: str = "error"
+    date_order: str | None = None  # d/d/yyyy dates: "dmy", "mdy" or None (see loader.load_series)
     # Landmarks: a file with the id column and a 'row' or 'timestamp' column, or a suggestion rule run on each
     # person's series (rule name + its parameters); neither = no landmarks.
     landmarks_file: str | None = None
@@ -336,7 +338,7 @@ class _Ctx:
     landmarks_name: str
     delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
     sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
-    inputs: tuple[str, ...] = ()  # the input file(s), for the private ledger
+    inputs: tuple[str, ...] = ()  # the input file(s): for the private ledger; no release may replace one
 
     @property
     def state(self) -> Path:
@@ -352,7 +354,7 @@ class _Ctx:
         return f"{safe}.csv", f"{safe}.csv.json"
 
 
-_COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "duplicates")
+_COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "duplicates", "date_order")
 
 
 def _typed(frame: pd.DataFrame, o: BatchOptions) -> pd.DataFrame:
@@ -470,7 +472,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
         lm = _landmarks_for(pid, series, ctx)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
                              seed=export_seed(person_key(o.key, pid)) if o.key is not None else None,
-                             backend=o.backend, force=True, dummies=o.dummies,
+                             backend=o.backend, force=True, dummies=o.dummies, protect=ctx.inputs,
                              landmarks_rule=RULES[o.rule].label if o.rule is not None else None,
                              origin=BatchOrigin(ctx.inputs, o.id_col, pid))
         if o.format == "csv":
@@ -479,6 +481,8 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
             stage = ctx.state / "tmp" / f"{safe}.csv"
             res = export_release(series, lm, o.settings, stage, opts)
             (out / file).parent.mkdir(parents=True, exist_ok=True)
+            for target in (out / file, out / sidecar):  # the one output guard, as the CSV's (issue 42)
+                check_output(target, ctx.inputs, force=True, what="release")
             _to_parquet(stage, out / file, series)
             os.replace(res.sidecar, out / sidecar)
             stage.unlink()

@@ -42,7 +42,6 @@ import errno
 import math
 import os
 import secrets
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,16 +68,17 @@ from ..kernel.schemes import SCHEMES
 from ..kernel.securenoise import Cancelled
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
 from . import keys, ledger
+from .guard import OutputRefused, check_output
 from .ledger import BatchOrigin
 from .writers import (
     AtomicFile,
     PairLock,
     build_sidecar,
+    commit_pair,
     file_sha256,
     format_timestamps,
     neutralise_cells,
     release_statement,
-    round_up_significant,
     sidecar_path,
     sidecar_text,
     value_units,
@@ -123,6 +123,9 @@ class ExportOptions:
     # The label(s) of the suggestion rule(s) that found the landmarks on this series' own values (the app's
     # Session.landmark_rules, a batch's --rule): the statement says that where they are tells about the values.
     landmarks_rule: str | None = None
+    # Other private files the release and its sidecar must never replace (a batch's input files, a landmark
+    # list), besides the series' own input.
+    protect: tuple[str, ...] = ()
     # A batch person's origin (the table's file(s), id column and id) for the private ledger (issue 42).
     origin: BatchOrigin | None = None
 
@@ -239,13 +242,6 @@ def value_decimals(kind: str, settings: PrivacySettings) -> int | None:
 
 
 # ----------------------------------------------------------------------------------------- pre-flight
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def preflight(series: Series, landmarks, settings: PrivacySettings, output: str | os.PathLike,
               options: ExportOptions) -> tuple[np.ndarray, str]:
     """Everything that can be checked before drawing noise. Returns (landmarks, backend)."""
@@ -263,7 +259,7 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
                               "the default (exact) backend can do that")
         if options.seed is not None:
             raise ExportError(f"the {backend} backend draws from its own OS randomness and cannot be seeded")
-    _check_output_paths(series, Path(output), options.force)
+    _check_output_paths(series, Path(output), options.force, options.protect)
     src = series.source
     if src is not None and src.sha256:  # "" = built from an in-memory frame (batch): no file to re-hash
         try:
@@ -285,30 +281,22 @@ def preflight(series: Series, landmarks, settings: PrivacySettings, output: str 
     return lm, backend
 
 
-def _check_output_paths(series: Series, out: Path, force: bool) -> None:
-    """The CSV and the sidecar: not a folder, not the input (same file, through any link), not a special
-    file, no overwrite without ``force`` (issue 17, findings 7 and 8)."""
+def _check_output_paths(series: Series, out: Path, force: bool, protect: tuple[str, ...] = ()) -> None:
+    """The CSV and the sidecar through the one output guard (:mod:`.guard`): not a folder, never the input
+    or another private file in ``protect`` (same file, through any link), not a special file, no overwrite
+    without ``force`` (issue 17, findings 7 and 8; issue 42, finding 3)."""
     if out.is_dir():
         raise ExportError(f"{out} is a folder; choose a file name for the release")
     if not out.parent.exists():
         raise ExportError(f"the folder {out.parent} does not exist")
     src = series.source
-    for p in (out, sidecar_path(out)):
-        if src is not None and _same_file(p, Path(src.path)):
-            what = "release" if p == out else "release's metadata"
-            raise ExportError(f"refusing to write the {what} over its own input file {p}")
+    inputs = ((src.path,) if src is not None and src.path else ()) + tuple(protect)
+    for p, what in ((out, "release"), (sidecar_path(out), "release's metadata")):
         try:
-            st = os.lstat(p)
-        except FileNotFoundError:
-            continue
-        except OSError as e:
-            raise ExportError(f"cannot check {p}: {e.strerror or e}") from None
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a link" if stat.S_ISLNK(st.st_mode) \
-                else "not a regular file"
-            raise ExportError(f"{p} is {kind}; a release only replaces regular files, choose another name")
-        if not force:
-            raise ExportError(f"{p} already exists; choose another name or allow overwriting (--force)")
+            check_output(p, inputs, force=force, what=what,
+                         overwrite_hint="choose another name or allow overwriting (--force)")
+        except OutputRefused as e:
+            raise ExportError(str(e)) from None
 
 
 def _min_budget(scheme: str, n: int, lm: np.ndarray, epsilon: float, dummies: bool) -> float:
@@ -521,17 +509,19 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 sensitivity=settings.sensitivity if series.kind == "numeric" else None,
                 radius_m=settings.radius_m if series.kind == "location" else None,
                 bounds=settings.bounds if series.kind == "numeric" else None,
+                bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
                 categories=labels if series.kind == "categorical" else None,
                 noise_backend=backend,
                 seeded=seeded,
-                landmark_sum=published_landmark_sum(result.worst, settings.epsilon),
+                landmark_sum=published_landmark_sum(settings.epsilon),
                 guarantee_holds=result.holds,
                 columns=columns,
                 statement=release_statement(
                     kind=series.kind, scheme=scheme, epsilon=total_epsilon, sensitivity=settings.sensitivity,
                     radius_m=settings.radius_m, units=value_units(series), dummies=record is not None,
                     budget_columns=options.include_budget or options.include_flags, denoised=post is not None,
-                    landmarks_rule=options.landmarks_rule),
+                    landmarks_rule=options.landmarks_rule,
+                    bounds_from_data=settings.bounds_from_data and series.kind == "numeric"),
                 units=value_units(series),
                 duplicates=series.source.duplicates if series.source is not None else None,
                 categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
@@ -548,10 +538,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                     raise Cancelled("export cancelled")
                 prior = _record(series, lm_true, settings_true, out, options, result, key, n)
                 with PairLock(out):  # no other export commits a CSV/sidecar pair here meanwhile (finding 9)
-                    if side.exists():  # never leave an old sidecar describing the new CSV
-                        side.unlink()
-                    csv_file.commit()
-                    side_file.commit()
+                    commit_pair(csv_file, side_file)  # never a CSV without its sidecar (issue 42, finding 8)
     except OSError as e:
         raise ExportError(_os_message(e, out)) from None
     again = options.reexport_of or prior.same_release_as
@@ -580,11 +567,12 @@ REPUBLISH_WARNING = ("Skip and Adaptive republish the previous value exactly at 
                      "landmarks to hide them")
 
 
-def published_landmark_sum(worst: float, epsilon: float) -> float:
-    """The sidecar's ``landmark_sum``: rounded UP to 4 significant digits and capped at the ε it was checked
-    against (still an upper bound; the 17-digit value narrowed |L| down, finding 13). The exact value is kept
-    in the private ledger only."""
-    return min(round_up_significant(worst, 4), float(epsilon))
+def published_landmark_sum(epsilon: float) -> float:
+    """The sidecar's ``landmark_sum``: the public bound the release was checked against — ε, or ε − ε_sel
+    with dummies — never a figure of the sum itself. Any such figure, even rounded, is a function of |L|
+    (user-level gives (m+1)ε/n, Adaptive m/(m+1) when the series ends in landmarks; issue 42, finding 5).
+    The exact value is kept in the private ledger only."""
+    return float(epsilon)
 
 
 def _precision_text(kind: str, settings: PrivacySettings) -> float | None:
@@ -627,9 +615,11 @@ def _post_process(kind: str, released: np.ndarray, budgets: np.ndarray, approxim
     # series-sized array fewer: 80 MB at 10^7 events)
     d = denoise(kind, released, budgets, approximated, sensitivity=settings.sensitivity, bounds=settings.bounds,
                 radius_m=settings.radius_m, n_categories=len(labels) if labels is not None else None, consume=True)
-    # Counts are left out: the number of fresh events is n − |L| for Skip, and the sidecar never says how many
-    # events are landmarks (with dummies: nor how many are dummies).
-    params = {k: v for k, v in d.params.items() if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool))}
+    # Only the method's description is published: no counts (the number of fresh events is n − |L| for Skip)
+    # and no figure estimated from the raw release (a likelihood, a variance, an origin): those are computed
+    # with the per-event budgets, which are a function of L, from values the denoised file does not hold
+    # (issue 42, finding 5). The sidecar never says how many events are landmarks, nor how many are dummies.
+    params = {k: v for k, v in d.params.items() if v is None or isinstance(v, (str, bool))}
     note = ("the values written are this post-processing of the secure release, computed from its released "
             "values, budgets and the public settings only: the guarantee above is that of the release; "
             "export with --no-denoise for the raw noisy values")

@@ -240,8 +240,10 @@ class PrivateFacts:
 def private_facts(rel: PublicRelease, series, landmarks, *, rule: str | None = None) -> PrivateFacts:
     """The private section's facts for ``rel`` made from ``series`` (a loaded :class:`Series`) with
     ``landmarks`` (row indices; None when not known). Refuses an input whose events are not the release's."""
+    from ..analysis.metrics import constant_error
     from ..engine.pipeline import KINDS
     from . import ledger
+    from .keys import series_digest
 
     name = Path(series.source.path).name if series.source is not None else series.name
     if series.kind != rel.kind or series.n != rel.n:
@@ -258,23 +260,19 @@ def private_facts(rel: PublicRelease, series, landmarks, *, rule: str | None = N
         released = np.asarray(rel.labels or (), dtype=object)[np.maximum(rel.values, 0)]
         err = (truth != released).astype(np.float64)
         err[rel.values < 0] = np.nan
-        vals, counts = np.unique(truth.astype(str), return_counts=True)
-        yard = np.mean(truth.astype(str) != vals[np.argmax(counts)]) if truth.size else math.nan
         unit = "share of events"
     elif rel.kind == "location":
         err = KINDS["location"].error(series.values, rel.values)
-        med = np.broadcast_to(np.median(series.values, axis=0), series.values.shape)
-        yard = float(np.mean(KINDS["location"].error(series.values, np.ascontiguousarray(med))))
         unit = "m"
     else:
         err = np.abs(rel.values - series.values)
-        yard = float(np.mean(np.abs(series.values - np.median(series.values)))) if series.n else math.nan
         unit = str(rel.sidecar.get("units") or series.unit or "")
     ok = err[np.isfinite(err)]
     mae, med_e, p90 = (float(np.mean(ok)), *map(float, np.percentile(ok, [50, 90]))) if ok.size else (math.nan,) * 3
-    k = total = None
-    if series.source is not None and series.source.sha256:
-        k, total = ledger.composition(series.source.sha256)
+    yard = constant_error(series)  # the yardstick every other surface shows (analysis.metrics)
+    src = series.source
+    found, eps = ledger.composition(series_digest(series), src.sha256 if src is not None else None)
+    k, total = (found, eps) if found else (None, None)
     count = None if landmarks is None else int(np.asarray(landmarks).size)
     return PrivateFacts(name, unit, mae, med_e, p90, float(yard), count, rule, k, total)
 

@@ -22,7 +22,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
@@ -41,7 +41,8 @@ except ImportError:  # pragma: no cover - Windows
 SIDECAR_FORMAT = "lmdk-release/1"
 SIDECAR_KEYS = (
     "format", "tool_version", "created", "statement", "input", "rows_released", "kind", "scheme", "epsilon",
-    "epsilon_selection", "sensitivity", "radius_m", "units", "bounds", "categories", "categories_from_data",
+    "epsilon_selection", "sensitivity", "radius_m", "units", "bounds", "bounds_from_data", "categories",
+    "categories_from_data",
     "duplicates", "noise_backend", "seeded", "landmark_sum", "guarantee_holds", "columns", "precision",
     "formula_cells", "post_processing",
 )
@@ -113,6 +114,8 @@ class AtomicFile:
         self.tmp_path: Path | None = None
         self._f: Any = None
         self.committed = False
+        #: the permissions to give the file when the one it replaces was moved away first (commit_pair)
+        self.keep_mode: int | None = None
 
     def __enter__(self):
         folder = self.target.parent if str(self.target.parent) else Path(".")
@@ -145,7 +148,7 @@ class AtomicFile:
         self.finish()
         assert self.tmp_path is not None
         try:  # keep the permissions of the file we replace, or give a new file the usual ones
-            mode = self.target.stat().st_mode & 0o7777
+            mode = self.keep_mode if self.keep_mode is not None else self.target.stat().st_mode & 0o7777
         except OSError:
             mode = 0o600 if self.private else _DEFAULT_MODE
         os.chmod(self.tmp_path, mode)
@@ -238,6 +241,63 @@ class PairLock:
             self.fd = None
 
 
+def _no_fault(step: str) -> None:
+    """The default :data:`between_renames` hook: nothing."""
+
+
+#: Called with the step just done in :func:`commit_pair` ("start": both files complete, nothing renamed;
+#: "old-csv-moved", "sidecar-renamed", "csv-renamed"); the crash tests replace it to kill the process there.
+between_renames: Callable[[str], None] = _no_fault
+
+#: The old CSV is moved to such a name first; remove_stale_parts deletes it (it is never locked).
+TRASH_PREFIX = PART_PREFIX + "old-"
+
+
+def commit_pair(csv_file: AtomicFile, side_file: AtomicFile) -> None:
+    """Rename a finished CSV and its sidecar into place so that a crash at any instant never leaves a CSV
+    without the sidecar that describes it (issue 42, finding 8). Call it holding :class:`PairLock`.
+
+    1. an old CSV at the target is moved aside to a part name (``.lmdk-old-…part``): from here on there is
+       no CSV, at most a sidecar without one;
+    2. the new sidecar replaces the old one (a sidecar without a CSV is harmless);
+    3. the new CSV is renamed into place: the pair is complete;
+    4. the old CSV is deleted. Had the process died before, the next write into the folder deletes it
+       (:func:`remove_stale_parts`), as it deletes the part files of a killed writer."""
+    target = csv_file.target
+    trash: Path | None = None
+    between_renames("start")
+    if target.exists() or target.is_symlink():
+        folder = target.parent if str(target.parent) else Path(".")
+        trash = folder / f"{TRASH_PREFIX}{os.urandom(6).hex()}{PART_SUFFIX}"
+        with contextlib.suppress(OSError):
+            csv_file.keep_mode = target.stat().st_mode & 0o7777
+        os.replace(target, trash)
+        _fsync_folder(folder)
+        between_renames("old-csv-moved")
+    side_file.commit()
+    _fsync_folder(target.parent if str(target.parent) else Path("."))
+    between_renames("sidecar-renamed")
+    csv_file.commit()
+    between_renames("csv-renamed")
+    if trash is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(trash)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable before the next one (no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def neutralise_cell(text: str) -> str:
     """``'`` + text when a spreadsheet would read ``text`` as a formula: it starts with = + - @ tab or CR
     and is not a plain number (numbers such as ``-1.5`` are never altered)."""
@@ -301,9 +361,10 @@ def value_units(series) -> str | None:
 
 def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: float, radius_m: float,
                       units: str | None, dummies: bool, budget_columns: bool, denoised: bool = False,
-                      landmarks_rule: str | None = None) -> str:
+                      landmarks_rule: str | None = None, bounds_from_data: bool = False) -> str:
     """The sidecar's ``statement``: one plain paragraph on what is protected and what is not.
-    ``landmarks_rule``: the suggestion rule that found the landmarks on these very values (its label)."""
+    ``landmarks_rule``: the suggestion rule that found the landmarks on these very values (its label);
+    ``bounds_from_data``: the public bounds are the data's own minimum and maximum."""
     eps = f"{float(epsilon):g}"
     if kind == "numeric":
         unit = f" {units}" if units else " (in the data's units)"
@@ -322,10 +383,21 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
     if landmarks_rule:
         not_protected.append(f"the landmarks were found by a rule on these values ({landmarks_rule}), so whatever "
                              "shows where they are also shows which events passed that rule")
+    if bounds_from_data:
+        not_protected.append("the public bounds are the data's own minimum and maximum, so they reveal those "
+                             "two values exactly")
     if scheme in SCHEMES and SCHEMES[scheme].republishes:
+        skipped = " (every landmark)" if scheme == "skip" else ""
         not_protected.append(f"the {scheme_name} scheme repeats the previous value exactly at events it skips"
-                             + (" (every landmark)" if scheme == "skip" else "")
-                             + ", so repeated values can show where the landmarks are")
+                             f"{skipped}, so repeated values can show where the landmarks are")
+        if denoised:
+            # The smoother bridges each skipped stretch with a line between released values: the repeats are
+            # gone from the file, but the interpolated runs mark the same events (issue 42, finding 9).
+            not_protected.append(
+                "in the smoothed values written here those events become straight-line stretches (interpolated "
+                "runs), which show where the landmarks are just as well"
+                + ("; only the dummy landmarks, skipped alike, hide them" if dummies
+                   else " unless dummy landmarks hide them"))
     if budget_columns:
         not_protected.append("the epsilon/approximated columns show where the landmarks are")
     not_protected.append("dependence between events over time (temporal correlation) can leak more than ε")
@@ -352,7 +424,8 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
                   duplicates: str | None = None, categories_from_data: bool = False,
                   precision: float | None = None, formula_cells: str = "neutralised",
                   created: str | None = None,
-                  post_processing: dict[str, Any] | None = None) -> dict[str, Any]:
+                  post_processing: dict[str, Any] | None = None,
+                  bounds_from_data: bool = False) -> dict[str, Any]:
     """The metadata that says exactly what was guaranteed — never the landmark positions.
 
     Nothing computed from the private input beyond what the release itself shows: no hash of the input (an
@@ -381,12 +454,15 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
         "radius_m": None if radius_m is None else float(radius_m),
         "units": units,
         "bounds": None if bounds is None else [float(bounds[0]), float(bounds[1])],
+        "bounds_from_data": bool(bounds_from_data) and bounds is not None,
         "categories": None if categories is None else [str(c) for c in categories],
         "categories_from_data": bool(categories_from_data),
         "duplicates": duplicates,
         "noise_backend": noise_backend,
         "seeded": bool(seeded),
-        "landmark_sum": float(landmark_sum),  # rounded up by the caller; the exact value is in the ledger
+        # The public bound the release was checked against (ε, or ε − ε_sel with dummies), never the sum
+        # itself: any figure of it is a function of |L| (issue 42, finding 5). The exact sum is in the ledger.
+        "landmark_sum": float(landmark_sum),
         "guarantee_holds": bool(guarantee_holds),
         "columns": list(columns),
         "precision": precision,

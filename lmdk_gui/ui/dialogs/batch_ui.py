@@ -123,6 +123,7 @@ def batch_options(series: Series, settings: PrivacySettings, dummies: DummySetti
     return BatchOptions(
         id_col=where[1], scheme=scheme, settings=settings, time_col=cc.time_col, value_col=cc.value_col,
         lat_col=cc.lat_col, lon_col=cc.lon_col, hour_col=cc.hour_col, kind=cc.kind, duplicates=cc.duplicates,
+        date_order=cc.date_order,
         landmarks_file=landmarks_file or None, rule=rule, rule_params=dict(rule_params or {}), dummies=dummies,
         format=format, resume=resume, force=force, workers=workers)
 

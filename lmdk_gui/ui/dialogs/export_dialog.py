@@ -67,6 +67,7 @@ from ...core.kernel.settings import (
     ALL_SCHEMES,
     LANDMARK_SCHEMES,
     SCHEME_LABELS,
+    bounds_from_data_risk,
     categories_from_data,
     categories_from_data_risk,
 )
@@ -585,7 +586,7 @@ class ExportDialog(QDialog):
                                        QMessageBox.StandardButton.No)
             if ans != QMessageBox.StandardButton.Yes:
                 return
-        if not self._confirm_categories():
+        if not self._confirm_categories() or not self._confirm_bounds():
             return
         notice = ledger.composition_notice(self.snapshot.series, self.snapshot.settings.epsilon)
         if notice and not self.ask_repeat_release(notice):
@@ -621,6 +622,25 @@ class ExportDialog(QDialog):
             f"No public category list was given: {risk}. Randomized response can output any listed "
             "category, so the list is part of what is published. Publish it with the release?")
         return self.categories_from_data
+
+    # ------------------------------------------------------- bounds taken from the data (issue 42, finding 7)
+    def ask_bounds_from_data(self, message: str) -> bool:
+        """Replaceable hook (tests set it): may the release publish bounds that are the data's min and max?"""
+        ans = QMessageBox.question(self, "Publish the data's minimum and maximum?", message,
+                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                   QMessageBox.StandardButton.No)
+        return ans == QMessageBox.StandardButton.Yes
+
+    def _confirm_bounds(self) -> bool:
+        """The same question for bounds set with "From data" (the command's --bounds-from-data)."""
+        snap = self.snapshot
+        st = snap.settings
+        if snap.series.kind != "numeric" or st.bounds is None or not st.bounds_from_data:
+            return True
+        return self.ask_bounds_from_data(
+            f"The bounds were set with \"From data\": {bounds_from_data_risk(st.bounds)}. The release's "
+            "metadata and statement say so. Type public bounds in the settings instead to avoid it. Publish "
+            "them with the release?")
 
     def values(self) -> dict:
         p = Path(self.path_edit.text()).expanduser()

@@ -10,6 +10,9 @@ decisions (which policies apply, what is a contact log) are the core loader's.
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QStandardItemModel
 from PySide6.QtWidgets import (
@@ -29,18 +32,22 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import qdebounced, signals_blocked
 
-from ...core.data.loader import TablePreview, TableScan, pair_columns, scan_table
+from ...core.data.loader import TablePreview, TableScan, order_note, pair_columns, scan_table
 from ...core.data.series import LoadError, Series
+from ...core.data.timeparse import DATE_ORDER_CHOICE
 from ..views.plots import load_for_view
 from ..window.runner import LatestOnlyRunner
 from .person_chooser import PersonChooser
 
 _NONE = "(none)"
+_DATE_ORDERS = (("choose…", None), ("day/month/year", "dmy"), ("month/day/year", "mdy"))
+_DATE_EXAMPLE = re.compile(r"dates like (.+?) read either way")
 _POLICIES = (("keep the first", "first"), ("keep the last", "last"), ("mean (numbers only)", "mean"),
              ("drop exact copies only", "drop-exact"), ("stop with an error", "error"))
 # Row colours in the preview table (light, so that the text stays readable).
 _FLAG_COLOURS = {"repeated": QColor("#ffe2b3"), "exact": QColor("#e4e4e4"), "missing": QColor("#ffd0d0")}
 _WARN = "color: #8a4b00;"
+_ORDER_NOTE = order_note(0).split(" (")[0]  # the preview's note on rows out of time order, without the row
 _ERROR = "color: #b00020;"
 
 
@@ -77,12 +84,13 @@ class ImportDialog(QDialog):
         lay.addWidget(self._make_columns(preview))
         lay.addWidget(self._make_checks())
 
-        # What must still be chosen is said by the scan (for the current choices), not by the static notes.
-        notes = [n for n in preview.notes if n not in preview.problems]
-        self.notes = QLabel("\n".join(notes))
+        # What must still be chosen is said by the scan (for the current choices), not by the static notes;
+        # so is whether the rows are in time order (the preview saw only the first rows).
+        self._notes = [n for n in preview.notes if n not in preview.problems and not n.startswith(_ORDER_NOTE)]
+        self.notes = QLabel("\n".join(self._notes))
         self.notes.setObjectName("importNotes")
         self.notes.setWordWrap(True)
-        self.notes.setVisible(bool(notes))
+        self.notes.setVisible(bool(self._notes))
         lay.addWidget(self.notes)
         self.error = QLabel()
         self.error.setObjectName("importError")
@@ -96,6 +104,7 @@ class ImportDialog(QDialog):
                                         | QDialogButtonBox.StandardButton.Cancel)
         self.open_button = self.buttons.button(QDialogButtonBox.StandardButton.Open)
         self.open_button.setObjectName("importOpenButton")
+        self._update_open()
         self.buttons.accepted.connect(self.load)
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
@@ -148,6 +157,18 @@ class ImportDialog(QDialog):
         self.lon_col = self._combo(cols, g.lon_col)
         form.addRow("Kind", self.kind)
         form.addRow("Time column", self.time_col)
+        self.date_order = QComboBox()
+        self.date_order.setObjectName("importDateOrder")
+        for label, key in _DATE_ORDERS:
+            self.date_order.addItem(label, key)
+        self.date_order.setToolTip("Every date of the file fits both day/month and month/day: say which it is")
+        self.date_order_label = QLabel("Date order")
+        self.date_order_label.setStyleSheet(_WARN)
+        form.addRow(self.date_order_label, self.date_order)
+        self._columns_form = form
+        # asked only when every date reads both ways (the first rows tell the preview; the scan, the whole file)
+        self._date_order_needed = any(p.endswith(DATE_ORDER_CHOICE) for p in preview.problems)
+        form.setRowVisible(self.date_order, self._date_order_needed)
         form.addRow("Hour column (date + hour files)", self.hour_col)
         self.value_label = QLabel("Value column")
         form.addRow(self.value_label, self.value_col)
@@ -263,6 +284,7 @@ class ImportDialog(QDialog):
         self.value_col.currentTextChanged.connect(self._value_changed)
         self.contacts.toggled.connect(self._contacts_toggled)
         self.person.currentIndexChanged.connect(self._rescan)
+        self.date_order.currentIndexChanged.connect(self._date_order_changed)
         self.duplicates.activated.connect(self._policy_activated)
         self.skip_missing.toggled.connect(lambda _on: self.error.hide())
 
@@ -313,6 +335,28 @@ class ImportDialog(QDialog):
         self.id_person.setPlaceholderText("reading the ids…")
         self._id_form.setRowVisible(self.id_person, on)  # no id column: the whole file is one series
 
+    def _date_order_changed(self, _index: int) -> None:
+        self.date_order_label.setStyleSheet("" if self.date_order.currentData() else _WARN)
+        self._update_open()
+        self._rescan()
+
+    def _show_date_order(self, scan: TableScan) -> None:
+        """The date order row appears once the file needs it (and stays, so that the choice can be changed);
+        its items read the file's own example date both ways."""
+        if scan.error_option == "date_order" and not self._date_order_needed:
+            self._date_order_needed = True
+            self._columns_form.setRowVisible(self.date_order, True)
+        found = _DATE_EXAMPLE.search(scan.error or "") if scan.error_option == "date_order" else None
+        if found:
+            example = found.group(1)
+            for i, (label, key) in enumerate(_DATE_ORDERS[1:], start=1):
+                self.date_order.setItemText(i, f"{label}: {example} is {_read_as(example, key)}")
+        self._update_open()
+
+    def _update_open(self) -> None:
+        """Open waits for a date order the file needs (loading would only ask for it)."""
+        self.open_button.setEnabled(not (self._date_order_needed and self.date_order.currentData() is None))
+
     def _policy_activated(self, _index: int) -> None:
         self._policy_chosen = True
         self.error.hide()
@@ -342,15 +386,27 @@ class ImportDialog(QDialog):
             self.id_person_label.setText(f"Person to open ({len(scan.id_counts):,} in the file)")
         # with an id column the checks are the chosen person's (the others are checked when opened)
         self.checks_box.setTitle(f"Whole file: person {scan.person_id}'s rows" if scan.person_id else "Whole file")
+        self._show_date_order(scan)
+        self._show_order(scan)
         self._show_repeats(scan)
         self._show_missing(scan)
         self._show_examples(scan)
         self._flag_rows(scan)
-        if scan.error is not None:  # what Open would say with these columns: say it now
+        if scan.error_option == "date_order":  # in the dialog's words: the choice is right here
+            found = _DATE_EXAMPLE.search(scan.error or "")
+            self._show_error(f"Dates like {found.group(1) if found else '01/02/2013'} read either way: choose the "
+                             "date order above.")
+        elif scan.error is not None:  # what Open would say with these columns: say it now
             self._show_error(scan.error)
         else:
             self.error.hide()
         self.scanned.emit()
+
+    def _show_order(self, scan: TableScan) -> None:
+        """The notes, with whether the whole file (the chosen person's rows) is in time order."""
+        notes = self._notes + ([scan.order_note[0].upper() + scan.order_note[1:]] if scan.order_note else [])
+        self.notes.setText("\n".join(notes))
+        self.notes.setVisible(bool(notes))
 
     def _show_repeats(self, scan: TableScan) -> None:
         if scan.repeated_times:
@@ -434,7 +490,7 @@ class ImportDialog(QDialog):
         if isinstance(series, LoadError):
             self._on_load_failed(generation, str(series))
             return
-        self.open_button.setEnabled(True)
+        self._update_open()
         self.series = series
         self.loaded.emit()
         self.accept()
@@ -442,7 +498,7 @@ class ImportDialog(QDialog):
     def _on_load_failed(self, generation: int, message: str) -> None:
         if not self._loader.is_current(generation):
             return
-        self.open_button.setEnabled(True)
+        self._update_open()
         self.scan_status.hide()
         msg = message.split(": ", 1)[1] if message.startswith("LoadError: ") else message
         self._show_error(msg)
@@ -471,6 +527,8 @@ class ImportDialog(QDialog):
                       "duplicates": self.duplicates.currentData()}
         if self.skip_missing.isChecked():
             opts["skip_missing"] = True
+        if self._date_order_needed:
+            opts["date_order"] = self.date_order.currentData()
         if self._val(self.id_col) is not None:
             opts["id_col"] = self._val(self.id_col)
             opts["person_id"] = self.id_person.current_id()
@@ -485,6 +543,16 @@ class ImportDialog(QDialog):
         else:
             opts["value_col"] = self._val(self.value_col)
         return {k: v for k, v in opts.items() if v is not None}
+
+
+def _read_as(example: str, order: str | None) -> str:
+    """``01/02/2013`` read day first -> ``1 February 2013``; month first -> ``January 2, 2013``."""
+    first, second, year = (int(x) for x in example.split()[0].split("/"))
+    try:
+        when = datetime(year, second, first) if order == "dmy" else datetime(year, first, second)
+    except ValueError:  # (the loader only asks about dates that fit both orders)
+        return example
+    return f"{when.day} {when:%B %Y}" if order == "dmy" else f"{when:%B} {when.day}, {year}"
 
 
 def _scan_job(path: str, options: dict, *, should_cancel=None) -> TableScan:

@@ -1091,7 +1091,7 @@ class CorrelationTab(QWidget):
             cells[3].setToolTip(f"correlation adds {m - m0:.6g} (on the scale of ε) to the maximum without it "
                                 f"(the landmark sum, {m0:.6g})")
             cells[4].setText(at)
-            cells[4].setToolTip(f"row {row} (the dot on the curve)")
+            cells[4].setToolTip(f"event {row} (the dot on the curve)")
             for cell in cells:
                 cell.setForeground(grey if not fresh else QBrush(QColor(20, 20, 20)))
             if fresh:
@@ -1140,7 +1140,7 @@ class CorrelationTab(QWidget):
             self.cursor.hide()
             return
         t = str(np.datetime_as_string(s.series.times[row], unit="s")).replace("T", " ")
-        lines = [f"<b>row {row}</b> · {t}"]
+        lines = [f"<b>event {row}</b> · {t}"]
         for scheme in self._wanted():
             e = self._cache.get(scheme)
             if e is None or e.tpl.size != s.n:

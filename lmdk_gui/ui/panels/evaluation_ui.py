@@ -60,6 +60,7 @@ from ...core.analysis.evaluation import (
 )
 from ...core.analysis.suggestions import RULES
 from ...core.kernel.settings import SCHEME_LABELS
+from ...core.publish.guard import OutputRefused, check_output
 from ..views.evalplot import SCALES, EvaluationChart
 from ..views.tables import FittedTable
 from ..views.theme import SCHEME_COLORS
@@ -524,13 +525,20 @@ class CompareTab(QWidget):
         path = self.ask_save_path(what, start)
         if not path:
             return
+        series = self.session.series
         try:
+            # the one output guard: the dialog has asked about replacing, but never the data file (issue 42)
+            check_output(path, (series.source.path if series is not None and series.source else None,),
+                         force=True, what=what.upper(), input_word="data file")
             if what == "png":
                 self.save_png(path)
             else:
                 self.save_csv(path)
         except OSError as e:
             self.window_.show_error("Save failed", f"Could not write {path}: {e.strerror or e}")
+            return
+        except OutputRefused as e:
+            self.window_.show_error("Save failed", str(e))
             return
         self._set_status(f"Saved {path}")
 

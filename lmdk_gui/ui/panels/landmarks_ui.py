@@ -917,11 +917,13 @@ class LandmarksUI(QObject):
         m.addSeparator()
         self.import_action = QAction("&Import landmark list…", w)
         self.import_action.setObjectName("importLandmarksAction")
-        self.import_action.setStatusTip("Read landmarks from a CSV with a 'timestamp' (or 'row') column")
+        self.import_action.setStatusTip("Read landmarks from a CSV with a 'timestamp' column (or 'row': event "
+                                        "numbers from 0, as the hover box shows them)")
         self.import_action.triggered.connect(self.import_dialog)
         self.export_action = QAction("E&xport landmark list…", w)
         self.export_action.setObjectName("exportLandmarksAction")
-        self.export_action.setStatusTip("Write the landmarks as a CSV (timestamp, row); the file is private")
+        self.export_action.setStatusTip("Write the landmarks as a CSV (timestamp, row = the event number the "
+                                        "hover box shows); the file is private")
         self.export_action.triggered.connect(self.export_dialog)
         m.addAction(self.import_action)
         m.addAction(self.export_action)
@@ -1094,6 +1096,9 @@ class LandmarksUI(QObject):
             write_landmark_file(path, s.series, s.landmarks, s.landmark_rules)
         except OSError as e:
             self.window.show_error("Cannot export the landmark list", f"{path}: {e.strerror or e}")
+            return False
+        except ValueError as e:  # the output guard: never over the data file, nor a special file
+            self.window.show_error("Cannot export the landmark list", str(e))
             return False
         self.window.statusBar().showMessage(
             f"Wrote {s.landmarks.size:,} landmarks to {path} (private: it reveals which events you protect)",

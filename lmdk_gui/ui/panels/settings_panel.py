@@ -235,11 +235,12 @@ class SettingsPanel(QScrollArea):
     def _connect(self) -> None:
         self.eps_spin.valueChanged.connect(self._on_eps_spin)
         self.eps_slider.valueChanged.connect(self._on_eps_slider)
+        # (before _push: an edited bound is no longer the data's, and the settings pushed must say so)
+        self.lo_spin.valueChanged.connect(self._bounds_edited)
+        self.hi_spin.valueChanged.connect(self._bounds_edited)
         for w in (self.sens_spin, self.lo_spin, self.hi_spin, self.radius_spin, self.inc_spin, self.dec_spin,
                   self.min_spin):
             w.valueChanged.connect(self._push)
-        self.lo_spin.valueChanged.connect(self._bounds_edited)
-        self.hi_spin.valueChanged.connect(self._bounds_edited)
         self.bounds_check.toggled.connect(self._push)
         self.denoise_check.toggled.connect(self._push)
         self.bounds_from_data.clicked.connect(self._use_data_bounds)
@@ -278,8 +279,8 @@ class SettingsPanel(QScrollArea):
         self.bounds_check.setChecked(True)
         for w in (self.lo_spin, self.hi_spin, self.bounds_check):
             w.blockSignals(False)
+        self._bounds_derived = True  # remembered in the settings: the export says so (issue 42, finding 7)
         self._push()
-        self._bounds_derived = True
         self._update_note()
 
     def _use_bounds_width(self) -> None:
@@ -322,6 +323,7 @@ class SettingsPanel(QScrollArea):
             categories=cats,
             adaptive=AdaptiveParams(self.inc_spin.value(), self.dec_spin.value(), self.min_spin.value()),
             denoise=self.denoise_check.isChecked(),
+            bounds_from_data=self._bounds_derived and bounds is not None,
         )
         try:
             s.validate()
@@ -357,6 +359,7 @@ class SettingsPanel(QScrollArea):
             self.eps_slider.setValue(eps_to_slider(st.epsilon))
             self.sens_spin.setValue(st.sensitivity)
             self.bounds_check.setChecked(st.bounds is not None)
+            self._bounds_derived = st.bounds_from_data  # a project restores it
             if st.bounds is not None:
                 self.lo_spin.setValue(st.bounds[0])
                 self.hi_spin.setValue(st.bounds[1])

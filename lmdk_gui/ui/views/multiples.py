@@ -28,10 +28,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QTransform
 
+from ... import runtime
 from ...core.analysis.metrics import compact_count, readable_number, unit_label
 from ...core.data.series import Series
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
-from ...runtime.priority import HELPER, lower_this_thread
+from ...runtime.priority import HELPER
 from .curve import CurveItem, DotsItem
 from .plots import (
     AXIS_W,
@@ -505,8 +506,9 @@ ROW_TOP = 1.4
 
 
 def _helper_pool(name: str) -> ThreadPoolExecutor:
-    """The one thread a view reduces its large views on, at :data:`~..core.priority.HELPER` priority."""
-    return ThreadPoolExecutor(1, thread_name_prefix=name, initializer=lower_this_thread, initargs=(HELPER,))
+    """The one thread a view reduces its large views on (at :data:`~lmdk_gui.runtime.priority.HELPER` priority
+    when the launcher switched ``priority`` on)."""
+    return ThreadPoolExecutor(1, thread_name_prefix=name, initializer=runtime.worker_started, initargs=(HELPER,))
 
 
 class AfterPaint(QObject):

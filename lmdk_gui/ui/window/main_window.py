@@ -11,7 +11,6 @@ through ``ui.startup.read_setting`` (never a crash on a broken value).
 
 from __future__ import annotations
 
-import gc
 import html
 import logging
 import math
@@ -41,10 +40,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import runtime
 from ...core.analysis.metrics import share
 from ...core.data.loader import TablePreview, inspect_table, load_series, slow_to_inspect
 from ...core.data.series import LoadError, Series
-from ...core.engine import lazyjit
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
 from ...samples import SAMPLE_FILES, SAMPLES
 from ..dialogs.common import busy_call, deleted_after
@@ -83,68 +82,6 @@ MAX_RECENT = 8
 log = logging.getLogger(__name__)
 
 
-_GC = None
-
-
-def ensure_gui_thread_gc() -> None:
-    """Collect cyclic garbage only on the GUI thread (pyqtgraph's GarbageCollector: automatic collection off,
-    a 1 s timer collects instead). Otherwise a collection triggered by an allocation on a worker thread can
-    destroy Qt objects held in Python cycles (pyqtgraph's menus) off the GUI thread — seen here as a
-    deadlock with Qt's deferred deletion.
-
-    What is alive when the first window is built (the imported modules, classes and functions: hundreds of
-    thousands of objects that live as long as the process) is frozen out of every later collection: a full
-    collection then visits only what was made since, instead of holding the GUI thread 30-60 ms (seen while
-    opening 10^7 events, issue 15). So is numba, once it has loaded (:func:`_freeze_numba_once`); while it
-    loads (``lazyjit.loading``) nothing is collected."""
-    global _GC
-    if _GC is None:
-        from pyqtgraph.util.garbage_collector import GarbageCollector
-
-        class _Collector(GarbageCollector):
-            def check(self) -> None:
-                _freeze_numba_once()
-                if not lazyjit.loading():
-                    super().check()
-                # While numba loads, nothing: with automatic collection off, the youngest generation holds
-                # every object made since the last check, ≈ 47,000 of numba's at once, and collecting it held
-                # the GUI thread 30-60 ms while a 10^7-event file opened; the freeze is about to take them.
-
-        gc.freeze()
-        _GC = _Collector(interval=1.0)
-
-
-def serial_raster_fills() -> None:
-    """Qt's raster engine fills on the thread that paints (``QT_NO_GUI_THREADPOOL``, read by Qt at the first
-    fill of the process; a value the user set is kept). Otherwise Qt hands every fill of 96 or more spans
-    (a shape that many pixels tall) to its GUI thread pool in pieces and waits: the GUI thread slept on that
-    hand-off over a thousand times while a 10^7-event file opened (most in pyqtgraph's axis pictures), and
-    a full repaint while the R-run average computed took 26.5-27.6 ms against 21.2-23.3 ms without it
-    (medians of 60, 3 runs alternating, 10^6 events, 2 cores; issue 15)."""
-    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
-
-
-_numba_frozen = False
-
-
-def _freeze_numba_once() -> None:
-    """Once numba has been loaded (on a worker, by the first kernel that needs it), what is alive then — its
-    modules, and the first compilations' objects — is frozen too: each full collection visited them, 30-65 ms
-    of the GUI thread at a time (≈ 76,000 objects; issue 15). Never while a compilation runs (numba's compiler
-    lock is tried, not waited for): an unfinished compilation's objects must stay collectable."""
-    global _numba_frozen
-    if _numba_frozen or not lazyjit.imported():
-        return
-    lock = lazyjit.loading_lock()  # numba's compiler lock, now that it is imported
-    if not lock.acquire(False):
-        return
-    try:
-        gc.freeze()
-        _numba_frozen = True
-    finally:
-        lock.release()
-
-
 def sample_files() -> dict[str, tuple[str, dict]]:
     """The bundled samples (file name, load options), the same table ``lmdk-gui --sample`` uses."""
     return SAMPLE_FILES
@@ -170,8 +107,7 @@ class MainWindow(QMainWindow):
     def __init__(self, path: str | os.PathLike | None = None, *, load_default: bool = True,
                  defer_tabs: bool = False) -> None:
         super().__init__()
-        serial_raster_fills()
-        ensure_gui_thread_gc()
+        runtime.window_built()  # (the launcher's collector settings; nothing elsewhere)
         self.setObjectName("mainWindow")
         self.session = Session(self)
         self.last_error: str | None = None
@@ -560,7 +496,13 @@ class MainWindow(QMainWindow):
         self.session.set_series(series, settings=settings)
         self.last_error = None
         self._remember(path, options)
-        self.statusBar().showMessage(f"Opened {path}", 5000)
+        late = series.source.out_of_order if series.source is not None else 0
+        if late:  # (the import dialog notes it before Open; a file opened directly is said here)
+            self.statusBar().showMessage(f"Opened {path}: its rows were not in time order and are sorted by time "
+                                         f"({late:,} row{'s' if late > 1 else ''} earlier than the row above)",
+                                         15000)
+        else:
+            self.statusBar().showMessage(f"Opened {path}", 5000)
         self.seriesLoaded.emit(path)
 
     def open_dialog(self) -> None:
@@ -892,7 +834,9 @@ class MainWindow(QMainWindow):
             val = f"{ser.values[row, 0]:.6f}, {ser.values[row, 1]:.6f}"
         else:
             val = ser.categories[ser.values[row]] if ser.categories else str(ser.values[row])
-        lines = [f"<b>row {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
+        # "event N": the 0-based position in time order, as landmark lists and --landmark-rows number events
+        # ("row N" is kept for the file's own rows, in messages about the file)
+        lines = [f"<b>event {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
         budgets = []
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
@@ -1060,6 +1004,15 @@ class MainWindow(QMainWindow):
         path, private = Path(answer[0]), bool(answer[1])
         if path.resolve() in {job.path.resolve(), job.sidecar.resolve()} or path.is_dir():
             self.show_error("Release report", f"{path} is the release or a folder; choose another name.")
+            return False
+        from ...core.publish.guard import OutputRefused, check_output
+
+        src = job.snapshot.series.source
+        try:  # the one output guard (issue 42): never the data file, through any link, nor a special file
+            check_output(path, (job.path, job.sidecar, src.path if src is not None else None), force=True,
+                         what="report", input_word="data file")
+        except OutputRefused as e:
+            self.show_error("Release report", str(e))
             return False
         try:
             ok, html = busy_call(self, "Release report", "Writing the release report…",

@@ -49,6 +49,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from ... import runtime
 from ...core.analysis.metrics import RunStats
 from ...core.data.series import Series
 from ...core.engine import lazyjit
@@ -74,7 +75,6 @@ from ...core.kernel.dummies import DummyOptions, DummySelection, DummySettings
 from ...core.kernel.noise import UnitNoise
 from ...core.kernel.schemes import SCHEMES
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
-from ...runtime import heap
 from ...runtime.priority import BACKGROUND
 from . import passes
 from .runner import LatestOnlyRunner
@@ -366,7 +366,7 @@ class Session(QObject):
         lm = _own(normalize_landmarks(landmarks, series.n), landmarks) if landmarks is not None else \
             np.zeros(0, np.int64)
         self.series = series
-        heap.map_large_blocks(self.lean)  # a lean session's freed arrays go back to the system at once
+        runtime.series_set(self.lean)  # (the launcher's ``heap``: a lean session's freed arrays go back at once)
         self._landmarks = _frozen(lm)
         self._landmark_rules = landmark_rules
         if settings is not None:
@@ -450,7 +450,7 @@ class Session(QObject):
             raise RuntimeError("no series is open")
         row = int(row)
         if not 0 <= row < self.series.n:
-            raise ValueError(f"row {row} is outside the series (0–{self.series.n - 1})")
+            raise ValueError(f"event {row} is outside the series (events 0–{self.series.n - 1})")
         lm = self._landmarks
         i = int(np.searchsorted(lm, row))
         one, none = np.array([row], dtype=np.int64), np.zeros(0, dtype=np.int64)
