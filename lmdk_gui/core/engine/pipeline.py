@@ -282,7 +282,7 @@ class LocationKind(Kind):
         return securenoise.secure_planar(x, settings.radius_m / budgets, source)
 
     def error(self, truth, values, codes=None):
-        # haversine_one per event, compiled: one pass instead of numpy's fifteen (1.6× faster at 10^6)
+        # haversine_one per event, compiled: one pass instead of numpy's fifteen
         out = np.empty(truth.shape[0])
         _haversines(np.ascontiguousarray(truth, dtype=np.float64), np.ascontiguousarray(values, dtype=np.float64),
                     out)
@@ -549,7 +549,7 @@ def run_preview_patched(p: Plan, noise: UnitNoise,
                         previous: Release | None = None) -> tuple[Release, tuple[int, int] | None]:
     """:func:`run_preview` and the events ``(a, b)`` outside of which its values are ``previous``'s (rows
     a..b-1 were patched); None when the release was made whole. The preview's error is patched over that
-    span without comparing the two releases' values again (≈ 3 ms at 10^6 events)."""
+    span without comparing the two releases' values again (a pass over both whole arrays per click)."""
     if noise.n != p.n:
         raise ValueError("the unit noise was drawn for another series length")
     span = None
@@ -592,7 +592,7 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
     if hi - lo > n * PATCH_SHARE or prev.values.shape[0] != n:
         return None
     # Only the span's flags are new: elsewhere the budgets, so the flags (ε_t > 0), are prev's. Series-wide
-    # flags made anew were two passes over n events per click (≈ 1 ms at 10^6).
+    # flags made anew were two passes over n events per click.
     fresh_span = b[lo:hi + 1] > 0
     # Events after the span republish it until the next fresh event, whose value (and all after) is unchanged.
     stop = min(_next_fresh(b, hi + 1) + 1, n)
@@ -694,7 +694,7 @@ class ExportRunner:
         #: with ``keep``, the whole release, of which each chunk is a view (the denoised export needs it whole:
         #: no copy of it is made)
         self.values: np.ndarray | None = p.kind.empty_values(p.inp.x) if keep else None
-        # Fixed budgets are the plan's own array (a copy held them twice, 80 MB at 10^7 events; equal budgets
+        # Fixed budgets are the plan's own array (a copy held them twice; equal budgets
         # stay one float seen n times); Adaptive's loop fills its own.
         self.budgets: np.ndarray = np.empty(n) if p.budgets is None else p.budgets
         self.fresh = np.empty(n, dtype=np.bool_) if p.budgets is None else np.ascontiguousarray(p.budgets > 0)
@@ -732,7 +732,7 @@ class ExportRunner:
             vals = self._adaptive_chunk(a, b) if self.plan.budgets is None else self._fixed_chunk(a, b)
             yield a, b, vals, ~self.fresh[a:b]
         if self.plan.budgets is None:  # (chunks() runs once) the loop's public uniforms are not needed after it:
-            del self._u  # 80 MB at 10^7 events, held while a denoised export denoises
+            del self._u  # a series-sized array, else held while a denoised export denoises
 
     def _adaptive_chunk(self, a: int, b: int) -> np.ndarray:
         p = self.plan
