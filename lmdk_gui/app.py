@@ -5,12 +5,13 @@ opens FILE. ``--screenshot OUT.png`` renders the window offscreen once the previ
 exits. ``--smoke-test`` shows the window on the real display, waits until its preview (or the empty panel)
 is drawn, closes it and exits 0 (1 on a timeout or an error): the install check CI runs under Xvfb.
 ``--install-desktop`` / ``--uninstall-desktop`` add or remove the launcher entry and icons (desktop.py).
+``--runtime-tuning SPEC`` (default: ``$LMDK_RUNTIME``, else ``default``) chooses the process-wide tuning this
+launcher, and only this launcher, applies (lmdk_gui/runtime).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 
@@ -25,6 +26,15 @@ from .argtypes import (
     size_type,
 )
 from .samples import SAMPLE_FILES, SAMPLES
+
+
+def _runtime_spec(text: str) -> frozenset[str]:
+    from . import runtime
+
+    try:
+        return runtime.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _row_spec(text: str) -> str:
@@ -62,25 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     desktop.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop wrote")
     p.add_argument("--prefix", type=path_arg, metavar="DIR",
                    help="with --(un)install-desktop: use DIR/share instead of ~/.local/share")
+    p.add_argument("--runtime-tuning", type=_runtime_spec, metavar="SPEC",
+                   help="process-wide tuning: default, off, or a comma list of mechanisms (-NAME removes one), "
+                        "e.g. default,-heap (default: $LMDK_RUNTIME, else default; see docs/performance.md)")
     return p
 
 
 def _import_numerics_before_qt() -> None:
     """numpy and pandas (the loader's) before PySide6: once imported, PySide6 reads the source of every
-    Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029), ≈ 0.25 s for numpy
-    and pandas, measured here (issue 15). numba, which the first paint does not need, loads later on the
-    preview worker (core/engine/lazyjit.py) while this thread draws the window and the series."""
+    Python module imported after it (to find ``from __feature__`` users, PYSIDE-2029; docs/performance.md).
+    numba, which the first paint does not need, loads later on a worker (core/engine/lazyjit.py) while this
+    thread draws the window and the series."""
     import numpy  # noqa: F401
     import pandas  # noqa: F401
-
-
-def _no_collections_while_starting() -> None:
-    """No cyclic garbage collection until the window takes it over: the window freezes what is alive when it
-    is built and leaves collecting to pyqtgraph's GUI-thread collector (``ensure_gui_thread_gc``), so the
-    automatic collections during the imports only visit objects that live as long as the process. They were
-    ≈ 250 collections, two of them full, ≈ 50 ms of a cold start, and found ≈ 800 objects of garbage
-    (measured here, issue 15); those few are frozen with the rest."""
-    gc.disable()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +99,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--prefix needs --install-desktop or --uninstall-desktop")
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    _no_collections_while_starting()
+    from . import runtime
+
+    try:
+        tuning = args.runtime_tuning if args.runtime_tuning is not None else runtime.from_environment()
+    except ValueError as e:  # a bad $LMDK_RUNTIME
+        print(f"lmdk-gui: error: {runtime.ENV}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    runtime.switch_on(tuning)  # before the imports (``freeze``) and before Qt's first fill (``serial-fills``)
     _import_numerics_before_qt()
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication

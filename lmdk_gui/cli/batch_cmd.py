@@ -20,7 +20,13 @@ from ..core.kernel.settings import (
 )
 from ..core.publish.export import BACKEND_ALIASES
 from . import UsageError
-from .common import add_dummy_options, add_privacy_options, add_selection_options, dummy_settings
+from .common import (
+    add_dummy_options,
+    add_privacy_options,
+    add_resolution_options,
+    add_selection_options,
+    dummy_settings,
+)
 from .landmarks_cmd import _OPTIONS as _RULE_OPTIONS
 from .landmarks_cmd import add_rule_options, rule_params
 
@@ -72,6 +78,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="find each person's landmarks with this suggestion rule (see 'lmdk landmarks')")
     add_rule_options(g)
     add_privacy_options(p, epsilon_required=True)
+    add_resolution_options(p)
     c = p.add_argument_group("categories (categorical tables: one list for every person)")
     c.add_argument("--categories-from-data", action="store_true",
                    help="without --categories, publish the union of every person's labels in the table (the "
@@ -149,7 +156,8 @@ def options_from_args(args: argparse.Namespace):
         rule_params=params, dummies=dummy_settings(args), include_budget=args.include_budget,
         include_flags=args.include_flags, key=key, backend=args.noise_backend, format=args.format,
         resume=args.resume, force=args.force, workers=args.workers, scheduler=args.scheduler,
-        blocksize=args.blocksize, categories_from_data=args.categories_from_data, map_unlisted_to=other)
+        blocksize=args.blocksize, resolution=args.resample, aggregate=args.aggregate,
+        categories_from_data=args.categories_from_data, map_unlisted_to=other)
 
 
 class _Line:

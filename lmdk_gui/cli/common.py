@@ -13,6 +13,7 @@ import numpy as np
 from ..argtypes import int_in, number_in, path_arg
 from ..core.data.landmark_files import parse_row_spec, read_landmark_list
 from ..core.data.loader import DATE_ORDERS, DUPLICATE_POLICIES, load_series, scan_table
+from ..core.data.periods import AGGREGATES, apply_resolution, parse_resolution
 from ..core.data.series import LoadError, Series
 from ..core.kernel.dummies import DEFAULT_SHARE, GENERATORS, UTILITIES, DummySettings
 from ..core.kernel.settings import AdaptiveParams, PrivacySettings
@@ -145,6 +146,23 @@ def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = 
     g.add_argument("--adaptive-min-rate", type=_fraction, default=0.1, metavar="X")
 
 
+def _resolution(text: str) -> str:
+    try:
+        return parse_resolution(text)[0]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_resolution_options(p: argparse.ArgumentParser) -> None:
+    """``--resample RES`` and ``--aggregate sum|mean`` (DESIGN §12: one value per period)."""
+    g = p.add_argument_group("release resolution (numeric series)")
+    g.add_argument("--resample", type=_resolution, metavar="RES",
+                   help="release one value per period instead of per event: 1h, 6h, 1D, 7D or 1W (weeks from "
+                   "Monday); the same protection per event, a landmark's period counts as a landmark")
+    g.add_argument("--aggregate", choices=AGGREGATES, default="sum",
+                   help="with --resample: each period's sum (default) or mean")
+
+
 def _share(text: str) -> float:
     try:
         v = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
@@ -187,6 +205,8 @@ class Selection:
     settings: PrivacySettings
     #: the suggestion rules the landmark file says found its landmarks (its 'rule' column)
     landmark_rules: frozenset[str] = frozenset()
+    #: with --resample: the series of events the periods were made from (``series`` is then the periods')
+    events: Series | None = None
 
 
 def load_selection(args: argparse.Namespace) -> Selection:
@@ -211,7 +231,17 @@ def load_selection(args: argparse.Namespace) -> Selection:
         adaptive=AdaptiveParams(args.adaptive_inc, args.adaptive_dec, args.adaptive_min_rate),
     )
     settings.validate()
-    return Selection(series, landmarks, settings, rules)
+    sel = Selection(series, landmarks, settings, rules)
+    return at_resolution(sel, getattr(args, "resample", None), getattr(args, "aggregate", "sum"))
+
+
+def at_resolution(sel: Selection, resolution: str | None, how: str = "sum") -> Selection:
+    """The selection one value per period (:func:`~lmdk_gui.core.data.periods.to_periods`); itself without a
+    resolution."""
+    if not resolution:
+        return sel
+    series, landmarks, settings = apply_resolution(sel.series, sel.landmarks, sel.settings, resolution, how)
+    return Selection(series, landmarks, settings, sel.landmark_rules, sel.series)
 
 
 def private_inputs(args: argparse.Namespace) -> list[str]:

@@ -36,6 +36,7 @@ from .common import (
     add_dummy_options,
     add_landmark_options,
     add_privacy_options,
+    add_resolution_options,
     add_selection_options,
     dummy_settings,
     load_selection,
@@ -51,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "--dummies, each scheme also with dummy landmarks.")
     add_selection_options(p)
     add_landmark_options(p)
+    add_resolution_options(p)
     add_privacy_options(p)
     add_dummy_options(p)
     p.add_argument("--runs", type=runs_type, default=20, metavar="R", help="runs to average the MAE over (default 20)")
@@ -200,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
                "landmarks": int(len(sel.landmarks)), "epsilon": sel.settings.epsilon,
                "mae_unit": unit, "constant_error": yardstick, "informative_ratio": advice.INFORMATIVE_RATIO,
                "best": best, "best_error_field": field, "schemes": rows}
+        per = sel.series.periods
+        if per is not None:  # (--resample: "rows" and "landmarks" count periods)
+            doc.update(resolution=per.resolution, aggregate=per.aggregate,
+                       events=int(sel.events.n) if sel.events is not None else None)
         if info is not None:
             doc["dummies"] = info
         if target is not None:
@@ -214,8 +220,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_table(args, sel, rows: list[dict], info: dict | None, unit: str, best: str | None) -> None:
     n = sel.series.n
-    print(f"{args.input}: {n} events, {len(sel.landmarks)} landmarks "
-          f"({share(len(sel.landmarks), n)}), ε = {sel.settings.epsilon:g}, MAE over {args.runs} runs")
+    per = sel.series.periods
+    k = len(sel.landmarks)
+    if per is None:
+        what = f"{n} events, {k} landmarks"
+    else:  # --resample: the schemes see the periods
+        what = (f"{n} periods of one {per.label} (the {per.aggregate} of {sel.events.n if sel.events else '?'} "
+                f"events), {k} landmark period{'s' if k != 1 else ''}")
+    print(f"{args.input}: {what} ({share(k, n)}), ε = {sel.settings.epsilon:g}, MAE over {args.runs} runs")
     if info is not None:
         print(f"dummy landmarks: {info['generator']}, {info['utility']} utility, ε_sel = "
               f"{info['epsilon_selection']:.4g} ({100 * info['share']:g}% of ε); the '+ dummies' lines use L' and "

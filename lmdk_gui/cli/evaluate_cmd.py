@@ -28,6 +28,7 @@ from ..core.kernel.settings import ALL_SCHEMES
 from . import UsageError
 from .common import (
     add_privacy_options,
+    add_resolution_options,
     add_selection_options,
     check_outputs,
     load_selection,
@@ -60,6 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "The numbers use the true data: they are for choosing a scheme, not for publication.")
     add_selection_options(p)
     add_privacy_options(p)
+    add_resolution_options(p)
     g = p.add_argument_group("landmark sets")
     g.add_argument("--percentages", type=_percentages, default=(0.0, 20.0, 40.0, 60.0, 80.0, 100.0),
                    metavar="P,P,…", help="landmark percentages (default 0,20,40,60,80,100)")

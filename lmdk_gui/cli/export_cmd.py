@@ -48,6 +48,7 @@ from .common import (
     add_dummy_options,
     add_landmark_options,
     add_privacy_options,
+    add_resolution_options,
     add_selection_options,
     dummy_settings,
     load_selection,
@@ -61,6 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTPUT", help="release CSV to write")
     p.add_argument("--scheme", required=True, choices=ALL_SCHEMES)
     add_landmark_options(p)
+    add_resolution_options(p)
     add_privacy_options(p, epsilon_required=True)
     p.add_argument("--categories-from-data", action="store_true",
                    help="categorical: publish the data's own category list (every label that occurs) when "
@@ -130,7 +132,9 @@ def run(args: argparse.Namespace) -> int:
     if args.bounds_from_data:
         sel = replace(sel, settings=data_bounds(sel.series, sel.settings))
     if sel.series.kind == "numeric":
-        short = sensitivity_warning(sel.settings.sensitivity, sel.settings.bounds, sel.series.unit or "")
+        per = sel.series.periods  # (--resample: the events' bounds, clamped before aggregation)
+        short = sensitivity_warning(sel.settings.sensitivity, per.bounds if per is not None else sel.settings.bounds,
+                                    sel.series.unit or "")
         if short:
             print(f"lmdk: warning: {short} (--sensitivity)", file=sys.stderr)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,

@@ -1,14 +1,15 @@
-"""Freed heap handed back to the operating system (issue 15, memory at 10^7 events).
+"""The ``heap`` mechanism (switched on by the launcher only, see :mod:`lmdk_gui.runtime`): freed heap handed
+back to the operating system.
 
-numpy's arrays of a few MB (a release's flags at 10^7 events, the loader's chunks) are allocated from
-glibc's heap once its mmap threshold has risen past them, and glibc keeps their pages when they are freed:
-at 10^7 events ≈ 0.3 GB of freed heap stayed resident at the peak. :func:`release_free_heap` asks glibc to
-return it (``malloc_trim``, every thread's arena; ≈ 13 ms for 1.4 GB of fragments, without the GIL). The
-workers call it after each job once the process is large (``TRIM_ABOVE_BYTES``). A trim after the job does not
-reach what a job frees and reallocates while it runs (the R-run average's flags and chunks): for a large
-series the session also has blocks of 1 MB or more mapped on their own (:func:`map_large_blocks`), so that
-each is returned to the system when it is freed (≈ 0.13 GB less at the 10^7 peak). Elsewhere (another libc,
-another system) both do nothing.
+numpy's arrays of a few MB (a release's flags at millions of events, the loader's chunks) are allocated from
+glibc's heap once its mmap threshold has risen past them, and glibc keeps their pages when they are freed.
+:func:`release_free_heap` asks glibc to return them (``malloc_trim``, every thread's arena, without the GIL);
+the workers call it after each job (``runtime.job_finished``) once the process is large (``TRIM_ABOVE_BYTES``).
+A trim after the job does not reach what a job frees and reallocates while it runs (the R-run average's flags
+and chunks): for a large series the session also has blocks of 1 MB or more mapped on their own
+(:func:`map_large_blocks`, through ``runtime.series_set``), so that each is returned to the system when it is
+freed. Both change glibc's settings for the whole process, which is why only the launcher may switch them on.
+Elsewhere (another libc, another system) both do nothing. Measured gain: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _mapped = False
 
 
 #: Below this resident size freed pages stay: the next arrays reuse them without faulting pages in again
-#: (trimmed after every click at 10^6 events, each of its 8 MB arrays would fault its pages anew).
+#: (trimmed after every click of a mid-sized series, each of its arrays would fault its pages anew).
 TRIM_ABOVE_BYTES = 1 << 30
 
 

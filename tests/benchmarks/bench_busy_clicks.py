@@ -3,8 +3,8 @@
 ``bench_gui.py --clicks`` waits for each click's denoised stage before the next one, so its clicks never
 meet the background work. A user marking events one after another does: each click interrupts the
 previous click's denoising or R-run average, and on two cores the GUI thread, the preview worker and its
-second thread compete with them. This is the figure the worker threads' priorities (``runtime/priority.py``)
-are for.
+second thread compete with them. This is the figure the worker threads' priorities (the launcher's
+``priority``, ``runtime/priority.py``) are for: ``LMDK_RUNTIME=default,-priority`` measures without them.
 
 Run: ``python tests/benchmarks/bench_busy_clicks.py [n] [gap_seconds]`` (default 10^6, 0.3 s; ≈ 30 s) —
 one JSON line: click → repainted (min / median / max of 16 clicks, each ``gap`` after the previous repaint)

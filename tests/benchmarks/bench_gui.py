@@ -2,7 +2,7 @@
 cold start to the first drawn preview.
 
 Run: ``python tests/benchmarks/bench_gui.py [--clicks]`` — one JSON line per figure (``--clicks``: the click
-figures only).
+figures only). The in-process window gets the launcher's runtime tuning (``LMDK_RUNTIME``, lmdk_gui/runtime).
 
 * ``click_to_repaint_n``: a simulated left click on an event of the series plot (QTest on the viewport), until
   the preview for the new landmark set has arrived and the budget and preview plots have repainted
@@ -31,6 +31,12 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from lmdk_gui import runtime  # noqa: E402
+
+# The window measured here (and by the benchmarks importing this module) runs with the tuning lmdk-gui applies,
+# chosen the same way: LMDK_RUNTIME (default: every default mechanism; ``off`` for none).
+runtime.switch_on(runtime.from_environment())
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402

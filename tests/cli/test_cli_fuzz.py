@@ -162,6 +162,7 @@ def test_lmdk_gui_bad_values_end_in_one_line_before_qt(data, capsys, monkeypatch
     import lmdk_gui.ui.window.main_window as mw
 
     monkeypatch.setattr(mw, "MainWindow", _NoWindow)
+    monkeypatch.setenv("LMDK_RUNTIME", "off")  # (in this test process: no process-wide tuning)
     chosen = data.draw(st.lists(st.sampled_from(sorted(GUI_OPTIONS)), min_size=1, max_size=3, unique=True))
     argv: list[str] = []
     for opt in chosen:

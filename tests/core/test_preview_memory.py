@@ -195,9 +195,12 @@ def test_mapped_large_blocks_go_back_to_the_system_when_freed(monkeypatch):
 
 
 def test_a_large_series_maps_large_blocks(monkeypatch, qapp):
-    """The session asks for mapped blocks with a lean series and gives them up with the next small one."""
+    """With the launcher's ``heap``, the session asks for mapped blocks with a lean series and gives them up
+    with the next small one."""
+    from lmdk_gui import runtime
     from lmdk_gui.ui.window import session as session_mod
 
+    monkeypatch.setattr(runtime, "_on", {"heap"})
     asked: list[bool] = []
     monkeypatch.setattr(heap, "map_large_blocks", asked.append)
     s = session_mod.Session()

@@ -15,8 +15,9 @@ def _no_mouse_rate_limit():
 
 @pytest.fixture(autouse=True)
 def _collect_garbage_on_the_gui_thread():
-    """Closed windows' Python-owned Qt objects are freed here, on the GUI thread, after every test — never by
-    a collection that a worker thread happens to trigger (see lmdk_gui.ui.window.main_window.ensure_gui_thread_gc)."""
+    """Closed windows' Python-owned Qt objects are freed here, on the GUI thread, after every test, rather than
+    by whichever collection a worker thread triggers next: a test process keeps Python's automatic collection
+    (the launcher's ``gui-gc``, lmdk_gui/runtime/collector.py, is not switched on here)."""
     yield
     import gc
 

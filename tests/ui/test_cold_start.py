@@ -101,8 +101,8 @@ def test_the_window_lmdk_gui_builds_imports_no_superqt(tmp_path):
 
 
 def test_lmdk_gui_collects_no_garbage_before_its_window(tmp_path):
-    """The imports' automatic collections (≈ 50 ms) are skipped: collection stays off until the window hands it
-    to pyqtgraph's GUI-thread collector, which freezes what is alive then."""
+    """With the launcher's ``freeze`` (lmdk_gui/runtime), the imports' automatic collections are skipped:
+    collection stays off until the window is built and what is alive then is frozen."""
     code = ("import gc, os\n"
             "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
             "runs, marks = [], []\n"

@@ -187,6 +187,7 @@ def test_lmdk_gui_file_opens_the_dialog_for_an_ambiguous_file(qtbot, monkeypatch
 
     monkeypatch.setattr(MainWindow, "_ask_import", answer)
     monkeypatch.setattr(QApplication, "exec", lambda *_a: 0)
+    monkeypatch.setenv("LMDK_RUNTIME", "off")  # (in this test process: no process-wide tuning)
     assert app.main([str(PAIRS), "--epsilon", "0.5"]) == 0
     assert len(shown) == 1
     window = shown[0].parent()

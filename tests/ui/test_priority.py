@@ -1,4 +1,5 @@
-"""Worker threads' CPU priority (issue 15): the later stages yield the cores to the GUI thread and the preview."""
+"""Worker threads' CPU priority, the launcher's ``priority`` mechanism (lmdk_gui/runtime): the later stages
+yield the cores to the GUI thread and the preview. Library code alone leaves them alone (tests/ui/test_runtime.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,20 @@ import threading
 import numpy as np
 import pytest
 
+from lmdk_gui import runtime
 from lmdk_gui.core.data.series import Series
 from lmdk_gui.runtime import priority
 from lmdk_gui.ui.window.runner import LatestOnlyRunner, WorkerJob
 from lmdk_gui.ui.window.session import Session
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+
+
+@pytest.fixture
+def launcher_priorities(monkeypatch):
+    """As ``lmdk-gui`` runs with ``priority`` switched on (only the hook's state; switching on does nothing
+    at once)."""
+    monkeypatch.setattr(runtime, "_on", {"priority"})
 
 
 def _nice_of(run_on) -> int | None:
@@ -50,7 +59,7 @@ def test_lower_this_thread_affects_only_the_calling_thread():
 
 
 @linux_only
-def test_runners_run_background_jobs_behind_the_gui_thread(qtbot):
+def test_runners_run_background_jobs_behind_the_gui_thread(qtbot, launcher_priorities):
     gui = priority.this_thread_nice()
     assert gui is not None
 
@@ -70,7 +79,7 @@ def test_runners_run_background_jobs_behind_the_gui_thread(qtbot):
 
 
 @linux_only
-def test_long_jobs_run_in_the_background(qtbot):
+def test_long_jobs_run_in_the_background(qtbot, launcher_priorities):
     gui = priority.this_thread_nice()
     assert gui is not None
 
@@ -87,7 +96,7 @@ def test_long_jobs_run_in_the_background(qtbot):
 
 
 @linux_only
-def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_background(qtbot):
+def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_background(qtbot, launcher_priorities):
     """The preview of the newest state runs just behind the GUI thread; denoising and the R-run average (which
     a click interrupts anyway) behind it, so that a click's preview does not share the cores with them."""
     s = Session()
@@ -109,7 +118,7 @@ def test_the_session_computes_the_preview_first_and_its_later_stages_in_the_back
 
 
 @linux_only
-def test_the_rows_reduce_large_views_after_the_gui_thread_and_before_the_later_stages(qtbot):
+def test_the_rows_reduce_large_views_after_the_gui_thread_and_before_the_later_stages(qtbot, launcher_priorities):
     """Zoomed out over millions of events, the budget bars and preview rows are reduced on helper threads
     while the GUI thread lays out and paints (the first preview at 10^7 events: it waited for a core)."""
     from lmdk_gui.ui.views.multiples import BudgetPlot, PreviewPlot

@@ -1,5 +1,6 @@
-"""The window's raster fills stay on the GUI thread (issue 15): Qt's GUI thread pool, which takes every fill
-of 96 or more spans in pieces while the painting thread waits, is never started."""
+"""The launcher's ``serial-fills`` (lmdk_gui/runtime): Qt's GUI thread pool, which takes every fill of 96 or more
+spans in pieces while the painting thread waits, is never started; a window built without the launcher leaves
+Qt's default."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ["LMDK_GUI_SETTINGS"] = sys.argv[2]
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication
+if sys.argv[1] == "launcher":
+    from lmdk_gui import runtime
+    runtime.switch_on({"serial-fills"})  # as lmdk_gui/app.py does, before Qt starts
 app = QApplication([])
-if sys.argv[1] == "window":
-    from lmdk_gui.ui.window.main_window import MainWindow
-    window = MainWindow(load_default=False)
+from lmdk_gui.ui.window.main_window import MainWindow
+window = MainWindow(load_default=False)
 image = QImage(800, 800, QImage.Format.Format_ARGB32_Premultiplied)
 painter = QPainter(image)
 painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -31,10 +34,10 @@ print(sum(open(f).read().strip() == "Thread (pooled)" for f in glob.glob("/proc/
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread names are read from /proc")
-@pytest.mark.parametrize("first", ["window", "no window"])
-def test_a_large_fill_starts_no_gui_thread_pool_once_the_window_exists(first, tmp_path):
-    out = subprocess.run([sys.executable, "-c", FILL_AND_LIST_THREADS, first, str(tmp_path / "s.ini")],
+@pytest.mark.parametrize("tuned_by", ["launcher", "nobody"])
+def test_a_large_fill_starts_no_gui_thread_pool_once_the_launcher_said_so(tuned_by, tmp_path):
+    out = subprocess.run([sys.executable, "-c", FILL_AND_LIST_THREADS, tuned_by, str(tmp_path / "s.ini")],
                          capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2])
     pooled = int(out.stdout.split()[-1])
-    # without the window, the same fill starts Qt's pool: the count is a real observation
-    assert (pooled == 0) if first == "window" else (pooled > 0), out.stdout
+    # with the window alone, the same fill starts Qt's pool: the count is a real observation
+    assert (pooled == 0) if tuned_by == "launcher" else (pooled > 0), out.stdout

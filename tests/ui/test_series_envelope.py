@@ -134,11 +134,11 @@ def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path,
     """Above ASYNC_ROWS rows in view the budget rows are computed off the GUI thread; what arrives is what
     the synchronous path draws, and a stale result (an older view) is never drawn."""
 
-    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views import multiples, rows
 
     from .conftest import wait_preview
 
-    monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
+    monkeypatch.setattr(rows, "ASYNC_ROWS", 1000)
     n = 50_000
     w = _open(qtbot, tmp_path, np.random.default_rng(5).random(n))
     w.session.set_landmarks(np.sort(np.random.default_rng(6).choice(n, 3000, replace=False)))
@@ -165,7 +165,7 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
     """Above ASYNC_ROWS rows in view the preview rows (points, bands, rings, ▲/▼, denoised lines) are reduced
     off the GUI thread (they held it ≈ 0.2 s on opening 10^7 events): what arrives is what the synchronous
     path draws at the same view, its counts reach the notes, and a stale result is never drawn."""
-    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views import multiples, preview_plot, rows
 
     from .conftest import wait_denoised
 
@@ -189,10 +189,10 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
     pp.redraw()  # synchronous: 50,000 rows ≤ ASYNC_ROWS
     want, offchart = drawn(), {s: pp.offchart(s) for s in pp.shown()}
     assert all(x is not None and len(x) for (s, k), (x, _y) in want.items() if k != "rings")
-    monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
+    monkeypatch.setattr(rows, "ASYNC_ROWS", 1000)
     calls = []
     real = multiples.preview_rows
-    monkeypatch.setattr(multiples, "preview_rows", lambda *a: (calls.append(a), real(*a))[1])
+    monkeypatch.setattr(preview_plot, "preview_rows", lambda *a: (calls.append(a), real(*a))[1])
     forget()
     pp.redraw()
 
@@ -215,7 +215,7 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
 def test_budget_bars_split_a_group_of_columns_at_a_time(monkeypatch, dummies):
     """Zoomed out, each column's highest regular / landmark / dummy bar is taken a group of whole columns at
     a time (no arrays the size of the view): the maxima of the whole split, NaN and zero budgets included."""
-    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views import budget_plot, multiples
 
     rng = np.random.default_rng(9)
     n = 50_000
@@ -227,7 +227,7 @@ def test_budget_bars_split_a_group_of_columns_at_a_time(monkeypatch, dummies):
     local = multiples.column_bins(0, n - 1, 700)
     assert local is not None
     want = [None if x is None else np.maximum.reduceat(x, local) for x in multiples.split_bars(b, is_lm, is_dm)]
-    monkeypatch.setattr(multiples, "SPLIT_ROWS", 1000)  # ≈ 14 columns per group
+    monkeypatch.setattr(budget_plot, "SPLIT_ROWS", 1000)  # ≈ 14 columns per group
     got = multiples.bin_tops(b, is_lm, is_dm, local)
     for g, w in zip(got, want, strict=True):
         assert (g is None) == (w is None)
@@ -240,11 +240,11 @@ def test_a_stale_helper_job_is_dropped_before_it_starts(qtbot, tmp_path, monkeyp
     would only hold the older preview's arrays (80 MB each at 10^7 events) for a result nobody draws."""
     import threading
 
-    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views import budget_plot, multiples, rows
 
     from .conftest import wait_preview
 
-    monkeypatch.setattr(multiples, "ASYNC_ROWS", 1000)
+    monkeypatch.setattr(rows, "ASYNC_ROWS", 1000)
     n = 50_000
     w = _open(qtbot, tmp_path, np.random.default_rng(5).random(n))
     w.session.set_landmarks(np.arange(0, n, 17))
@@ -255,7 +255,7 @@ def test_a_stale_helper_job_is_dropped_before_it_starts(qtbot, tmp_path, monkeyp
     bp._pool.submit(gate.wait)  # holds the helper while two redraws queue up
     calls = []
     real = multiples.bar_data
-    monkeypatch.setattr(multiples, "bar_data", lambda *a: (calls.append(a[4:6]), real(*a))[1])
+    monkeypatch.setattr(budget_plot, "bar_data", lambda *a: (calls.append(a[4:6]), real(*a))[1])
     bp.redraw()
     bp.redraw()
     gate.set()

@@ -430,7 +430,7 @@ class CorrelationModel:
     Build with :meth:`smoothed` (the thesis' model), :meth:`from_matrix` (one matrix for both
     directions, as in the thesis and Cao et al.'s experiments), :meth:`from_matrices`, or
     :meth:`from_transition` (a forward chain; the backward matrix by time reversal). Constructing a model
-    costs microseconds for m = 2; keep it while only budgets or landmarks change.
+    is cheap for m = 2; keep it while only budgets or landmarks change.
     """
 
     backward: np.ndarray

@@ -68,7 +68,7 @@ def denoise(kind: str, released: np.ndarray, budgets: np.ndarray, approximated: 
             radius_m: float | None = None, n_categories: int | None = None, consume: bool = False) -> Denoised:
     """The denoised release (see the module docstring). Deterministic: same inputs, same bits. ``consume``:
     the caller lets go of ``released`` (an R-run average's run): a numeric release's own float64 array then
-    holds the result, written over it (one array of n fewer: 80 MB at 10^7 events)."""
+    holds the result, written over it (one array of n fewer at the caller's peak)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
     budgets = np.asarray(budgets, dtype=np.float64)  # constant budgets (zero stride) are read, not copied
@@ -153,7 +153,7 @@ def search_blocks(n: int) -> list[tuple[int, int]]:
 def variance_of_copy(a: np.ndarray) -> float:
     """``np.var(a)`` of a float64 array the caller no longer needs, computed in it: numpy's own steps (the
     sum over the count, the squared deviations, their sum over the count), so the same bits, without the
-    deviations' second copy (80 MB at 10^7 events)."""
+    deviations' second series-sized copy."""
     mean = np.add.reduce(a, keepdims=True)
     np.true_divide(mean, a.size, out=mean)
     np.subtract(a, mean, out=a)

@@ -570,11 +570,13 @@ class _Context:
                 if p.budgets is None:
                     continue
                 fresh = p.budgets > 0
+                # (a period series: the noise scales S_j/ε_j depend on the set's landmark periods)
+                eff = p.noise_budgets(p.budgets)
                 lo, hi = (float(p.budgets.min()), float(p.budgets.max())) if self.n else (0.0, 0.0)
-                if lo == hi and lo > 0:  # one budget everywhere: shared with every plan of that budget
-                    batches[s] = _Batch(("all", lo), identity, self._scales(p.budgets, fresh))
+                if lo == hi and lo > 0 and p.noise_scale is None:  # one budget everywhere: shared with every plan of that budget
+                    batches[s] = _Batch(("all", lo), identity, self._scales(eff, fresh))
                 else:
-                    batches[s] = _Batch((s, i), self._src(fresh), self._scales(p.budgets, fresh))
+                    batches[s] = _Batch((s, i), self._src(fresh), self._scales(eff, fresh))
             self.plans.append(plans)
             self.batches.append(batches)
 

@@ -335,8 +335,8 @@ def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs:
     """MAE of each scheme averaged over ``runs`` independent draws of the unit noise (seeds seed+1 …);
     with ``denoise``, also the MAE of each run's denoised release (``RunStats.mean_denoised``).
 
-    ``should_cancel()`` is polled before every run and after every release, MAE and denoising (at 10^7 events
-    one of them holds the CPU for up to seconds, which a click's preview would otherwise wait for); when it
+    ``should_cancel()`` is polled before every run and after every release, MAE and denoising (on a large
+    series each is a long step, which a click's preview would otherwise wait for); when it
     returns True the function stops and returns the complete runs it has (``runs`` then tells how many were
     done).
     """
@@ -353,13 +353,13 @@ def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs:
         one_d: dict[str, float] = {}
         order = adaptive_last(schemes)
         for s in order:
-            # polled around every step, not only per scheme: at 10^7 events a release, its MAE and its
-            # denoising each hold the CPU for up to seconds, and a click's preview must not wait for them
+            # polled around every step, not only per scheme: on a large series a release, its MAE and its
+            # denoising are each a long step, and a click's preview must not wait for them
             if stop():
                 break
             rel = compute_release(series, landmarks, settings, s, noise)
             if s == order[-1]:
-                noise.forget_all()  # the run's last release is made (10^7 events: 80 MB per stream)
+                noise.forget_all()  # the run's last release is made (a series-sized array per stream)
             if stop():
                 break
             one[s] = mae(series, rel, settings)
@@ -367,7 +367,7 @@ def mae_over_runs(series: Series, landmarks, settings: PrivacySettings, *, runs:
                 if stop():
                     break
                 one_d[s] = denoised_mae(series, rel, settings, consume=True)[1]  # (its raw error is in)
-            del rel  # at most one release of this run alive (10^7 events: ≈ 0.2 GB each)
+            del rel  # at most one release of this run alive (values, budgets and flags: series-sized)
         if len(one) < len(schemes) or (denoise and len(one_d) < len(schemes)):
             break  # cancelled inside the run: only complete runs count
         del noise

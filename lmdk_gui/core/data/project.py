@@ -137,6 +137,9 @@ class Project:
     # the labels of the suggestion rules the landmarks come from (Session.landmark_rules: said by exports)
     landmark_rules: tuple[str, ...] = ()
     rows: int | None = None  # number of events of the series when saved
+    #: the release resolution (DESIGN §12: "1D", "1W"…; None = one value per event) and its aggregate
+    resolution: str | None = None
+    aggregate: str = "sum"
     input_relpath: str | None = None  # path relative to the project file's folder, as read from the file
     tool_version: str = __version__
 
@@ -178,7 +181,8 @@ class Project:
                 and self.columns == other.columns and np.array_equal(self.landmarks, other.landmarks)
                 and np.array_equal(self.landmark_times, other.landmark_times)
                 and self.settings == other.settings and self.seed == other.seed and self.view == other.view
-                and self.rows == other.rows and self.landmark_rules == other.landmark_rules)
+                and self.rows == other.rows and self.landmark_rules == other.landmark_rules
+                and self.resolution == other.resolution and self.aggregate == other.aggregate)
 
 
 # ------------------------------------------------------------------------------------------- writing
@@ -242,6 +246,8 @@ def save_project(path: str | os.PathLike, project: Project, *, force: bool = Tru
         "settings": project.settings.to_dict(),
         "seed": None if project.seed is None else int(project.seed),
         "view": project.view,
+        "resolution": None if project.resolution is None else {"resolution": project.resolution,
+                                                               "aggregate": project.aggregate},
     }
     try:
         text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
@@ -395,10 +401,29 @@ def load_project(path: str | os.PathLike) -> Project:
     if seed is not None and seed < 0:
         raise r.error("seed", f"expected a non-negative integer or null, got {seed}")
     view = r.get(doc, "view", "", (dict,), required=False, default={}, what="an object")
+    resolution, aggregate = _resolution(r, doc)
     tool = doc.get("tool_version", "")
     return Project(input_path=input_path, input_sha256=sha.lower(), columns=columns, landmarks=rows,
                    landmark_times=times, settings=settings, seed=seed, view=view, rows=nrows,
-                   input_relpath=relpath, tool_version=str(tool), landmark_rules=tuple(rules))
+                   input_relpath=relpath, tool_version=str(tool), landmark_rules=tuple(rules),
+                   resolution=resolution, aggregate=aggregate)
+
+
+def _resolution(r: _Reader, doc: dict) -> tuple[str | None, str]:
+    """The project's release resolution (absent in projects saved before it existed: per event)."""
+    from .periods import AGGREGATES, parse_resolution
+
+    res = r.get(doc, "resolution", "", (dict, type(None)), required=False, default=None,
+                what="an object or null")
+    if res is None:
+        return None, "sum"
+    how = res.get("aggregate", "sum")
+    if how not in AGGREGATES:
+        raise r.error("resolution.aggregate", f"expected sum or mean, got {json.dumps(how)}")
+    try:
+        return parse_resolution(str(res.get("resolution", "")))[0], how
+    except ValueError as e:
+        raise r.error("resolution.resolution", str(e)) from None
 
 
 def _rows_array(r: _Reader, values: list) -> np.ndarray:

@@ -86,6 +86,31 @@ class SourceInfo:
 
 
 @dataclass(frozen=True, eq=False)
+class Periods:
+    """A series of periods made from a series of events (DESIGN §12, :mod:`.periods`): what its mechanism
+    needs to know, all public. ``counts[j]`` is |P_j|, the number of events in period j; ``aggregate`` is
+    ``"sum"`` or ``"mean"``; ``resolution`` the period length as given (e.g. ``"1D"``), ``label`` in words
+    (e.g. ``"day"``)."""
+
+    resolution: str
+    label: str
+    aggregate: str
+    counts: np.ndarray
+    #: the public bounds each event was clamped to before aggregation (None: not clamped)
+    bounds: tuple[float, float] | None = None
+
+    def multipliers(self, landmarks: np.ndarray) -> np.ndarray:
+        """S_j/Δ for every period when ``landmarks`` are the landmark periods: a landmark period changes by
+        at most Δ·|P_j| (sum), a regular one by Δ (only the one regular event can fall in it); divided by
+        |P_j| for the mean."""
+        c = self.counts.astype(np.float64)
+        m = np.ones_like(c)
+        lm = np.asarray(landmarks, dtype=np.int64)
+        m[lm] = c[lm]
+        return m / c if self.aggregate == "mean" else m
+
+
+@dataclass(frozen=True, eq=False)
 class Series:
     kind: Kind
     times: np.ndarray  # datetime64[ns], sorted ascending, unique
@@ -94,6 +119,8 @@ class Series:
     source: SourceInfo | None = None
     name: str = "series"
     unit: str = ""  # e.g. "kWh"; "deg" for location
+    #: a period series (a coarser release resolution): the periods' public counts and aggregate
+    periods: Periods | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:

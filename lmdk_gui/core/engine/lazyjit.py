@@ -1,11 +1,10 @@
 """Compiled kernels that import numba on their first call, not when their module is imported (issue 15).
 
-Importing numba costs ≈ 0.35 s (it imports scipy) and its first kernel another ≈ 0.3 s (numba's CPU target
-imports scipy.linalg); the window needs neither to draw itself and the series. The kernel modules write
-``from .lazyjit import numba`` instead of ``import numba`` and keep ``@numba.njit(...)`` unchanged: each
-decorated function becomes a :class:`LazyKernel` that builds the real numba dispatcher (same options, same
-on-disk cache files) the first time it is called or inspected, on whichever thread that is — the preview
-worker, not the GUI thread.
+Importing numba is slow (it imports scipy, and its CPU target scipy.linalg); the window needs neither to draw
+itself and the series. The kernel modules write ``from .lazyjit import numba`` instead of ``import numba`` and
+keep ``@numba.njit(...)`` unchanged: each decorated function becomes a :class:`LazyKernel` that builds the real
+numba dispatcher (same options, same on-disk cache files) the first time it is called or inspected, on
+whichever thread that is — the preview worker, not the GUI thread.
 
 A kernel calling another kernel, or receiving one as an argument, still compiles: numba types any object
 by its ``_numba_type_`` attribute, which a LazyKernel forwards (like every other attribute) to its
@@ -15,8 +14,7 @@ Small inputs need no compiler at all: inside ``interpreted(True)`` (the raw prev
 uses it), until numba has been imported by anyone, kernels run as the Python functions they were written
 as (the ``py_func`` numba would compile; IEEE arithmetic, numpy's integer scalars and the same libm, so the
 same bits: ``tests/core/test_preview_incremental.py``). The first preview of a small series is then drawn
-without waiting ≈ 0.4 s for numba, which loads later, off the GUI thread, with the first computation that
-needs it.
+without waiting for numba, which loads later, off the GUI thread, with the first computation that needs it.
 """
 
 from __future__ import annotations
@@ -51,71 +49,8 @@ def imported() -> bool:
     return _numba is not None
 
 
-def loading_lock() -> Any:
-    """The lock a thread holds while it imports numba (this module's) or compiles a kernel or loads it from the
-    on-disk cache (numba's own RLock: ``acquire(False)`` only tells whether it is free)."""
-    if _numba is None:
-        return _lock
-    from numba.core.compiler_lock import global_compiler_lock
-
-    return global_compiler_lock._lock
-
-
-def loading() -> bool:
-    """Whether another thread is importing numba or compiling a kernel right now: the objects it makes live as
-    long as the process, and the window's garbage collector leaves them to its next freeze
-    (ui/window/main_window.py)."""
-    lock = loading_lock()
-    if not lock.acquire(False):
-        return True
-    lock.release()
-    return False
-
-
 def _interpret() -> bool:
     return _numba is None and getattr(_local, "on", False)
-
-
-#: Shared libraries numba's import and first kernel load (glob patterns under each top-level package):
-#: LLVM (≈ 100 MB) and the LAPACK/BLAS wrappers of scipy.linalg, which numba's CPU target imports
-_HEAVY_LIBRARIES = {
-    "llvmlite": ("binding/libllvmlite*.so*",),
-    "scipy": ("linalg/_fblas*.so", "linalg/_flapack*.so", "linalg/cython_blas*.so", "linalg/cython_lapack*.so",
-              "linalg/_cythonized_array_utils*.so"),
-}
-_preloaded: list[int] = []  # their handles, never closed
-
-
-def preload_libraries() -> None:
-    """Map numba's heaviest shared libraries into the process before numba imports them, with the GIL
-    released. Python's import and ctypes hold the GIL while the dynamic loader maps and relocates a library:
-    LLVM's took 31 ms warm and 0.4 s cold from the preview thread, a stall of the window opening a
-    10^7-event file (issue 15). Called here through ctypes' foreign-function call (which releases the GIL)
-    with the flags the import uses, the loader does that work beside the GUI thread; the import later finds
-    the library mapped. Linux only; a library not found is left to the import."""
-    import ctypes
-    import importlib.util
-    import os
-    import sys
-    from pathlib import Path
-
-    if not sys.platform.startswith("linux") or _preloaded:
-        return
-    try:
-        dlopen = ctypes.CDLL(None).dlopen
-    except (OSError, AttributeError):
-        return
-    dlopen.restype, dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
-    for package, patterns in _HEAVY_LIBRARIES.items():
-        spec = importlib.util.find_spec(package)  # (a top-level package: found, not imported)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        root = Path(next(iter(spec.submodule_search_locations)))
-        for pattern in patterns:
-            for path in sorted(root.glob(pattern)):
-                handle = dlopen(os.fsencode(path), sys.getdlopenflags())
-                if handle:
-                    _preloaded.append(handle)
 
 
 def real_numba() -> Any:
@@ -124,7 +59,6 @@ def real_numba() -> Any:
     if _numba is None:
         with _lock:
             if _numba is None:
-                preload_libraries()
                 import numba as real  # deliberately late: this is the whole point of the module
 
                 _numba = real

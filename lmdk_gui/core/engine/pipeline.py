@@ -41,6 +41,7 @@ from .release import (
     fresh_flags,
     is_constant,
     landmark_mask,
+    noise_budgets,
     normalize_landmarks,
     public_fallback,
     skip_span,
@@ -281,7 +282,7 @@ class LocationKind(Kind):
         return securenoise.secure_planar(x, settings.radius_m / budgets, source)
 
     def error(self, truth, values, codes=None):
-        # haversine_one per event, compiled: one pass instead of numpy's fifteen (1.6× faster at 10^6)
+        # haversine_one per event, compiled: one pass instead of numpy's fifteen
         out = np.empty(truth.shape[0])
         _haversines(np.ascontiguousarray(truth, dtype=np.float64), np.ascontiguousarray(values, dtype=np.float64),
                     out)
@@ -327,7 +328,7 @@ def denoise_release(release: Release, settings: PrivacySettings, *, consume: boo
     (with dummies on: the release on L′) and the public settings only — never the true data. ``consume``:
     the release's values may be written over (:func:`.denoise.denoise`)."""
     k = len(release.categories) if release.categories is not None else None
-    return denoise(release.kind, release.values, release.budgets, release.approximated,
+    return denoise(release.kind, release.values, release.noise_budgets(), release.approximated,
                    sensitivity=settings.sensitivity, bounds=settings.bounds, radius_m=settings.radius_m,
                    n_categories=k, consume=consume)
 
@@ -374,6 +375,27 @@ class Plan:
     @cached_property
     def landmark_mask(self) -> np.ndarray:
         return landmark_mask(self.landmarks, self.n)
+
+    @cached_property
+    def noise_scale(self) -> np.ndarray | None:
+        """A period series (DESIGN §12): each period's S_j/Δ for this plan's landmark set (L' with dummies;
+        dummy periods get a landmark period's S_j: sound, and their noise does not single them out). None for
+        a series of events (the scalar Δ)."""
+        per = self.series.periods
+        if per is None:
+            return None
+        return per.multipliers(self.landmarks)
+
+    @cached_property
+    def kernel_x(self) -> np.ndarray:
+        """What Adaptive's loop (one scalar Δ) releases: the input, or for a period series z_j = y_j·Δ/S_j,
+        whose neighbours differ by at most Δ; its releases are scaled back by :func:`periods_from_kernel`."""
+        m = self.noise_scale
+        return self.inp.x if m is None else self.inp.x / m
+
+    def noise_budgets(self, budgets: np.ndarray) -> np.ndarray:
+        """The budgets the scalar-Δ noise functions get (:func:`~.release.noise_budgets`)."""
+        return noise_budgets(budgets, self.noise_scale)
 
     @property
     def n(self) -> int:
@@ -427,6 +449,8 @@ def plan(series: Series, landmarks, settings: PrivacySettings, scheme: str, dumm
     else:
         lm = normalize_landmarks(landmarks, n)
     kind = kind_of(series)
+    if series.periods is not None and series.kind != "numeric":
+        raise ValueError("a coarser resolution works on numeric series only")
     if inp is None:
         inp = kind.prepare(series, settings)
     eps_a = allocatable_fn(settings.epsilon, n)
@@ -485,7 +509,7 @@ def run_adaptive_preview(p: Plan, noise: UnitNoise) -> tuple[np.ndarray, np.ndar
     """Adaptive's compiled loop on common random numbers: (values, budgets, fresh). Run over chunks of the
     sampling uniforms, its state carried from one to the next: the same loop over the same draws."""
     n = p.n
-    x = p.inp.x
+    x = p.kernel_x
     out_v = np.empty_like(x)
     out_eps = np.empty(n)
     out_fresh = np.empty(n, dtype=np.bool_)
@@ -497,7 +521,17 @@ def run_adaptive_preview(p: Plan, noise: UnitNoise) -> tuple[np.ndarray, np.ndar
         t, _ = p.kind.preview_kernel(x[a:b], mask[a:b], u, eps_a, base, inc, dec, rmin, param, aux[a:b], 0, 0, b - a,
                                      1 << 62, state, out_v[a:b], out_eps[a:b], out_fresh[a:b])
         assert t == b - a
+    if p.noise_scale is not None:
+        out_v = periods_from_kernel(out_v, out_fresh, p.noise_scale, p.inp.fallback)
     return out_v, out_eps, out_fresh
+
+
+def periods_from_kernel(z: np.ndarray, fresh: np.ndarray, scale: np.ndarray, carry) -> np.ndarray:
+    """A period series' Adaptive releases back in the data's units, in place: y'_j = z'_j·S_j/Δ at fresh
+    periods (post-processing by the public S_j), and skipped periods republish the previous y' (``carry``
+    before the first), as every release does."""
+    z[fresh] *= scale[fresh]
+    return fill_approximations(z, fresh, carry)
 
 
 def run_preview(p: Plan, noise: UnitNoise, previous: Release | None = None) -> Release:
@@ -515,7 +549,7 @@ def run_preview_patched(p: Plan, noise: UnitNoise,
                         previous: Release | None = None) -> tuple[Release, tuple[int, int] | None]:
     """:func:`run_preview` and the events ``(a, b)`` outside of which its values are ``previous``'s (rows
     a..b-1 were patched); None when the release was made whole. The preview's error is patched over that
-    span without comparing the two releases' values again (≈ 3 ms at 10^6 events)."""
+    span without comparing the two releases' values again (a pass over both whole arrays per click)."""
     if noise.n != p.n:
         raise ValueError("the unit noise was drawn for another series length")
     span = None
@@ -532,10 +566,11 @@ def run_preview_patched(p: Plan, noise: UnitNoise,
         else:
             budgets = p.budgets
             fresh, approximated = fresh_flags(budgets)
-            values = p.kind.preview_noise(p.inp.x, budgets, fresh, noise, p.settings, p.inp.k)
+            values = p.kind.preview_noise(p.inp.x, p.noise_budgets(budgets), fresh, noise, p.settings, p.inp.k)
             values = fill_approximations(values, fresh, p.inp.fallback)
     return Release(scheme=p.scheme, kind=p.kind.name, epsilon=p.epsilon, landmarks=p.landmarks, budgets=budgets,
-                   values=values, approximated=approximated, guarantee=guarantee, categories=p.inp.labels), span
+                   values=values, approximated=approximated, guarantee=guarantee, categories=p.inp.labels,
+                   sensitivity_scale=p.noise_scale), span
 
 
 #: The longest span of changed budgets (as a share of n) worth patching; beyond it the full pass is cheaper.
@@ -548,8 +583,8 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
     fit."""
     b, old, n = p.budgets, prev.budgets, p.n
     assert b is not None
-    if prev.kind != p.kind.name or old.shape != b.shape:
-        return None
+    if prev.kind != p.kind.name or old.shape != b.shape or p.noise_scale is not None:
+        return None  # (a period series: its noise scales change with the landmark periods)
     span = skip_span(old, prev.landmarks, b, p.landmarks, p.eps_a) if p.scheme == "skip" else None
     lo, hi = span if span is not None else budget_span(old, b)
     if lo < 0:  # the same budgets: the same release (its values kept or let go: Release.without_values)
@@ -557,7 +592,7 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
     if hi - lo > n * PATCH_SHARE or prev.values.shape[0] != n:
         return None
     # Only the span's flags are new: elsewhere the budgets, so the flags (ε_t > 0), are prev's. Series-wide
-    # flags made anew were two passes over n events per click (≈ 1 ms at 10^6).
+    # flags made anew were two passes over n events per click.
     fresh_span = b[lo:hi + 1] > 0
     # Events after the span republish it until the next fresh event, whose value (and all after) is unchanged.
     stop = min(_next_fresh(b, hi + 1) + 1, n)
@@ -659,7 +694,7 @@ class ExportRunner:
         #: with ``keep``, the whole release, of which each chunk is a view (the denoised export needs it whole:
         #: no copy of it is made)
         self.values: np.ndarray | None = p.kind.empty_values(p.inp.x) if keep else None
-        # Fixed budgets are the plan's own array (a copy held them twice, 80 MB at 10^7 events; equal budgets
+        # Fixed budgets are the plan's own array (a copy held them twice; equal budgets
         # stay one float seen n times); Adaptive's loop fills its own.
         self.budgets: np.ndarray = np.empty(n) if p.budgets is None else p.budgets
         self.fresh = np.empty(n, dtype=np.bool_) if p.budgets is None else np.ascontiguousarray(p.budgets > 0)
@@ -677,13 +712,18 @@ class ExportRunner:
             if p.inp.fallback is None and n and not fr[0] and fr.any():
                 # Events before the first fresh release republish it (post-processing): draw it now, once.
                 j = int(np.argmax(fr))
-                v = self._noise(p.inp.x[j:j + 1], self.budgets[j:j + 1])
+                sc = p.noise_scale
+                v = self._noise(p.inp.x[j:j + 1], self.budgets[j:j + 1], None if sc is None else sc[j:j + 1])
                 self._first = (j, v[0])
                 self._carry = v[0]
 
-    def _noise(self, x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    def _noise(self, x: np.ndarray, budgets: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
         p = self.plan
-        return p.kind.secure_noise(x, budgets, p.settings, p.inp.k, self.backend, self.source)
+        if scale is None:
+            return p.kind.secure_noise(x, budgets, p.settings, p.inp.k, self.backend, self.source)
+        # A period series: the mechanism on z = y·Δ/S_j, whose neighbours differ by at most Δ (so the snapped
+        # sampler's own accounting holds as it is), then z'·S_j/Δ: post-processing by the public S_j.
+        return p.kind.secure_noise(x / scale, budgets, p.settings, p.inp.k, self.backend, self.source) * scale
 
     def chunks(self) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
         n = self.plan.n
@@ -692,7 +732,7 @@ class ExportRunner:
             vals = self._adaptive_chunk(a, b) if self.plan.budgets is None else self._fixed_chunk(a, b)
             yield a, b, vals, ~self.fresh[a:b]
         if self.plan.budgets is None:  # (chunks() runs once) the loop's public uniforms are not needed after it:
-            del self._u  # 80 MB at 10^7 events, held while a denoised export denoises
+            del self._u  # a series-sized array, else held while a denoised export denoises
 
     def _adaptive_chunk(self, a: int, b: int) -> np.ndarray:
         p = self.plan
@@ -701,11 +741,17 @@ class ExportRunner:
         t = a
         while t < b:
             wb.ensure()
-            t, pos = p.kind.export_kernel(p.inp.x, mask, self._u, eps_a, base, inc, dec, rmin, param, self._aux,
+            t, pos = p.kind.export_kernel(p.kernel_x, mask, self._u, eps_a, base, inc, dec, rmin, param, self._aux,
                                           wb.pos, t, b, wb.limit, self._state, self._out_v, self.budgets,
                                           self.fresh)
             wb.check(pos, t, self.describe)  # -2: ValueError naming event t; -1: RandomnessExhausted
-        return self._out_v[a:b]
+        if p.noise_scale is None:
+            return self._out_v[a:b]
+        fr = self.fresh[a:b]
+        vals = periods_from_kernel(self._out_v[a:b], fr, p.noise_scale[a:b], self._carry)
+        if fr.any():
+            self._carry = vals[int(np.flatnonzero(fr)[-1])]
+        return vals
 
     def _fixed_chunk(self, a: int, b: int) -> np.ndarray:
         x = self.plan.inp.x
@@ -718,7 +764,8 @@ class ExportRunner:
                 vals[j - a] = v
                 idx = idx[idx != j - a]
         if idx.size:
-            vals[idx] = self._noise(x[a:b][idx], self.budgets[a:b][idx])
+            sc = self.plan.noise_scale
+            vals[idx] = self._noise(x[a:b][idx], self.budgets[a:b][idx], None if sc is None else sc[a:b][idx])
         # Rows before this chunk's first fresh one republish the previous chunk's last release (the carry),
         # the public fallback, or — before any release — the pre-drawn first one.
         vals = fill_approximations(vals, fr, self._carry)

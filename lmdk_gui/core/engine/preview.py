@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..analysis.denoise import Denoised
-from ..analysis.metrics import RunStats, denoised_error, mae_and_sums, mae_over_runs
+from ..analysis.metrics import RunStats, constant_error, denoised_error, mae_and_sums, mae_over_runs
 from ..data.series import Series
 from ..kernel.dummies import (
     DummyOptions,
@@ -179,12 +179,12 @@ class AverageResult:
 
 
 #: from this many events on, the data-dependent schemes (Adaptive: one compiled pass that leaves the GIL)
-#: run on a second thread while this one computes the others (issue 15: ≈ 15 of a click's 45 ms at 10^6)
+#: run on a second thread while this one computes the others (Adaptive's loop is a large share of a click)
 PARALLEL_MIN = 50_000
 #: Series up to this many events get their raw preview with numba's kernels run as Python until numba has
-#: been imported (core/engine/lazyjit.py): the first preview of a small series needs no compiler (≈ 0.4 s; the
-#: interpreted kernels take 5–30 ms at 744 events, ≈ 0.1 s for locations at 3,000). Not the denoise stage:
-#: its iterative kernels (the categorical HMM's EM) would take seconds as Python.
+#: been imported (core/engine/lazyjit.py): the first preview of a small series then waits for no compiler,
+#: and up to this size the kernels run as Python in a fraction of numba's loading time. Not the denoise
+#: stage: its iterative kernels (the categorical HMM's EM) would be far too slow as Python.
 INTERPRET_MAX = 3_000
 
 _side = ThreadPoolExecutor(1, thread_name_prefix="lmdk-preview-side")
@@ -210,7 +210,7 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
     inp = kind_of(series).prepare(series, settings)
     plans, side = {}, {}
     # Adaptive is planned first and a data-dependent scheme (no budgets before drawing) goes to the second
-    # thread at once: planning Skip and Balanced (their budgets and pre-checks, ≈ 5 ms at 10^6) delayed it,
+    # thread at once: planning Skip and Balanced (their budgets and pre-checks) first delayed it,
     # and it ended as late as the others. (The release module's allocation is looked up now, as
     # compute_release does: the audits replace it.)
     for scheme in sorted(ALL_SCHEMES, key=lambda s: s != "adaptive"):
@@ -255,8 +255,8 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
         sums = memo.get(("error_sums", p.scheme)) if memo is not None else None
         patch = None if sums is None or span is None else (sums, span)
         err, sums = mae_and_sums(series, rel, settings, patch)
-        # (the block sums: 2 KB at 10^6 events.) Adaptive is never reused (its budgets depend on the noise):
-        # a memo entry would only keep its release alive (≈ 0.2 GB at 10^7).
+        # (the block sums: one number per block of events.) Adaptive is never reused (its budgets depend on
+        # the noise): a memo entry would only keep its release alive (series-sized arrays).
         if p.budgets is not None:
             remember = ((key, rel, err), sums)
     _summarise(rel, prev)
@@ -265,8 +265,8 @@ def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoi
 
 def _summarise(rel: Release, prev: Release | None) -> None:
     """The release's mean and largest budget and approximated share, computed here on the worker (the metrics
-    table and the budget rows read them on the GUI thread: 16 whole-array passes per click, ≈ 22 ms at 10^7)
-    or taken from an unchanged release."""
+    table and the budget rows read them on the GUI thread: 16 whole-array passes per click, a visible delay on
+    a large series) or taken from an unchanged release."""
     if prev is not None and rel.budgets is prev.budgets and rel.approximated is prev.approximated:
         prev.carry_summaries(rel)  # (same arrays, same values)
     rel.mean_budget, rel.max_budget, rel.approximated_share  # noqa: B018 - fills the caches
@@ -281,7 +281,7 @@ class DenoiseMemo:
     those objects: an ``id()`` of a freed array could be handed to a new one. One thread uses a memo (the
     session's denoise stage runs one job at a time on its own thread). One entry per scheme and role (the
     releases without and with dummies): a second one per role would keep the previous click's arrays alive
-    (≈ 250 MB per scheme at 10^7 events) for nothing, as a changed release is never seen again."""
+    (several series-sized arrays per scheme) for nothing, as a changed release is never seen again."""
 
     def __init__(self) -> None:
         self._items: dict[tuple[str, str], tuple] = {}
@@ -366,14 +366,14 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
             if hit is not None:
                 made.append(scheme)
         if hit is not None and hit[0] is not None and not wanted[scheme]:
-            hit = (None, hit[1])  # a hidden row's denoised values are let go (80 MB at 10^7 events), memo too
+            hit = (None, hit[1])  # a hidden row's denoised values are let go (series-sized), memo too
         elif compact and hit is not None and hit[0] is not None:
             hit = (compact_denoised(hit[0]), hit[1])  # (its error is in: computed from the float64 values)
         if hit is not None and hit is not hits[scheme]:
             memo.put(role, series, settings, p.release, *hit)
         if hit is None or _stopped(should_cancel):
             # A new state is coming. What this job made belongs to releases a click changes: kept until the
-            # next job starts, it overlapped that state's preview (80 MB per scheme at 10^7 events).
+            # next job starts, it overlapped that state's preview (a series-sized array per scheme).
             for m in made:
                 memo.forget(role, m)
             return None
@@ -434,8 +434,8 @@ COMPACT_TOLERANCE = 1e-4
 
 
 def compact_values(v: np.ndarray) -> np.ndarray:
-    """Numeric values that are only drawn (a large window keeps its rows': 40 MB fewer per array at 10^7
-    events) as float32 when that is within ``COMPACT_TOLERANCE`` of their range (a fraction of a pixel), else
+    """Numeric values that are only drawn (a large window keeps its rows': half the memory per array) as
+    float32 when that is within ``COMPACT_TOLERANCE`` of their range (a fraction of a pixel), else
     ``v`` itself. Whatever is computed from them is computed before, from the float64."""
     if v.dtype != np.float64 or v.ndim != 1 or not v.size:
         return v
@@ -458,8 +458,8 @@ def _stopped(should_cancel) -> bool:
 
 def _denoised_mae(series: Series, rel: Release, settings: PrivacySettings,
                   should_cancel) -> tuple[Denoised | None, float] | None:
-    """:func:`~.metrics.denoised_mae`, or None when cancelled between the denoising and its error (at 10^7
-    events each takes up to a second, and the denoised values are let go at once)."""
+    """:func:`~.metrics.denoised_mae`, or None when cancelled between the denoising and its error (on a large
+    series each is a long step, and the denoised values are let go at once)."""
     if not rel.values_kept:
         raise ValueError(f"the {rel.scheme} release's values were let go: it cannot be denoised again")
     den = denoised_values(rel, settings)
@@ -488,6 +488,9 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
     memo = noise_cache.memo(snap.series, snap.seed)
     with interpreted(snap.series.n <= INTERPRET_MAX):
         raw = _raw_preview(snap, noise, memo, options_cache, should_cancel)
+        # The yardstick every error is shown against (cached on the series): made here, on the preview's
+        # thread, so that the metrics table never computes it, nor loads the compiler for it, on the GUI thread.
+        constant_error(snap.series)
     if raw is None or not denoise:
         return raw
     # the one-shot path's denoise memo lives with the noise memo: used by whichever thread calls this

@@ -44,6 +44,13 @@ class Release:
     approximated: np.ndarray  # bool per event
     guarantee: GuaranteeResult
     categories: tuple[str, ...] | None = None  # categorical: labels of the codes in ``values``
+    #: a period release (DESIGN §12): each value's noise was drawn for sensitivity Δ·scale[t] (None: Δ)
+    sensitivity_scale: np.ndarray | None = None
+
+    def noise_budgets(self) -> np.ndarray:
+        """ε_t·Δ/S_t: the budgets a scalar-Δ Laplace mechanism would need for this release's noise scales
+        S_t/ε_t (what the denoiser reads); the budgets themselves without a per-event sensitivity."""
+        return noise_budgets(self.budgets, self.sensitivity_scale)
 
     @property
     def n(self) -> int:
@@ -64,7 +71,7 @@ class Release:
     def approximated_share(self) -> float:
         # the count over n is the mean of the 0/1 flags, bit for bit (the sum of 0/1 is exact), without
         # converting 10^6 flags to floats first; constant flags (a zero-stride view) are counted by their one
-        # value (numpy's count walks the view n times: ≈ 0.6 ms at 10^6)
+        # value (numpy's count walks the view n times)
         a = self.approximated
         if not self.n:
             return 0.0
@@ -86,7 +93,7 @@ class Release:
 
     def without_values(self, budgets: bool = False) -> Release:
         """This release with its values let go (with ``budgets``, its budgets too): a large window's hidden
-        scheme, or one a landmark edit replaces (80 MB each at 10^7 events). It keeps its flags, check and
+        scheme, or one a landmark edit replaces (series-sized arrays). It keeps its flags, check and
         summaries. What was let go is empty (``values_kept``, ``budgets_kept`` False): whoever needs it makes
         the release again."""
         return self.with_values(np.empty((0,) + self.values.shape[1:], self.values.dtype),
@@ -163,7 +170,7 @@ def fixed_budgets(scheme: str, n: int, landmarks: np.ndarray, eps_a: float) -> n
 
 
 #: Skip's and Balanced's budgets per (scheme, n, landmark set, ε_a), held weakly: the R-run average plans each
-#: run again, and each plan made its own copy of what the preview holds (80 MB at 10^7 events). Keyed by the
+#: run again, and each plan made its own series-sized copy of what the preview holds. Keyed by the
 #: set's identity, and valid only while the set still holds the rows the budgets were made for (a copy of
 #: them is kept and compared: an array's holder can change it).
 _BUDGETS: dict[tuple, tuple[weakref.ref, weakref.ref, np.ndarray]] = {}
@@ -206,7 +213,8 @@ def skip_span(old: np.ndarray, old_lm: np.ndarray, new: np.ndarray, new_lm: np.n
     throughout, found from their landmark sets; None unless both are the arrays :func:`fixed_budgets` made
     here for those very sets and ``eps_a`` (an audit's own allocation is compared value by value). Skip's
     budget of an event depends only on whether it is a landmark, so the sets' first and last differences
-    bound the budgets'; comparing the budgets read 16 MB per click at 10^6 events, the sets ≈ 2 MB."""
+    bound the budgets'; the sets are a fraction of the budgets' size, which a click would otherwise read
+    whole."""
     n = old.shape[0]
     if _shared_now("skip", n, old_lm, eps_a) is not old or _shared_now("skip", n, new_lm, eps_a) is not new:
         return None
@@ -247,7 +255,7 @@ def fresh_flags(budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.broadcast_to(one, budgets.shape), np.broadcast_to(not one, budgets.shape)
     if budgets.ndim == 1 and budgets.shape[0] > 1 and budgets.min() > 0:
         # every event fresh (Balanced): constant flags as well, one reduction instead of two series-sized
-        # arrays made (≈ 1 ms per click at 10^6, 20 MB held at 10^7); NaN budgets take the general path
+        # arrays made and held per click; NaN budgets take the general path
         return np.broadcast_to(True, budgets.shape), np.broadcast_to(False, budgets.shape)
     fresh = budgets > 0
     return fresh, ~fresh
@@ -274,6 +282,12 @@ def category_space(series: Series, settings: PrivacySettings) -> tuple[np.ndarra
     return remap[series.values], public, False
 
 
+def noise_budgets(budgets: np.ndarray, scale: np.ndarray | None) -> np.ndarray:
+    """``budgets / scale`` (ε_t = 0 stays 0), or ``budgets`` when ``scale`` is None: the noise of scale
+    S_t/ε_t = Δ·scale[t]/ε_t is that of a scalar-Δ mechanism with budget ε_t/scale[t]."""
+    return budgets if scale is None else np.asarray(budgets, dtype=np.float64) / scale
+
+
 def public_fallback(series: Series, settings: PrivacySettings):
     """The value published before any release exists, or None when there is no public one."""
     if series.kind == "numeric" and settings.bounds is not None:
@@ -293,7 +307,7 @@ def fill_approximations(values: np.ndarray, fresh: np.ndarray, fallback) -> np.n
     if not values.flags.c_contiguous:
         values = np.ascontiguousarray(values)
     # before the copy below: constant flags (a zero-stride view) are not materialised, nor walked (numpy's
-    # all() reads the view n times: ≈ 1 ms at 10^6)
+    # all() reads the view n times)
     if (bool(fresh[0]) if is_constant(fresh) else fresh.all()):
         return values
     fresh = np.ascontiguousarray(fresh, dtype=np.bool_)

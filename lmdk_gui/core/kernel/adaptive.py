@@ -1,8 +1,8 @@
 """The Adaptive scheme's sequential loop (DESIGN §4, thesis §4.1.3): one source for every kind and path.
 
 The loop is inherently sequential: whether event t is sampled depends on a rate that depends on earlier
-*releases*, and a regular event's budget depends on which earlier landmarks were sampled. A pure-Python
-loop costs ≈ 0.7 s per million events; compiled it costs a few milliseconds.
+*releases*, and a regular event's budget depends on which earlier landmarks were sampled. It is compiled:
+as a Python loop over a million events it would hold up every click.
 
 :func:`_make_loop` is the only place the budget logic is written. What differs between kinds and paths is
 passed in as hooks and compiled into each kernel: how a kind keeps its last release in the state (``load``,
@@ -43,8 +43,8 @@ def new_state(n_landmarks: int) -> np.ndarray:
 def _make_loop(name: str, hooks: tuple, f, *, always: bool, cache: bool):
     """The Adaptive kernel of one kind and path. ``always``: draw every event and keep the draw only where
     it is released — for a noise function without side effects (the numeric preview), so that whether an
-    event is sampled, a coin flip the processor cannot predict, costs no branch (issue 15: the
-    mispredictions were a third of the loop). The export's samplers consume words: they draw only fresh
+    event is sampled, a coin flip the processor cannot predict, costs no branch (mispredicted branches were
+    much of the loop's time). The export's samplers consume words: they draw only fresh
     events. Either way the same draws are kept, so the same bits."""
 
     load, save, store, draw = hooks

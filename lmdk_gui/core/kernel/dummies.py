@@ -55,10 +55,10 @@ so the ε_sel-DP statement of the exponential mechanism, which assumes a fixed o
 *choice among the options*, not membership of L as such; a true landmark is in L' with probability 1.
 The module hides which members of L' are the landmarks, as the thesis intends, and spends ε_sel on it.
 
-Cost and limits (measured on the 2-core development machine, see tests/benchmarks/bench_dummies.py):
+Cost and limits (measured by tests/benchmarks/bench_dummies.py; the figures are in docs/dummies.md):
 Optimal enumerates ``m!`` chains and refuses ``m > OPTIMAL_MAX_REGULAR``; Heuristic is ``O(m·n)`` worst
 case after the incremental evaluation of each candidate in O(1); Partitioned is ``O(m·B₊)`` with ``B₊`` the
-number of bins holding landmarks (≤ ``n^(3/5)``), milliseconds at ``n = 10^5``.
+number of bins holding landmarks (≤ ``n^(3/5)``), the fastest of the three.
 """
 
 from __future__ import annotations

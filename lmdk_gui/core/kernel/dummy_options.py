@@ -11,14 +11,14 @@ from ..engine.lazyjit import numba  # the real numba is imported on a kernel's f
 from ..engine.release import normalize_landmarks
 from .securenoise import RESERVE_WORDS, RandomnessExhausted, WordSource, uniform_below
 
-#: Optimal enumerates |T \ L|! chains: 10 regular events take ≈ 0.1 s, 11 ≈ 1 s, 12 ≈ 16 s (measured,
-#: tests/benchmarks/bench_dummies.py). Beyond 11 regular events Optimal is refused.
+#: Optimal enumerates |T \ L|! chains, so each regular event more multiplies its time by their number; beyond
+#: 11 it would keep the user waiting, and Optimal is refused (tests/benchmarks/bench_dummies.py times it).
 OPTIMAL_MAX_REGULAR = 11
 
 
-#: Heuristic takes ≤ ≈ 2 s up to this many events whatever the landmarks (worst case: no landmark, one long
-#: gap, O(|T \ L|·n)); with scattered landmarks it is much faster (20 % landmarks, n = 10^5: ≈ 1 s).
-#: Larger series are allowed, only slow (measured, tests/benchmarks/bench_dummies.py).
+#: Up to this many events Heuristic answers within a moment whatever the landmarks (worst case: no landmark,
+#: one long gap, O(|T \ L|·n)); with scattered landmarks it is much faster. Larger series are allowed, only
+#: slow (tests/benchmarks/bench_dummies.py times it).
 HEURISTIC_COMFORT_N = 20_000
 
 

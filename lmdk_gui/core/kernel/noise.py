@@ -76,7 +76,7 @@ class UnitNoise:
     def sample_chunks(self, size: int) -> Iterator[tuple[int, np.ndarray]]:
         """Adaptive's sampling uniforms as ``(first event, draws)`` in consecutive chunks of ``size`` events, the
         same draws as :attr:`sample`: the whole stream (kept) when it is drawn already or no longer than
-        ``size``, else drawn chunk by chunk and not kept (80 MB fewer at once at 10^7 events)."""
+        ``size``, else drawn chunk by chunk and not kept (a series-sized array fewer at once)."""
         if "sample" in self._cache or self.n <= size:
             yield 0, self.sample
             return

@@ -127,7 +127,7 @@ Backends (for the sidecar)
 ``BACKEND_*`` name what produced a release. The opendp backend (``opendp_laplace``/``opendp_rr``) uses
 opendp's own OS randomness: seeds do not apply to it. ``opendp_laplace`` batches by distinct scale (one
 vector measurement per scale) and nudges the scale up until opendp's own privacy map certifies ``ε_t``;
-``opendp_rr`` calls opendp's randomized response once per event (about 10k values/s: slow, offered for
+``opendp_rr`` calls opendp's randomized response once per event (slow: offered for
 cross-checking), with ``prob`` nudged down until opendp's privacy map certifies ``ε_t``.
 
 Everything here is Qt-free.
@@ -923,7 +923,7 @@ def opendp_rr(
     progress: Callable[[int, int], None] | None = None,
     should_cancel: Callable[[], bool] | None = None,
 ) -> np.ndarray:
-    """k-ary randomized response by opendp (one call per event, ~10k/s; its own OS randomness)."""
+    """k-ary randomized response by opendp (one call per event, so slow; its own OS randomness)."""
     cs = np.asarray(codes, dtype=np.int64)
     if cs.ndim != 1:
         raise ValueError("codes must be 1-D")

@@ -64,6 +64,7 @@ from ..analysis.suggestions import RULES, apply_rule
 from ..data.cells import _label_text
 from ..data.landmark_files import landmark_rows
 from ..data.loader import load_dataframe_series
+from ..data.periods import apply_resolution
 from ..data.series import LoadError
 from ..kernel.dummies import DummySettings
 from ..kernel.guarantee import GuaranteeError
@@ -133,6 +134,9 @@ class BatchOptions:
     workers: int | None = None  # LocalCluster processes (None = one per CPU); ignored with a client/scheduler
     scheduler: str | None = None  # address of an existing dask.distributed scheduler
     blocksize: int = DEFAULT_BLOCKSIZE  # bytes of CSV per input partition
+    # A coarser release resolution (DESIGN §12): one value per period ("1D", "1W"…), each period's sum or mean
+    resolution: str | None = None
+    aggregate: str = "sum"
     # Categorical tables (DESIGN §3): every person's sidecar publishes ONE category list. Without a public list
     # (settings.categories) the run is refused unless categories_from_data: then the list is the union of every
     # person's labels in the whole table, the same for all (never a person's own labels). With a public list,
@@ -495,6 +499,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
                                        categories=o.settings.categories, delimiter=ctx.delimiter, sheet=ctx.sheet,
                                        **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
         lm = _landmarks_for(pid, series, ctx)
+        series, lm, settings = apply_resolution(series, lm, o.settings, o.resolution, o.aggregate)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
                              seed=export_seed(person_key(o.key, pid)) if o.key is not None else None,
                              backend=o.backend, force=True, dummies=o.dummies, protect=ctx.inputs,
@@ -502,10 +507,10 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
                              origin=BatchOrigin(ctx.inputs, o.id_col, pid),
                              categories_from_data=ctx.categories_from_data)
         if o.format == "csv":
-            res = export_release(series, lm, o.settings, out / file, opts)
+            res = export_release(series, lm, settings, out / file, opts)
         else:
             stage = ctx.state / "tmp" / f"{safe}.csv"
-            res = export_release(series, lm, o.settings, stage, opts)
+            res = export_release(series, lm, settings, stage, opts)
             (out / file).parent.mkdir(parents=True, exist_ok=True)
             for target in (out / file, out / sidecar):  # the one output guard, as the CSV's (issue 42)
                 check_output(target, ctx.inputs, force=True, what="release")
@@ -682,7 +687,7 @@ def _settings_doc(options: BatchOptions, files: list[Path], landmark_sha: str | 
         lm = {"file": Path(o.landmarks_file).name, "sha256": landmark_sha}
     elif o.rule:
         lm = {"rule": o.rule, "params": dict(o.rule_params)}
-    return {
+    doc = {
         "scheme": o.scheme,
         "privacy": o.settings.to_dict(),
         "columns": {"id_col": o.id_col, **{k: getattr(o, k) for k in _COLUMN_OPTIONS}},
@@ -697,6 +702,9 @@ def _settings_doc(options: BatchOptions, files: list[Path], landmark_sha: str | 
         "categories_from_data": o.categories_from_data,
         "map_unlisted_to": o.map_unlisted_to,
     }
+    if o.resolution:  # (only then: the fingerprint of a batch without one is as before)
+        doc["resolution"] = {"resolution": o.resolution, "aggregate": o.aggregate}
+    return doc
 
 
 def _fingerprint(settings: dict[str, Any], inputs: list[dict[str, str]]) -> str:

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.denoise import denoise
+from ..data.periods import describe as describe_periods
 from ..data.series import Series
 from ..engine.pipeline import (
     KINDS,
@@ -511,7 +512,8 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 raise GuaranteeError(result, scheme)
             post = None
             if raw is not None:
-                values, post = _post_process(series.kind, raw, budgets, ~runner.fresh, settings, labels)
+                values, post = _post_process(series.kind, raw, p.noise_budgets(budgets), ~runner.fresh, settings,
+                                             labels)
                 for a in range(0, n, runner.chunk):
                     if cancelled():
                         raise Cancelled("export cancelled")
@@ -528,7 +530,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 epsilon_selection=record,
                 sensitivity=settings.sensitivity if series.kind == "numeric" else None,
                 radius_m=settings.radius_m if series.kind == "location" else None,
-                bounds=settings.bounds if series.kind == "numeric" else None,
+                bounds=_public_bounds(series, settings),
                 bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
                 categories=labels if series.kind == "categorical" else None,
                 noise_backend=backend,
@@ -541,13 +543,16 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                     radius_m=settings.radius_m, units=value_units(series), dummies=record is not None,
                     budget_columns=options.include_budget or options.include_flags, denoised=post is not None,
                     landmarks_rule=options.landmarks_rule,
-                    bounds_from_data=settings.bounds_from_data and series.kind == "numeric"),
+                    bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
+                    resolution=describe_periods(series.periods) if series.periods is not None else None),
                 units=value_units(series),
                 duplicates=series.source.duplicates if series.source is not None else None,
                 categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
                 precision=_precision_text(series.kind, settings),
                 formula_cells="verbatim" if options.verbatim_labels else "neutralised",
                 post_processing=post,
+                resolution=series.periods.resolution if series.periods is not None else None,
+                aggregate=series.periods.aggregate if series.periods is not None else None,
             )
             side = sidecar_path(out)
             with AtomicFile(side) as side_file:
@@ -644,6 +649,13 @@ def _post_process(kind: str, released: np.ndarray, budgets: np.ndarray, approxim
             "values, budgets and the public settings only: the guarantee above is that of the release; "
             "export with --no-denoise for the raw noisy values")
     return d.values, {"method": d.method, "note": note, **params}
+
+
+def _public_bounds(series: Series, settings: PrivacySettings) -> tuple[float, float] | None:
+    """The bounds each event was clamped to (a period series: before aggregation, DESIGN §12)."""
+    if series.kind != "numeric":
+        return None
+    return series.periods.bounds if series.periods is not None else settings.bounds
 
 
 def _public_input_name(series: Series) -> str:

@@ -118,7 +118,9 @@ def series_digest(series: Series) -> str:
 def release_digest(series: Series, landmarks, settings, *, scheme: str, dummies, backend: str,
                    chunk_rows: int) -> bytes:
     """What a keyed release's noise is bound to (see the module docstring): 32 bytes."""
-    privacy: dict[str, Any] = settings.to_dict()
+    # Unset options (None, False) are left out, so a setting added later with an "off" default does not change
+    # the digest of releases made before it (their ledger re-exports stay bit for bit).
+    privacy: dict[str, Any] = {k: v for k, v in settings.to_dict().items() if v is not None and v is not False}
     privacy.pop("denoise", None)  # post-processing: the same noise, denoised or not
     lm = np.ascontiguousarray(np.unique(np.asarray(landmarks, dtype=np.int64)), dtype="<i8")
     doc = {

@@ -290,6 +290,10 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
                 "denoise": options.denoise,
             },
         }
+        per = series.periods
+        if per is not None:  # a period release (DESIGN §12): made again from the events read again
+            entry["recipe"]["resolution"] = {"resolution": per.resolution, "aggregate": per.aggregate,
+                                             "bounds": list(per.bounds) if per.bounds is not None else None}
     _append(entry)
     return Prior(k, total, same)
 
@@ -332,6 +336,12 @@ def reexport(entry_id: str, output, *, force: bool = False, progress=None, shoul
         series = load_series(e["input_path"], **load)
     except (LoadError, OSError) as err:
         raise LedgerError(f"release {e['id']}: cannot read its input again: {' '.join(str(err).split())}") from None
+    if r.get("resolution"):  # the periods do not depend on the landmarks (the recipe's are the periods')
+        from ..data.periods import to_periods
+
+        res = r["resolution"]
+        series = to_periods(series, [], res["resolution"], res["aggregate"], sensitivity=settings.sensitivity,
+                            bounds=tuple(res["bounds"]) if res["bounds"] else None).series
     if series_digest(series) != e["input_digest"]:
         raise LedgerError(f"the data read from {e['input_path']} differ from those of release {e['id']} (their "
                           "digest differs); the same release cannot be made from them")

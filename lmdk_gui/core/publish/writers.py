@@ -44,7 +44,7 @@ SIDECAR_KEYS = (
     "epsilon_selection", "sensitivity", "radius_m", "units", "bounds", "bounds_from_data", "categories",
     "categories_from_data",
     "duplicates", "noise_backend", "seeded", "landmark_sum", "guarantee_holds", "columns", "precision",
-    "formula_cells", "post_processing",
+    "formula_cells", "post_processing", "resolution", "aggregate",
 )
 #: Temporary files of :class:`AtomicFile`: ``.lmdk-XXXXXXXX.part`` in the target's folder.
 PART_PREFIX = ".lmdk-"
@@ -361,10 +361,12 @@ def value_units(series) -> str | None:
 
 def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: float, radius_m: float,
                       units: str | None, dummies: bool, budget_columns: bool, denoised: bool = False,
-                      landmarks_rule: str | None = None, bounds_from_data: bool = False) -> str:
+                      landmarks_rule: str | None = None, bounds_from_data: bool = False,
+                      resolution: str | None = None) -> str:
     """The sidecar's ``statement``: one plain paragraph on what is protected and what is not.
     ``landmarks_rule``: the suggestion rule that found the landmarks on these very values (its label);
-    ``bounds_from_data``: the public bounds are the data's own minimum and maximum."""
+    ``bounds_from_data``: the public bounds are the data's own minimum and maximum; ``resolution``: a period
+    release's sentence (:func:`~lmdk_gui.core.data.periods.describe`)."""
     eps = f"{float(epsilon):g}"
     if kind == "numeric":
         unit = f" {units}" if units else " (in the data's units)"
@@ -408,7 +410,10 @@ def release_statement(*, kind: str, scheme: str, epsilon: float, sensitivity: fl
             + "; ".join(not_protected) + "."
             + (" The values were then smoothed (denoised) using only the noisy release, its per-event budgets and "
                "the public settings, so the smoothing changes no guarantee; anyone can repeat it on this file "
-               "(see post_processing)." if denoised else ""))
+               "(see post_processing)." if denoised else "")
+            + (f" The file holds {resolution}, each row timestamped with the period's start; the protection "
+               "above is that of the events, and a period holding a landmark counts as a landmark."
+               if resolution else ""))
 
 
 def _approx_factor(epsilon: float) -> str:
@@ -425,7 +430,8 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
                   precision: float | None = None, formula_cells: str = "neutralised",
                   created: str | None = None,
                   post_processing: dict[str, Any] | None = None,
-                  bounds_from_data: bool = False) -> dict[str, Any]:
+                  bounds_from_data: bool = False, resolution: str | None = None,
+                  aggregate: str | None = None) -> dict[str, Any]:
     """The metadata that says exactly what was guaranteed — never the landmark positions.
 
     Nothing computed from the private input beyond what the release itself shows: no hash of the input (an
@@ -433,6 +439,8 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
     be a person's name) unless the caller passes one because the user asked for it. ``post_processing``
     (issue 12): what was applied to the secure release before writing (``{"method": …, **params}``,
     computed from the released values, budgets and public settings only), or None for the raw release.
+    ``resolution``/``aggregate``: a period release (DESIGN §12), e.g. ``"1D"`` and ``"sum"``; None for one
+    row per event.
     """
     # rows_read: the events read from the loaded series (after the duplicates policy). The file's raw line
     # count is not published: it would tell how many duplicates the private file had (issue 17 wins).
@@ -468,6 +476,8 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
         "precision": precision,
         "formula_cells": formula_cells,
         "post_processing": None if post_processing is None else dict(post_processing),
+        "resolution": resolution,
+        "aggregate": aggregate,
     }
     assert tuple(doc) == SIDECAR_KEYS
     return doc

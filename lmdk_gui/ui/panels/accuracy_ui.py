@@ -125,7 +125,8 @@ class AccuracyPanel(QWidget):
         body.addWidget(self._build_table(), 2)
         lay.addLayout(body, 1)
         self._computed_key: tuple | None = None
-        for sig in (session.seriesChanged, session.landmarksChanged, session.settingsChanged):
+        for sig in (session.seriesChanged, session.landmarksChanged, session.settingsChanged,
+                    session.resolutionChanged):
             sig.connect(self._inputs_changed)
         session.settingsChanged.connect(self._draw_epsilon)
         self._inputs_changed()
@@ -273,15 +274,15 @@ class AccuracyPanel(QWidget):
 
     # ---------------------------------------------------------------------------------- inputs
     def _scale(self) -> float | None:
-        s = self.plan_series if self.plan_path else self.session.series
-        return None if s is None else advice.data_range(s, self.session.settings)
+        s = self.plan_series if self.plan_path else self.session.release_series
+        return None if s is None else advice.data_range(s, self.session.release_settings)
 
     def _unit(self) -> str:
-        s = self.plan_series if self.plan_path else self.session.series
+        s = self.plan_series if self.plan_path else self.session.release_series
         return "" if s is None else unit_label(s)
 
     def _planned_series(self) -> Series | None:
-        return self.plan_series if self.plan_path else self.session.series
+        return self.plan_series if self.plan_path else self.session.release_series
 
     def requested_target(self) -> float | None:
         """The target as asked, in the data's units (None: "informative", or a percentage of no range)."""
@@ -321,7 +322,7 @@ class AccuracyPanel(QWidget):
         """What the curves depend on: not ε (the grid replaces it), so "Use ε" does not recompute them."""
         s = self.session
         return (_Same(s.series), _Same(s.landmarks), s.settings.with_(epsilon=1.0), s.runs, s.seed,
-                self.plan_path, self.error_field)
+                self.plan_path, self.error_field, s.resolution)
 
     def _inputs_changed(self, *_args) -> None:
         self._relabel_units()
@@ -349,8 +350,10 @@ class AccuracyPanel(QWidget):
         self._stale = False
         self._computed_key = self._key()
         other = self.plan_path is not None
-        job = _Job(self.plan_series if other else s.series, self.plan_path, s.landmarks.copy(), s.n, other,
-                   s.settings, s.runs, s.seed, self.error_field)
+        rel = s.release_series  # (the periods at a coarser release resolution: what the schemes release)
+        assert rel is not None
+        job = _Job(self.plan_series if other else rel, self.plan_path, s.release_landmarks.copy(), rel.n, other,
+                   s.release_settings, s.runs, s.seed, self.error_field)
         self.status.setText(f"Computing {len(accuracy.DEFAULT_GRID)} values of ε × {s.runs} runs…")
         self.cancel_button.show()
         self._runner.submit(_sweep, job)

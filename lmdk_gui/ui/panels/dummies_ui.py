@@ -304,7 +304,8 @@ class DummiesExtension(QObject):
         rows = self.dummy_rows()
         if self.session.series is None:
             return
-        w.series_plot.set_dummies(rows)
+        # (at a coarser release resolution the dummies are periods: marked on the budget rows only)
+        w.series_plot.set_dummies(rows if self.session.resolution is None else np.zeros(0, dtype=np.int64))
         w.budget_plot.set_dummies(rows)
         if self.session.series.kind == "location" and w.track_plot.series is self.session.series:
             w.track_plot.set_dummies(rows)

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt.utils import signals_blocked
 
 from ...core.analysis import advice
 from ...core.analysis.evaluation import (
@@ -158,12 +159,57 @@ class CompareTab(QWidget):
 
     # ------------------------------------------------------------------------------------- layout
     def _build(self) -> None:
+        """The controls on the left (the experiment, Run, the progress, saving), the chart over the table."""
         controls = QWidget()
         controls.setObjectName("compareControls")
         controls.setMaximumWidth(300)
         cl = QVBoxLayout(controls)
         cl.setContentsMargins(8, 8, 8, 8)
+        cl.addWidget(self._build_experiment())
+        row = QHBoxLayout()
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("compareRun")
+        self.run_button.setDefault(True)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("compareCancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        cl.addLayout(row)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setObjectName("compareProgress")
+        self.progress_bar.setRange(0, 1000)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("%p%")
+        cl.addWidget(self.progress_bar)
+        self.status = QLabel("")
+        self.status.setObjectName("compareStatus")
+        self.status.setWordWrap(True)
+        cl.addWidget(self.status)
 
+        row2 = QHBoxLayout()
+        self.save_png_button = QPushButton("Save PNG…")
+        self.save_png_button.setObjectName("compareSavePng")
+        self.save_png_button.clicked.connect(lambda: self._save_dialog("png"))
+        self.save_csv_button = QPushButton("Save CSV…")
+        self.save_csv_button.setObjectName("compareSaveCsv")
+        self.save_csv_button.clicked.connect(lambda: self._save_dialog("csv"))
+        row2.addWidget(self.save_png_button)
+        row2.addWidget(self.save_csv_button)
+        cl.addLayout(row2)
+
+        cl.addWidget(self._build_about())
+        cl.addStretch(1)
+        right = self._build_results()
+
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(controls)
+        lay.addWidget(right, 1)
+
+    def _build_experiment(self) -> QGroupBox:
+        """What is compared: the landmark percentages and how their sets are made, runs, seed, y axis, errors."""
         box = QGroupBox("Experiment")
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -208,41 +254,11 @@ class CompareTab(QWidget):
                                      "guarantee changes. Computed by the next Run (slower).")
         self.errors_combo.currentIndexChanged.connect(self._on_errors)
         form.addRow("Errors", self.errors_combo)
-        cl.addWidget(box)
+        return box
 
-        row = QHBoxLayout()
-        self.run_button = QPushButton("Run")
-        self.run_button.setObjectName("compareRun")
-        self.run_button.setDefault(True)
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setObjectName("compareCancel")
-        self.cancel_button.clicked.connect(self.cancel)
-        row.addWidget(self.run_button)
-        row.addWidget(self.cancel_button)
-        cl.addLayout(row)
-        self.progress_bar = QProgressBar()
-        self.progress_bar.setObjectName("compareProgress")
-        self.progress_bar.setRange(0, 1000)
-        self.progress_bar.setValue(0)
-        self.progress_bar.setFormat("%p%")
-        cl.addWidget(self.progress_bar)
-        self.status = QLabel("")
-        self.status.setObjectName("compareStatus")
-        self.status.setWordWrap(True)
-        cl.addWidget(self.status)
-
-        row2 = QHBoxLayout()
-        self.save_png_button = QPushButton("Save PNG…")
-        self.save_png_button.setObjectName("compareSavePng")
-        self.save_png_button.clicked.connect(lambda: self._save_dialog("png"))
-        self.save_csv_button = QPushButton("Save CSV…")
-        self.save_csv_button.setObjectName("compareSaveCsv")
-        self.save_csv_button.clicked.connect(lambda: self._save_dialog("csv"))
-        row2.addWidget(self.save_png_button)
-        row2.addWidget(self.save_csv_button)
-        cl.addLayout(row2)
-
+    @staticmethod
+    def _build_about() -> QLabel:
+        """What the experiment is, and that its errors are not for publishing."""
         about = QLabel(
             "The thesis' utility experiment (§5.2.1, Figure 5.1) on the open series and the current privacy "
             "settings, copied when you press Run: you can keep editing meanwhile.<br><br>"
@@ -253,9 +269,10 @@ class CompareTab(QWidget):
         about.setWordWrap(True)
         about.setTextFormat(Qt.TextFormat.RichText)
         about.setStyleSheet("color: #444;")
-        cl.addWidget(about)
-        cl.addStretch(1)
+        return about
 
+    def _build_results(self) -> QSplitter:
+        """The chart over the table (``self.splitter``)."""
         self.chart = EvaluationChart()
         self.chart.setObjectName("compareChart")
         self.table = FittedTable(0, 0, min_section=48)
@@ -276,25 +293,20 @@ class CompareTab(QWidget):
         right.setChildrenCollapsible(False)
         self.table.setMinimumHeight(120)
         self.chart.setMinimumHeight(260)
-
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(controls)
-        lay.addWidget(right, 1)
+        return right
 
     # ------------------------------------------------------------------------------------- sources
     def _fill_sources(self) -> None:
         kind = self.session.series.kind if self.session.series is not None else None
         keep = self.source_combo.currentData()
         keep_key = keep[0] if keep else None
-        self.source_combo.blockSignals(True)
-        self.source_combo.clear()
-        for src in sources_for_kind(kind):
-            self.source_combo.addItem(src[1], src)
-            self.source_combo.setItemData(self.source_combo.count() - 1, src[6], Qt.ItemDataRole.ToolTipRole)
-        keys = [self.source_combo.itemData(i)[0] for i in range(self.source_combo.count())]
-        self.source_combo.setCurrentIndex(keys.index(keep_key) if keep_key in keys else 0)
-        self.source_combo.blockSignals(False)
+        with signals_blocked(self.source_combo):
+            self.source_combo.clear()
+            for src in sources_for_kind(kind):
+                self.source_combo.addItem(src[1], src)
+                self.source_combo.setItemData(self.source_combo.count() - 1, src[6], Qt.ItemDataRole.ToolTipRole)
+            keys = [self.source_combo.itemData(i)[0] for i in range(self.source_combo.count())]
+            self.source_combo.setCurrentIndex(keys.index(keep_key) if keep_key in keys else 0)
 
     def select_source(self, key: str) -> None:
         """Choose a landmark source by key (e.g. ``"placement-uniform"``, ``"threshold-below"``)."""

@@ -71,7 +71,7 @@ class MetricsTable(FittedTable):
         self.setObjectName("metricsTable")
         self.setHorizontalHeaderLabels(COLUMNS)
         self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)  # compact: plots need the room
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 3)  # compact: plots need the room
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -95,6 +95,7 @@ class MetricsTable(FittedTable):
         session.denoisedChanged.connect(self.refresh_denoised)
         session.metricsChanged.connect(self.refresh_average)
         session.seriesChanged.connect(self._update_headers)
+        session.resolutionChanged.connect(self._update_headers)
         self.setMinimumHeight(self._rows_height())
 
     def _build_constant_row(self) -> None:
@@ -112,11 +113,11 @@ class MetricsTable(FittedTable):
 
     def yardstick(self) -> float:
         """The error of publishing one constant for the open series (NaN with none)."""
-        s = self.session.series
+        s = self.session.release_series  # (the periods at a coarser resolution)
         return float("nan") if s is None else constant_error(s)
 
     def _fill_constant_row(self) -> None:
-        s = self.session.series
+        s = self.session.release_series
         if s is None:
             return
         y = self.yardstick()
@@ -153,7 +154,7 @@ class MetricsTable(FittedTable):
         return self.session.dummy_selection is not None
 
     def _update_headers(self) -> None:
-        s = self.session.series
+        s = self.session.release_series
         u = f"({unit_label(s)})" if s is not None else ""
         runs = self.session.runs
         dm = self.with_dummies()

@@ -9,6 +9,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.data.periods import describe as describe_periods
 from ...core.kernel.settings import (
     ALL_SCHEMES,
     SCHEME_LABELS,
@@ -72,6 +74,13 @@ RADIUS_TIP = ("r (geo-indistinguishability radius): the distance by which one ev
               "protected; positions within r of each other look alike in the release, farther ones less so.")
 
 
+#: the window's choice of release resolutions (label, resolution; "" = one value per event)
+RESOLUTIONS = (("event", ""), ("hour", "1h"), ("day", "1D"), ("week (from Monday)", "1W"))
+RESOLUTION_TIP = ("One value per event, or per hour, day or week: the same protection of each event, with the "
+                  "noise of one event on a value that adds many. Where an event's value is lost in noise, a "
+                  "day's may not be.")
+
+
 def _help(text: str) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
@@ -94,7 +103,22 @@ class SettingsPanel(QScrollArea):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(8)
 
-        # --- privacy budget ---------------------------------------------------------------------
+        for box in (self._build_budget, self._build_mechanism, self._build_adaptive, self._build_postprocessing,
+                    self._build_resolution, self._build_noise, self._build_visibility):
+            lay.addWidget(box())
+        lay.addStretch(1)
+        self.setWidget(body)
+
+        self._bounds_derived = False
+        self._connect()
+        session.settingsChanged.connect(self.refresh)
+        session.seriesChanged.connect(self.refresh)
+        session.resolutionChanged.connect(self.refresh)
+        self.refresh()
+
+    # ---------------------------------------------------------------------------------- the groups
+    def _build_budget(self) -> QGroupBox:
+        """ε: its spin box, the log-scale slider under it, and the “What ε do I need?” button (the accuracy tab)."""
         g = QGroupBox("Privacy budget")
         f = QFormLayout(g)
         self.eps_spin = _spin(0.001, 1000.0, 1.0, 3, 0.1, tip="Total privacy budget ε")
@@ -116,9 +140,11 @@ class SettingsPanel(QScrollArea):
         row.addWidget(self.eps_slider, 1)
         row.addWidget(QLabel("10"))
         f.addRow(row)
-        lay.addWidget(g)
+        return g
 
-        # --- mechanism -----------------------------------------------------------------------------
+    def _build_mechanism(self) -> QGroupBox:
+        """The Laplace mechanism's protected change Δ and public bounds, the location radius r, the
+        public categories (the rows of the series' kind are shown by :meth:`refresh`)."""
         self.mech_box = QGroupBox("Mechanism")
         mf = QFormLayout(self.mech_box)
         self.mech_form = mf
@@ -161,9 +187,10 @@ class SettingsPanel(QScrollArea):
         mf.addRow(self.cat_label, self.cat_edit)
         self.leak_note = warning_label(name="leakNote")
         mf.addRow(self.leak_note)
-        lay.addWidget(self.mech_box)
+        return self.mech_box
 
-        # --- adaptive ------------------------------------------------------------------------------
+    def _build_adaptive(self) -> QGroupBox:
+        """Adaptive's sampling-rate parameters."""
         g = QGroupBox("Adaptive scheme")
         af = QFormLayout(g)
         self.inc_spin = _spin(0.0, 1.0, 0.1, 2, 0.05, tip="Sampling-rate increase when the data moves")
@@ -172,9 +199,10 @@ class SettingsPanel(QScrollArea):
         af.addRow("Rate increase", self.inc_spin)
         af.addRow("Rate decrease", self.dec_spin)
         af.addRow("Minimum rate", self.min_spin)
-        lay.addWidget(g)
+        return g
 
-        # --- post-processing (issue 12) ------------------------------------------------------------
+    def _build_postprocessing(self) -> QGroupBox:
+        """Denoise, and why it changes no guarantee (issue 12)."""
         g = QGroupBox("Post-processing")
         pf = QVBoxLayout(g)
         self.denoise_check = QCheckBox("Denoise (post-processing)")
@@ -188,9 +216,32 @@ class SettingsPanel(QScrollArea):
         self.denoise_note.setStyleSheet("color: palette(placeholder-text);")
         pf.addWidget(self.denoise_check)
         pf.addWidget(self.denoise_note)
-        lay.addWidget(g)
+        return g
 
-        # --- noise -------------------------------------------------------------------------------
+    def _build_resolution(self) -> QGroupBox:
+        """One released value per event, hour, day or week (DESIGN §12), summed or averaged."""
+        g = self.resolution_box = QGroupBox("Release resolution")
+        g.setObjectName("resolutionBox")
+        rf = QFormLayout(g)
+        self.resolution_combo = QComboBox()
+        self.resolution_combo.setObjectName("resolutionCombo")
+        for label, value in RESOLUTIONS:
+            self.resolution_combo.addItem(label, value)
+        self.resolution_combo.setToolTip(RESOLUTION_TIP)
+        self.aggregate_combo = QComboBox()
+        self.aggregate_combo.setObjectName("aggregateCombo")
+        self.aggregate_combo.addItem("Sum", "sum")
+        self.aggregate_combo.addItem("Mean", "mean")
+        self.aggregate_combo.setToolTip("Each period's value: the sum of its events, or their mean")
+        rf.addRow("One value per", self.resolution_combo)
+        rf.addRow("Aggregate", self.aggregate_combo)
+        self.resolution_note = _help(RESOLUTION_TIP)
+        self.resolution_note.setObjectName("resolutionNote")
+        rf.addRow(self.resolution_note)
+        return g
+
+    def _build_noise(self) -> QGroupBox:
+        """The preview's seed (and re-roll) and the runs the MAE column averages."""
         g = QGroupBox("Preview noise")
         nf = QFormLayout(g)
         self.seed_spin = QSpinBox()
@@ -208,9 +259,10 @@ class SettingsPanel(QScrollArea):
         self.runs_spin.setKeyboardTracking(False)
         self.runs_spin.setToolTip("Runs averaged for the MAE column of the metrics table")
         nf.addRow("MAE runs R", self.runs_spin)
-        lay.addWidget(g)
+        return g
 
-        # --- visibility ---------------------------------------------------------------------------
+    def _build_visibility(self) -> QGroupBox:
+        """A check box per scheme, in its colour."""
         g = QGroupBox("Show schemes")
         vf = QVBoxLayout(g)
         self.scheme_checks: dict[str, QCheckBox] = {}
@@ -221,15 +273,7 @@ class SettingsPanel(QScrollArea):
             cb.setObjectName(f"show_{s}")
             vf.addWidget(cb)
             self.scheme_checks[s] = cb
-        lay.addWidget(g)
-        lay.addStretch(1)
-        self.setWidget(body)
-
-        self._bounds_derived = False
-        self._connect()
-        session.settingsChanged.connect(self.refresh)
-        session.seriesChanged.connect(self.refresh)
-        self.refresh()
+        return g
 
     # ---------------------------------------------------------------------------------- wiring
     def _connect(self) -> None:
@@ -252,6 +296,8 @@ class SettingsPanel(QScrollArea):
         self.seed_spin.valueChanged.connect(lambda v: self.session.set_seed(v))
         self.reroll_button.clicked.connect(self.session.reroll)
         self.runs_spin.valueChanged.connect(lambda v: self.session.set_runs(v))
+        self.resolution_combo.currentIndexChanged.connect(self._resolution_edited)
+        self.aggregate_combo.currentIndexChanged.connect(self._resolution_edited)
         for s, cb in self.scheme_checks.items():
             cb.toggled.connect(lambda on, s=s: self.session.set_scheme_visible(s, on))
 
@@ -351,7 +397,8 @@ class SettingsPanel(QScrollArea):
         st = self.session.settings
         widgets = [self.eps_spin, self.eps_slider, self.sens_spin, self.bounds_check, self.lo_spin, self.hi_spin,
                    self.radius_spin, self.cat_edit, self.inc_spin, self.dec_spin, self.min_spin, self.seed_spin,
-                   self.runs_spin, self.denoise_check, *self.scheme_checks.values()]
+                   self.runs_spin, self.denoise_check, self.resolution_combo, self.aggregate_combo,
+                   *self.scheme_checks.values()]
         for w in widgets:
             w.blockSignals(True)
         try:
@@ -374,6 +421,9 @@ class SettingsPanel(QScrollArea):
             self.runs_spin.setValue(self.session.runs)
             for s, cb in self.scheme_checks.items():
                 cb.setChecked(s in self.session.visible_schemes)
+            res = self.session.resolution
+            self.resolution_combo.setCurrentIndex(max(0, self.resolution_combo.findData(res[0] if res else "")))
+            self.aggregate_combo.setCurrentIndex(max(0, self.aggregate_combo.findData(res[1] if res else "sum")))
         finally:
             for w in widgets:
                 w.blockSignals(False)
@@ -384,10 +434,20 @@ class SettingsPanel(QScrollArea):
         f.setRowVisible(self.radius_spin, kind == "location")
         f.setRowVisible(self.radius_help, kind == "location")
         f.setRowVisible(self.cat_edit, kind == "categorical")
+        self.resolution_box.setVisible(kind == "numeric")
+        self.aggregate_combo.setEnabled(self.session.resolution is not None)
+        rel = self.session.release_series
+        self.resolution_note.setText(RESOLUTION_TIP if rel is None or rel.periods is None else
+                                     f"The schemes release {describe_periods(rel.periods)}: {rel.n:,} rows. "
+                                     "A period holding a landmark counts as a landmark.")
         self.mech_box.setTitle({"numeric": "Laplace mechanism", "location": "Planar Laplace (location)",
                                 "categorical": "Randomized response"}[kind])
         self._update_note()
         self._update_sensitivity_hint()
+
+    def _resolution_edited(self, *_args) -> None:
+        res = self.resolution_combo.currentData() or None
+        self.session.set_resolution(res, self.aggregate_combo.currentData() or "sum")
 
     def _update_note(self) -> None:
         s = self.session.series

@@ -148,6 +148,8 @@ class EvaluationChart(QWidget):
     # ------------------------------------------------------------------------------------ drawing
     def set_result(self, result: EvaluationResult | None, *, scale: str | None = None,
                    title: str | None = None) -> None:
+        """Draw ``result`` (None: the empty chart): a bar per landmark set and scheme with ±1 standard deviation,
+        the axes (log by ``scale``, or "auto": log when the bars span decades) and the texts around them."""
         if scale is not None:
             if scale not in SCALES:
                 raise ValueError(f"scale must be one of {', '.join(SCALES)}")
@@ -157,36 +159,54 @@ class EvaluationChart(QWidget):
             self.plot.removeItem(it)
         self._items = []
         self.legend.setText(legend_html(result.schemes if result is not None else ()))
-        left = self.plot.getAxis("left")
-        bottom = self.plot.getAxis("bottom")
         if result is None or not result.sets:
-            self.title.setText("No comparison yet" if result is None else "No landmark sets")
-            self.subtitle.setText("Choose the percentages and the landmarks, then press Run."
-                                  if result is None else "")
-            self.note.setText("")
-            left.setTicks(None)
-            bottom.setTicks([[]])
-            self.plot.setLabel("left", "")
-            self.plot.setLabel("bottom", "")
+            self._show_empty(result)
             return
         self.log = choose_log(result) if self.scale == "auto" else self.scale == "log"
+        std = np.where(np.isfinite(result.std), result.std, 0.0)
+        finite = np.isfinite(result.mean)
+        base, hi_dec = self._log_decades(result.mean, std, finite) if self.log else (0.0, 0)
+        ymax, missing_marks = self._draw_bars(result, std, finite, base)
+        self._set_axes(result, base, hi_dec, ymax)
+        self._mark_missing(missing_marks)
+        self._set_texts(result, finite, title)
+
+    def _add(self, item, z: float) -> None:
+        item.setZValue(z)
+        self.plot.addItem(item)
+        self._items.append(item)
+
+    def _show_empty(self, result: EvaluationResult | None) -> None:
+        """No comparison yet (``result`` None), or one without landmark sets: texts only, no ticks."""
+        self.title.setText("No comparison yet" if result is None else "No landmark sets")
+        self.subtitle.setText("Choose the percentages and the landmarks, then press Run."
+                              if result is None else "")
+        self.note.setText("")
+        self.plot.getAxis("left").setTicks(None)
+        self.plot.getAxis("bottom").setTicks([[]])
+        self.plot.setLabel("left", "")
+        self.plot.setLabel("bottom", "")
+
+    @staticmethod
+    def _log_decades(mean: np.ndarray, std: np.ndarray, finite: np.ndarray) -> tuple[float, int]:
+        """The log axis' lowest decade (the bars' base) and the decade above the highest error bar."""
+        pos = mean[finite & (mean > 0)]
+        low = math.log10(float(pos.min())) if pos.size else 0.0
+        lo_dec = math.floor(low)
+        if low - lo_dec < 0.3:  # keep at least a third of a decade of the smallest bar visible
+            lo_dec -= 1
+        hi_dec = math.ceil(math.log10(float((mean + std)[finite & (mean > 0)].max()))) if pos.size else 1
+        if hi_dec <= lo_dec:
+            hi_dec = lo_dec + 1
+        return float(lo_dec), hi_dec
+
+    def _draw_bars(self, result: EvaluationResult, std: np.ndarray, finite: np.ndarray,
+                   base: float) -> tuple[float, list[tuple[float, tuple[int, int, int]]]]:
+        """Each scheme's bars (and error bars after more than one run) from ``base``; returns the highest
+        point drawn and (x, colour) of every bar without a value."""
         P, S = len(result.sets), len(result.schemes)
         w = _GROUP_WIDTH / S
         mean = result.mean
-        std = np.where(np.isfinite(result.std), result.std, 0.0)
-        finite = np.isfinite(mean)
-        if self.log:
-            pos = mean[finite & (mean > 0)]
-            low = math.log10(float(pos.min())) if pos.size else 0.0
-            lo_dec = math.floor(low)
-            if low - lo_dec < 0.3:  # keep at least a third of a decade of the smallest bar visible
-                lo_dec -= 1
-            hi_dec = math.ceil(math.log10(float((mean + std)[finite & (mean > 0)].max()))) if pos.size else 1
-            if hi_dec <= lo_dec:
-                hi_dec = lo_dec + 1
-            base = float(lo_dec)
-        else:
-            base = 0.0
         ymax = base
         missing_marks: list[tuple[float, tuple[int, int, int]]] = []
         for j, s in enumerate(result.schemes):
@@ -205,24 +225,22 @@ class EvaluationChart(QWidget):
                 heights = m
                 hi = sd
                 lo = np.minimum(sd, m)
-            bars = pg.BarGraphItem(x=xs[ok], height=heights, y0=base, width=w * 0.92,
-                                   brush=pg.mkBrush(*color), pen=pg.mkPen(darker(color), width=1))
-            bars.setZValue(1)
-            self.plot.addItem(bars)
-            self._items.append(bars)
+            self._add(pg.BarGraphItem(x=xs[ok], height=heights, y0=base, width=w * 0.92,
+                                      brush=pg.mkBrush(*color), pen=pg.mkPen(darker(color), width=1)), 1)
             if result.runs_done > 1 and ok.any():
-                err = pg.ErrorBarItem(x=xs[ok], y=top, top=hi, bottom=lo, beam=w * 0.35,
-                                      pen=pg.mkPen((20, 20, 20), width=1.3))
-                err.setZValue(2)
-                self.plot.addItem(err)
-                self._items.append(err)
-                if ok.any():
-                    ymax = max(ymax, float(np.max(top + hi)))
+                self._add(pg.ErrorBarItem(x=xs[ok], y=top, top=hi, bottom=lo, beam=w * 0.35,
+                                          pen=pg.mkPen((20, 20, 20), width=1.3)), 2)
+                ymax = max(ymax, float(np.max(top + hi)))
             elif ok.any():
                 ymax = max(ymax, float(np.max(top)))
             for i in np.flatnonzero(~finite[:, j]):
                 missing_marks.append((float(xs[i]), color))
-        # axes
+        return ymax, missing_marks
+
+    def _set_axes(self, result: EvaluationResult, base: float, hi_dec: int, ymax: float) -> None:
+        """The landmark sets under the groups, the error's name, and the y range (decades on a log axis)."""
+        left = self.plot.getAxis("left")
+        bottom = self.plot.getAxis("bottom")
         labels = [group_label(s.target, s.percentage, "\n") for s in result.sets]
         bottom.setTicks([list(enumerate(labels))])
         # pyqtgraph sizes the axis for one line of tick text: make room for the second one
@@ -250,17 +268,20 @@ class EvaluationChart(QWidget):
             self.plot.showGrid(x=False, y=True, alpha=0.25)
             span = ymax if ymax > 0 else 1.0
             self.plot.setYRange(0.0, span * 1.08, padding=0)
-        self.plot.setXRange(-0.5, P - 0.5, padding=0.01)
-        if missing_marks:  # a cross at the foot of every bar without a value
-            lo, hi_r = self.plot.viewRange()[1]
-            marks = pg.ScatterPlotItem(
-                x=[m[0] for m in missing_marks], y=[lo + 0.035 * (hi_r - lo)] * len(missing_marks), symbol="x",
-                size=11, pen=[pg.mkPen(darker(m[1]), width=1.5) for m in missing_marks],
-                brush=[pg.mkBrush(*m[1]) for m in missing_marks])
-            marks.setZValue(3)
-            self.plot.addItem(marks)
-            self._items.append(marks)
-        # texts
+        self.plot.setXRange(-0.5, len(result.sets) - 0.5, padding=0.01)
+
+    def _mark_missing(self, missing_marks: list[tuple[float, tuple[int, int, int]]]) -> None:
+        """A cross at the foot of every bar without a value."""
+        if not missing_marks:
+            return
+        lo, hi_r = self.plot.viewRange()[1]
+        self._add(pg.ScatterPlotItem(
+            x=[m[0] for m in missing_marks], y=[lo + 0.035 * (hi_r - lo)] * len(missing_marks), symbol="x",
+            size=11, pen=[pg.mkPen(darker(m[1]), width=1.5) for m in missing_marks],
+            brush=[pg.mkBrush(*m[1]) for m in missing_marks]), 3)
+
+    def _set_texts(self, result: EvaluationResult, finite: np.ndarray, title: str | None) -> None:
+        """The title (series, error measure, ε), the subtitle (events, landmarks, runs) and the notes."""
         name = result.name
         metric = {"categorical": "mismatch rate", "location": "mean distance error"}.get(result.kind,
                                                                                          "mean absolute error")
@@ -277,7 +298,7 @@ class EvaluationChart(QWidget):
             notes.append("log scale")
         if not finite.all():
             missing = sorted({SCHEME_LABELS.get(result.schemes[j], result.schemes[j])
-                              for j in range(S) if not finite[:, j].all()})
+                              for j in range(len(result.schemes)) if not finite[:, j].all()})
             notes.append(f"×: {', '.join(missing)} released nothing (every event approximated, no public "
                          "fallback)")
         self.note.setText(" · ".join(notes))

@@ -11,7 +11,6 @@ through ``ui.startup.read_setting`` (never a crash on a broken value).
 
 from __future__ import annotations
 
-import gc
 import html
 import logging
 import math
@@ -41,10 +40,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import runtime
 from ...core.analysis.metrics import share
 from ...core.data.loader import TablePreview, inspect_table, load_series, slow_to_inspect
 from ...core.data.series import LoadError, Series
-from ...core.engine import lazyjit
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, SCHEME_LABELS
 from ...samples import SAMPLE_FILES, SAMPLES
 from ..dialogs.common import busy_call, deleted_after
@@ -83,68 +82,6 @@ MAX_RECENT = 8
 log = logging.getLogger(__name__)
 
 
-_GC = None
-
-
-def ensure_gui_thread_gc() -> None:
-    """Collect cyclic garbage only on the GUI thread (pyqtgraph's GarbageCollector: automatic collection off,
-    a 1 s timer collects instead). Otherwise a collection triggered by an allocation on a worker thread can
-    destroy Qt objects held in Python cycles (pyqtgraph's menus) off the GUI thread — seen here as a
-    deadlock with Qt's deferred deletion.
-
-    What is alive when the first window is built (the imported modules, classes and functions: hundreds of
-    thousands of objects that live as long as the process) is frozen out of every later collection: a full
-    collection then visits only what was made since, instead of holding the GUI thread 30-60 ms (seen while
-    opening 10^7 events, issue 15). So is numba, once it has loaded (:func:`_freeze_numba_once`); while it
-    loads (``lazyjit.loading``) nothing is collected."""
-    global _GC
-    if _GC is None:
-        from pyqtgraph.util.garbage_collector import GarbageCollector
-
-        class _Collector(GarbageCollector):
-            def check(self) -> None:
-                _freeze_numba_once()
-                if not lazyjit.loading():
-                    super().check()
-                # While numba loads, nothing: with automatic collection off, the youngest generation holds
-                # every object made since the last check, ≈ 47,000 of numba's at once, and collecting it held
-                # the GUI thread 30-60 ms while a 10^7-event file opened; the freeze is about to take them.
-
-        gc.freeze()
-        _GC = _Collector(interval=1.0)
-
-
-def serial_raster_fills() -> None:
-    """Qt's raster engine fills on the thread that paints (``QT_NO_GUI_THREADPOOL``, read by Qt at the first
-    fill of the process; a value the user set is kept). Otherwise Qt hands every fill of 96 or more spans
-    (a shape that many pixels tall) to its GUI thread pool in pieces and waits: the GUI thread slept on that
-    hand-off over a thousand times while a 10^7-event file opened (most in pyqtgraph's axis pictures), and
-    a full repaint while the R-run average computed took 26.5-27.6 ms against 21.2-23.3 ms without it
-    (medians of 60, 3 runs alternating, 10^6 events, 2 cores; issue 15)."""
-    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
-
-
-_numba_frozen = False
-
-
-def _freeze_numba_once() -> None:
-    """Once numba has been loaded (on a worker, by the first kernel that needs it), what is alive then — its
-    modules, and the first compilations' objects — is frozen too: each full collection visited them, 30-65 ms
-    of the GUI thread at a time (≈ 76,000 objects; issue 15). Never while a compilation runs (numba's compiler
-    lock is tried, not waited for): an unfinished compilation's objects must stay collectable."""
-    global _numba_frozen
-    if _numba_frozen or not lazyjit.imported():
-        return
-    lock = lazyjit.loading_lock()  # numba's compiler lock, now that it is imported
-    if not lock.acquire(False):
-        return
-    try:
-        gc.freeze()
-        _numba_frozen = True
-    finally:
-        lock.release()
-
-
 def sample_files() -> dict[str, tuple[str, dict]]:
     """The bundled samples (file name, load options), the same table ``lmdk-gui --sample`` uses."""
     return SAMPLE_FILES
@@ -170,8 +107,7 @@ class MainWindow(QMainWindow):
     def __init__(self, path: str | os.PathLike | None = None, *, load_default: bool = True,
                  defer_tabs: bool = False) -> None:
         super().__init__()
-        serial_raster_fills()
-        ensure_gui_thread_gc()
+        runtime.window_built()  # (the launcher's collector settings; nothing elsewhere)
         self.setObjectName("mainWindow")
         self.session = Session(self)
         self.last_error: str | None = None
@@ -490,6 +426,7 @@ class MainWindow(QMainWindow):
         self._lines_drawn_for: dict | None = None  # the preview whose denoised lines _on_preview drew
         s.denoisedChanged.connect(self._on_denoised)
         s.settingsChanged.connect(self._on_settings)
+        s.resolutionChanged.connect(self._on_resolution)
         s.previewFailed.connect(lambda msg: self.show_error("Preview failed", msg))
         s.dirtyChanged.connect(lambda _d: self._update_title())
         self.series_plot.vb.clicked.connect(self._on_click)
@@ -717,13 +654,25 @@ class MainWindow(QMainWindow):
             return
         self._hover_row = self._hover_target = None
         self.series_plot.set_series(s)
-        self.budget_plot.set_series(s)
-        self.preview_plot.set_series(s)
+        rel = self.session.release_series  # (the periods at a coarser release resolution)
+        assert rel is not None
+        self.budget_plot.set_series(rel)
+        self.preview_plot.set_series(rel)
         is_loc = s.kind == "location"
         self._show_track(is_loc)
         if is_loc:
             self.track_plot.set_series(s)
         self._update_title()
+        self._update_status()
+
+    def _on_resolution(self) -> None:
+        """The release resolution changed: the budget and preview rows show the released rows (events or
+        periods); the series plot keeps the events, where landmarks are clicked."""
+        rel = self.session.release_series
+        if rel is None:
+            return
+        self.budget_plot.set_series(rel)
+        self.preview_plot.set_series(rel)
         self._update_status()
 
     def _lay_out_rows(self, start) -> None:
@@ -790,9 +739,9 @@ class MainWindow(QMainWindow):
         pv = s.preview
         rels = {k: v.release for k, v in pv.items() if k in LANDMARK_SCHEMES}
         self.budget_plot.set_budgets({k: r.budgets if r.budgets_kept else None for k, r in rels.items()},
-                                     s.landmarks, s.epsilon,
+                                     s.release_landmarks, s.epsilon,
                                      s.visible_schemes, {k: r.max_budget for k, r in rels.items()})
-        bounds = s.settings.bounds if s.series is not None and s.series.kind == "numeric" else None
+        bounds = s.release_settings.bounds if s.series is not None and s.series.kind == "numeric" else None
         # The lines go with the points in one redraw: none until this state's denoised stage has arrived
         # (_on_denoised), so a line of another landmark set is never drawn over these points.
         lines = self._denoised_lines()
@@ -832,6 +781,8 @@ class MainWindow(QMainWindow):
             self.track_plot.set_denoised({k: p.denoised_values for k, p in s.preview.items() if current})
 
     def _on_settings(self) -> None:
+        if self.session.resolution is not None and self.preview_plot.series is not self.session.release_series:
+            self._on_resolution()  # (new bounds clamp the events anew: the periods' true values changed)
         if self.session.preview:
             self._on_preview()
 
@@ -902,14 +853,21 @@ class MainWindow(QMainWindow):
         # ("row N" is kept for the file's own rows, in messages about the file)
         lines = [f"<b>event {row}</b> · {t}", f"value: {val}" + (" · <b>landmark</b>" if s.is_landmark(row) else "")]
         budgets = []
+        j = s.release_row(row)  # (at a coarser resolution the budgets are its period's)
+        if s.resolution is not None and s.release_series is not None:
+            per = s.release_series
+            start = str(np.datetime_as_string(per.times[j], unit="s")).replace("T", " ")
+            lines.append(f"released in the period from {start} ({per.periods.aggregate if per.periods else ''})")
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
                 if not p.release.budgets_kept:  # (a lean session's edit let go of them: its preview is coming)
                     budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = …")
                     continue
-                mark = " (approx.)" if p.approximated[row] else ""
-                budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[row]:.4g}{mark}")
+                if j >= p.approximated.shape[0]:  # (a preview of the previous resolution, replaced soon)
+                    continue
+                mark = " (approx.)" if p.approximated[j] else ""
+                budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = {p.budgets[j]:.4g}{mark}")
         # two schemes a line: the box fits the series plot even at 1280×800 with all six shown
         lines += [" · ".join(budgets[i:i + 2]) for i in range(0, len(budgets), 2)]
         return "<br>".join(lines)

@@ -240,6 +240,8 @@ class ProjectUI(QObject):
         try:
             project = Project.from_series(series, s.landmarks, s.settings, seed=s.seed, view=self.view_state(),
                                           landmark_rules=s.landmark_rules)
+            if s.resolution is not None:
+                project.resolution, project.aggregate = s.resolution
             save_project(p, project)
         except (OSError, ValueError) as e:
             msg = f"{p}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
@@ -377,6 +379,7 @@ class ProjectUI(QObject):
         try:
             s.set_series(series, landmarks=rows, settings=project.settings, seed=project.seed,
                          landmark_rules=frozenset(project.landmark_rules) if rows.size else frozenset())
+            s.set_resolution(project.resolution, project.aggregate)
         except ValueError as e:
             self._fail("Cannot open the project", f"{path.name}: {e}")
             return False

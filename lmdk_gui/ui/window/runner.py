@@ -15,8 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ...runtime.heap import release_free_heap
-from ...runtime.priority import BACKGROUND, FOREGROUND, lower_this_thread
+from ... import runtime
+from ...runtime.priority import BACKGROUND, FOREGROUND
 
 
 class LatestOnlyRunner(QObject):
@@ -28,8 +28,8 @@ class LatestOnlyRunner(QObject):
     _ready = Signal(int)
 
     def __init__(self, name: str, parent: QObject | None = None, *, nice: int = FOREGROUND) -> None:
-        """``nice``: how much the worker lowers its CPU priority (:mod:`~lmdk_gui.runtime.priority`): the later
-        stages nobody waits for pass ``BACKGROUND``."""
+        """``nice``: how much the worker lowers its CPU priority when the launcher switched ``priority`` on
+        (:mod:`~lmdk_gui.runtime.priority`): the later stages nobody waits for pass ``BACKGROUND``."""
         super().__init__(parent)
         self._nice = nice
         self._cond = threading.Condition()
@@ -88,7 +88,7 @@ class LatestOnlyRunner(QObject):
 
     # ------------------------------------------------------------------------------------ thread
     def _loop(self) -> None:
-        lower_this_thread(self._nice)
+        runtime.worker_started(self._nice)
         while True:
             with self._cond:
                 while self._pending is None and not self._stop:
@@ -122,8 +122,8 @@ class LatestOnlyRunner(QObject):
                 except RuntimeError:  # the QObject is being destroyed during shutdown
                     return
             # once the result is on its way: the job's temporaries (and the arrays of the results it replaced,
-            # freed on the GUI thread) leave freed heap that glibc would keep resident, ≈ 0.3 GB at 10^7 events
-            release_free_heap()
+            # freed on the GUI thread) leave freed heap that glibc would keep resident (the launcher's ``heap``)
+            runtime.job_finished()
 
     def _deliver(self, gen: int) -> None:
         with self._cond:
@@ -158,8 +158,9 @@ class WorkerJob(QObject):
     cancel_exceptions: tuple[type[BaseException], ...] = ()
     #: appended to the message of an unexpected failure (e.g. "; nothing was written")
     failure_note = ""
-    #: how much the job's thread lowers its CPU priority (:mod:`~lmdk_gui.runtime.priority`): the GUI thread and
-    #: the preview go first when they compete for the cores; alone, the job has them all
+    #: how much the job's thread lowers its CPU priority with the launcher's ``priority``
+    #: (:mod:`~lmdk_gui.runtime.priority`): the GUI thread and the preview go first when they compete for the
+    #: cores; alone, the job has them all
     nice = BACKGROUND
 
     def __init__(self, name: str, total: int = 0, parent: QObject | None = None) -> None:
@@ -222,7 +223,7 @@ class WorkerJob(QObject):
         self._emit(_PROGRESS)
 
     def _run(self) -> None:
-        lower_this_thread(self.nice)
+        runtime.worker_started(self.nice)
         try:
             result = self.work(self._progress, self._cancel.is_set)
         except self.cancel_exceptions:

@@ -49,7 +49,9 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from ... import runtime
 from ...core.analysis.metrics import RunStats
+from ...core.data.periods import PeriodView, parse_resolution, period_settings, to_periods
 from ...core.data.series import Series
 from ...core.engine import lazyjit
 from ...core.engine.preview import (
@@ -74,7 +76,6 @@ from ...core.kernel.dummies import DummyOptions, DummySelection, DummySettings
 from ...core.kernel.noise import UnitNoise
 from ...core.kernel.schemes import SCHEMES
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
-from ...runtime import heap
 from ...runtime.priority import BACKGROUND
 from . import passes
 from .runner import LatestOnlyRunner
@@ -202,6 +203,7 @@ class Session(QObject):
     # a lean session let go of values in ``preview`` (before the preview replacing them is started): views let
     # go of theirs, keeping what they drew
     valuesLetGo = Signal()
+    resolutionChanged = Signal()  # the release resolution changed: the views show ``release_series``
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -210,6 +212,11 @@ class Session(QObject):
         # the suggestion rules whose proposals are in the landmark set (see landmark_rules)
         self._landmark_rules: frozenset[str] = frozenset()
         self._settings = PrivacySettings()
+        # A coarser release resolution (DESIGN §12): (resolution, aggregate) or None = one value per event.
+        # The schemes, the preview, the metrics and the export then work on the periods (release_series);
+        # the landmarks stay rows of the events, and each period holding one is a landmark period.
+        self._resolution: tuple[str, str] | None = None
+        self._periods: tuple[Series, tuple[str, str], tuple | None, PeriodView] | None = None
         self._seed = 1
         self._runs = 20
         self.visible_schemes: set[str] = set(LANDMARK_SCHEMES)
@@ -322,9 +329,77 @@ class Session(QObject):
 
     def snapshot(self) -> Snapshot:
         assert self.series is not None
+        if self._resolution is not None:  # the periods, their landmark periods, the settings they need
+            return Snapshot(self.release_series, self.release_landmarks, self.release_settings, self._seed,
+                            self._runs, dummies=self.dummies, dummy_draw=self._dummy_draw)
         # the landmark set is read-only (_frozen) and replaced, never changed, by every edit: no copy needed
         return Snapshot(self.series, self._landmarks, self._settings, self._seed, self._runs,
                         dummies=self.dummies, dummy_draw=self._dummy_draw)
+
+    # ------------------------------------------------------------------------------ resolution
+    @property
+    def resolution(self) -> tuple[str, str] | None:
+        """(resolution, aggregate), e.g. ("1D", "sum"), or None: one value per event."""
+        return self._resolution
+
+    def set_resolution(self, resolution: str | None, aggregate: str = "sum") -> None:
+        """Release one value per period of ``resolution`` (its events' ``aggregate``), or per event (None).
+        ValueError for an unknown resolution or a series that is not numeric."""
+        value = None if not resolution else (parse_resolution(resolution)[0], aggregate)
+        if value is not None and aggregate not in ("sum", "mean"):
+            raise ValueError(f"aggregate {aggregate!r}: choose sum or mean")
+        if value is not None and self.series is not None and self.series.kind != "numeric":
+            raise ValueError(f"a coarser resolution works on numeric series only; this series is {self.series.kind}")
+        if value == self._resolution:
+            return
+        self._resolution = value
+        self._settings_dirty = True
+        self._clear_results()
+        self.resolutionChanged.emit()
+        self._schedule()
+        self.dirtyChanged.emit(self.is_dirty())
+
+    def _period_view(self) -> PeriodView | None:
+        """The periods of the series at the resolution (made once per series, resolution and bounds: their
+        values do not depend on the landmarks)."""
+        if self._resolution is None or self.series is None:
+            return None
+        key = (self.series, self._resolution, self._settings.bounds)
+        if self._periods is None or self._periods[:3] != key:
+            view = to_periods(self.series, np.zeros(0, np.int64), self._resolution[0], self._resolution[1],
+                              sensitivity=self._settings.sensitivity, bounds=self._settings.bounds)
+            self._periods = (*key, view)
+        return self._periods[3]
+
+    @property
+    def release_series(self) -> Series | None:
+        """What the schemes release: the series, or its periods at the release resolution."""
+        view = self._period_view()
+        return self.series if view is None else view.series
+
+    @property
+    def release_landmarks(self) -> np.ndarray:
+        """The landmarks of :attr:`release_series`: the rows, or the periods that hold one."""
+        view = self._period_view()
+        if view is None:
+            return self._landmarks
+        assert view.series.periods is not None
+        period_of = np.repeat(np.arange(view.series.n), view.series.periods.counts)
+        return np.unique(period_of[self._landmarks])
+
+    def release_row(self, row: int) -> int:
+        """The row of :attr:`release_series` that holds event ``row`` (its period, or itself)."""
+        view = self._period_view()
+        if view is None:
+            return row
+        assert view.series.periods is not None
+        return int(np.searchsorted(np.cumsum(view.series.periods.counts), row, side="right"))
+
+    @property
+    def release_settings(self) -> PrivacySettings:
+        """The settings :attr:`release_series` is released with (a sum has no scalar bounds: the events
+        were clamped before summing)."""
+        return self._settings if self._resolution is None else period_settings(self._settings, self._resolution[1])
 
     def is_landmark(self, row: int) -> bool:
         i = int(np.searchsorted(self._landmarks, row))
@@ -366,7 +441,7 @@ class Session(QObject):
         lm = _own(normalize_landmarks(landmarks, series.n), landmarks) if landmarks is not None else \
             np.zeros(0, np.int64)
         self.series = series
-        heap.map_large_blocks(self.lean)  # a lean session's freed arrays go back to the system at once
+        runtime.series_set(self.lean)  # (the launcher's ``heap``: a lean session's freed arrays go back at once)
         self._landmarks = _frozen(lm)
         self._landmark_rules = landmark_rules
         if settings is not None:
@@ -379,6 +454,8 @@ class Session(QObject):
                 self._settings = self._settings.with_(categories=None)
         if seed is not None:
             self._seed = int(seed)
+        if series.kind != "numeric":
+            self._resolution = None
         self.undo_stack.clear()
         self._settings_dirty = False
         self._clear_results()

@@ -200,109 +200,126 @@ def _scroll_into_view(widget) -> None:
         parent = parent.parentWidget()
 
 
-def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
-    """Show ``window``; once it is exposed and has painted its preview (or, with no file, its empty state)
-    close it and return 0. Returns 1 on a timeout or an uncaught exception (printed to stderr)."""
-    started = time.monotonic()
-    outcome: dict[str, Any] = {"code": 1, "baseline": None, "arrived": None, "series_at": None}
-    errors: list[str] = []
-    previous_hook = sys.excepthook
+class _SmokeTest:
+    """The steps of :func:`run_smoke_test` and what they share: ``outcome`` holds the exit code, the preview
+    plot's paint count from which a paint shows the ready content (``baseline``; ``arrived``: when the preview
+    arrived) and when the series was first drawn (``series_at``); ``errors`` the uncaught exceptions."""
 
-    def hook(kind, value, tb):
-        errors.append(f"{kind.__name__}: {value}")
-        previous_hook(kind, value, tb)
+    def __init__(self, app, window, timeout_s: float) -> None:
+        self.app, self.window, self.timeout_s = app, window, timeout_s
+        self.started = time.monotonic()
+        self.outcome: dict[str, Any] = {"code": 1, "baseline": None, "arrived": None, "series_at": None}
+        self.errors: list[str] = []
 
-    sys.excepthook = hook
+    def start(self) -> None:
+        """Show the window and count the paints of what it will show (the preview plot, or the empty state)."""
+        window = self.window
+        show_window(window)
+        self.target = window.preview_plot.viewport() if window.session.series is not None or window.is_loading() \
+            else window.empty_state
+        self.counter = _PaintCounter(self.target,
+                                     self._painted if self.target is window.preview_plot.viewport() else None)
+        window.session.previewChanged.connect(self._preview_arrived)
+        self.series_paints = _PaintCounter(window.series_plot.viewport())
 
-    def succeed() -> None:
+    def _succeed(self) -> None:
         """Report the success now; the window closes on the next pass (this may run inside a paint)."""
-        outcome["code"] = 0
-        elapsed = time.monotonic() - started
-        report_series()
-        s = window.session
+        self.outcome["code"] = 0
+        elapsed = time.monotonic() - self.started
+        self._report_series()
+        window, s = self.window, self.window.session
         what = f"preview of {s.n:,} events" if s.series is not None else "empty state"
         print(f"smoke test: window {window.width()}×{window.height()} shown with its {what} on "
               f"{QGuiApplication.platformName()} after {elapsed:.1f} s", flush=True)
-        QTimer.singleShot(0, lambda: (window.close(), app.quit()))
+        QTimer.singleShot(0, lambda: (window.close(), self.app.quit()))
 
-    def painted() -> None:
+    def _painted(self) -> None:
         """The preview plot painted: after the preview arrived, that is the success (reported now, not at the
         next poll: the window may have work queued after its first paint, e.g. the deferred tabs)."""
-        arrived = outcome["arrived"]
-        handle = window.windowHandle()
-        if outcome["code"] == 0 or errors or arrived is None or counter.count <= arrived or handle is None \
-                or not handle.isExposed() or not content_ready():
+        arrived = self.outcome["arrived"]
+        handle = self.window.windowHandle()
+        if self.outcome["code"] == 0 or self.errors or arrived is None or self.counter.count <= arrived \
+                or handle is None or not handle.isExposed() or not self._content_ready():
             return
-        succeed()
+        self._succeed()
 
-    show_window(window)
-    target = window.preview_plot.viewport() if window.session.series is not None or window.is_loading() \
-        else window.empty_state
-    counter = _PaintCounter(target, painted if target is window.preview_plot.viewport() else None)
+    def _preview_arrived(self) -> None:  # paints of the preview plot from now on draw this preview
+        if self.outcome["baseline"] is None and self.target is self.window.preview_plot.viewport():
+            self.outcome["arrived"] = self.counter.count
 
-    def preview_arrived() -> None:  # paints of the preview plot from now on draw this preview
-        if outcome["baseline"] is None and target is window.preview_plot.viewport():
-            outcome["arrived"] = counter.count
+    def _report_series(self) -> None:  # once: the window and the series are drawn before the first preview
+        if self.outcome["series_at"] is None and self.window.session.series is not None and self.series_paints.count:
+            self.outcome["series_at"] = time.monotonic() - self.started
+            print(f"smoke test: series drawn after {self.outcome['series_at']:.2f} s", flush=True)
 
-    window.session.previewChanged.connect(preview_arrived)
-    series_view = window.series_plot.viewport()
-    series_paints = _PaintCounter(series_view)
-
-    def report_series() -> None:  # once: the window and the series are drawn before the first preview
-        if outcome["series_at"] is None and window.session.series is not None and series_paints.count:
-            outcome["series_at"] = time.monotonic() - started
-            print(f"smoke test: series drawn after {outcome['series_at']:.2f} s", flush=True)
-
-    def content_ready() -> bool:
-        s = window.session
+    def _content_ready(self) -> bool:
+        window, s = self.window, self.window.session
         if window.is_loading():
             return False
         if s.series is None:
             return window.empty_state.isVisible()
         return s.is_preview_current() and bool(s.preview) and window.preview_plot.isVisible()
 
-    def fail(message: str) -> None:
-        outcome["code"] = 1
+    def _fail(self, message: str) -> None:
+        self.outcome["code"] = 1
         print(message, file=sys.stderr, flush=True)
-        window.close()
-        app.quit()
+        self.window.close()
+        self.app.quit()
 
-    def poll() -> None:
-        nonlocal target, counter
+    def poll(self) -> None:
+        """Every SMOKE_POLL_MS: fail on an error or the timeout; once the content is ready, ask for the paint
+        that shows it (and succeed when it has come)."""
+        window, outcome = self.window, self.outcome
         if outcome["code"] == 0:
-            return  # painted() reported the success
-        if errors:
-            return fail(f"lmdk-gui: smoke test failed: {errors[0]}")
-        report_series()
-        elapsed = time.monotonic() - started
-        if elapsed > timeout_s:
-            return fail(f"lmdk-gui: smoke test timed out after {timeout_s:g} s "
-                        f"(exposed={window.windowHandle() is not None and window.windowHandle().isExposed()}, "
-                        f"loading={window.is_loading()}, preview={window.session.is_preview_current()})")
+            return  # _painted reported the success
+        if self.errors:
+            return self._fail(f"lmdk-gui: smoke test failed: {self.errors[0]}")
+        self._report_series()
+        elapsed = time.monotonic() - self.started
+        if elapsed > self.timeout_s:
+            return self._fail(f"lmdk-gui: smoke test timed out after {self.timeout_s:g} s "
+                              f"(exposed={window.windowHandle() is not None and window.windowHandle().isExposed()}, "
+                              f"loading={window.is_loading()}, preview={window.session.is_preview_current()})")
         handle = window.windowHandle()
-        if handle is None or not handle.isExposed() or not content_ready():
-            QTimer.singleShot(SMOKE_POLL_MS, poll)
+        if handle is None or not handle.isExposed() or not self._content_ready():
+            QTimer.singleShot(SMOKE_POLL_MS, self.poll)
             return
         wanted = window.preview_plot.viewport() if window.session.series is not None else window.empty_state
-        if wanted is not target:  # a file finished loading after the window was shown
-            target, counter = wanted, _PaintCounter(wanted)
+        if wanted is not self.target:  # a file finished loading after the window was shown
+            self.target, self.counter = wanted, _PaintCounter(wanted)
         if outcome["baseline"] is None:  # the content is ready: the next paint draws it
-            arrived = outcome.get("arrived") if target is window.preview_plot.viewport() else None
-            outcome["baseline"] = counter.count if arrived is None else arrived
-            _scroll_into_view(target)
-            target.update()
-        if counter.count > outcome["baseline"]:
-            return succeed()
-        QTimer.singleShot(SMOKE_POLL_MS, poll)
+            arrived = outcome.get("arrived") if self.target is window.preview_plot.viewport() else None
+            outcome["baseline"] = self.counter.count if arrived is None else arrived
+            _scroll_into_view(self.target)
+            self.target.update()
+        if self.counter.count > outcome["baseline"]:
+            return self._succeed()
+        QTimer.singleShot(SMOKE_POLL_MS, self.poll)
 
-    QTimer.singleShot(0, poll)
+    def exit_code(self) -> int:
+        if self.outcome["code"] == 0 and self.window.isVisible():
+            print("lmdk-gui: smoke test: the window refused to close", file=sys.stderr)
+            return 1
+        if self.errors and self.outcome["code"] == 0:
+            return 1
+        return int(self.outcome["code"])
+
+
+def run_smoke_test(app, window, timeout_s: float = 60.0) -> int:
+    """Show ``window``; once it is exposed and has painted its preview (or, with no file, its empty state)
+    close it and return 0. Returns 1 on a timeout or an uncaught exception (printed to stderr)."""
+    test = _SmokeTest(app, window, timeout_s)
+    previous_hook = sys.excepthook
+
+    def hook(kind, value, tb):
+        test.errors.append(f"{kind.__name__}: {value}")
+        previous_hook(kind, value, tb)
+
+    sys.excepthook = hook
+    test.start()
+    QTimer.singleShot(0, test.poll)
     try:
         app.exec()
     finally:
         sys.excepthook = previous_hook
-    if outcome["code"] == 0 and window.isVisible():
-        print("lmdk-gui: smoke test: the window refused to close", file=sys.stderr)
-        return 1
-    if errors and outcome["code"] == 0:
-        return 1
-    return int(outcome["code"])
+    return test.exit_code()

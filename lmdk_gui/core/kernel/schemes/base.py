@@ -34,7 +34,7 @@ class Scheme:
 
 def constant_budgets(n: int, value: float) -> np.ndarray:
     """n budgets equal to ``value`` as one float seen n times: a read-only zero-stride view. A preview holds
-    Uniform's, Event's and User's on every click (80 MB each at 10^7 events as separate floats). It reads
+    Uniform's, Event's and User's on every click (a series-sized array each as separate floats). It reads
     like the materialised array (numpy's sums, means and extremes give the same bits, see the tests); the
     kernels read it through its strides, and code that needs contiguous memory copies it."""
     return np.broadcast_to(np.float64(value), (n,))
