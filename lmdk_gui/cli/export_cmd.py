@@ -32,6 +32,7 @@ from ..core.kernel.settings import (
     bounds_from_data_risk,
     categories_from_data,
     categories_from_data_risk,
+    lower_bound_question,
     sensitivity_warning,
 )
 from ..core.publish import ledger
@@ -137,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
                                     sel.series.unit or "")
         if short:
             print(f"lmdk: warning: {short} (--sensitivity)", file=sys.stderr)
+        if lower_bound_question(sel.series.kind, sel.series.values, sel.settings):
+            # a question, not a default: only the user knows whether 0 is a public fact about such data
+            print("lmdk: hint: values cannot be negative? a public lower bound of 0 (--lower-bound 0 or --bounds "
+                  "0 HI) clips the denoised release to it; give it only if it is public knowledge, not "
+                  "something read off this data", file=sys.stderr)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
                          include_flags=args.include_flags, seed=key, backend=args.noise_backend,
                          force=args.force, dummies=dummies, include_input_name=args.include_input_name,

@@ -66,10 +66,12 @@ from ...core.kernel.guarantee import GuaranteeError
 from ...core.kernel.settings import (
     ALL_SCHEMES,
     LANDMARK_SCHEMES,
+    NONNEGATIVE_QUESTION,
     SCHEME_LABELS,
     bounds_from_data_risk,
     categories_from_data,
     categories_from_data_risk,
+    lower_bound_question,
 )
 from ...core.publish import ledger
 from ...core.publish.export import (
@@ -238,6 +240,17 @@ class ExportDialog(QDialog):
                                 "the same. The sidecar records what was applied.")
         form.addRow("Values", self.denoise)
         self.denoise.toggled.connect(self._denoise_toggled)
+        # Asked, never derived (issue 44): the dock's box sets it, the person decides.
+        self.lower_bound_hint = QLabel(
+            f"Values cannot be negative? If that is a public fact, tick \u201c{NONNEGATIVE_QUESTION}\u201d in "
+            "the Laplace mechanism settings: the denoised release is then clipped to 0 and the metadata "
+            "publishes the bound (nothing is taken from your data).")
+        self.lower_bound_hint.setObjectName("exportLowerBoundHint")
+        self.lower_bound_hint.setWordWrap(True)
+        self.lower_bound_hint.setStyleSheet("color: #555;")
+        self.lower_bound_hint.setVisible(lower_bound_question(snapshot.series.kind, snapshot.series.values,
+                                                              snapshot.settings))
+        form.addRow("", self.lower_bound_hint)
 
         self.summary = QLabel()
         self.summary.setObjectName("exportSummary")
