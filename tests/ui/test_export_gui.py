@@ -489,3 +489,39 @@ def test_a_non_negative_series_is_asked_for_a_public_lower_bound_0(qtbot, window
     assert not panel.mech_form.isRowVisible(box) and s.settings.lower_bound is None
     assert s.settings.bounds is not None
 
+
+def test_the_wheel_over_an_unfocused_combo_scrolls_the_dialog_not_the_choice(qtbot, window, tmp_path):
+    """Issue 44: over the Noise combo the wheel changed the sampler while the person meant to scroll; now an
+    unfocused combo passes the wheel on, and a focused one still takes it."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    s = window.session
+    wait_preview(qtbot, window)
+    dlg = ExportDialog(s.snapshot(), "uniform", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    dlg.resize(dlg.width(), 300)  # short: the body scrolls
+    qtbot.waitUntil(lambda: dlg._scroll.verticalScrollBar().maximum() > 0)
+    combo = dlg.backend
+    dlg._scroll.ensureWidgetVisible(combo)
+    bar = dlg._scroll.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+
+    def wheel(delta: int) -> None:
+        pos = QPointF(combo.rect().center())
+        ev = QWheelEvent(pos, QPointF(combo.mapToGlobal(QPoint(*map(int, (pos.x(), pos.y()))))), QPoint(),
+                         QPoint(0, delta), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                         Qt.ScrollPhase.NoScrollPhase, False)
+        QApplication.sendEvent(combo, ev)
+
+    assert combo.count() == 2 and combo.currentIndex() == 0 and not combo.hasFocus()
+    before = bar.value()
+    wheel(-120)  # down
+    assert combo.currentIndex() == 0 and bar.value() > before  # the dialog scrolled, the choice stayed
+    combo.setFocus()
+    qtbot.waitUntil(combo.hasFocus)
+    wheel(-120)
+    assert combo.currentIndex() == 1  # focused: the wheel is the combo's

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QApplication,
     QCheckBox,
     QComboBox,
@@ -86,7 +87,7 @@ from ...core.publish.export import (
 from ..views.theme import count_noun
 from ..window.runner import LatestOnlyRunner, WorkerJob
 from ..window.session import AverageResult, SchemePreview, Snapshot
-from .common import warning_label
+from .common import WheelGuard, warning_label
 
 
 class ExportJob(WorkerJob):
@@ -251,6 +252,11 @@ class ExportDialog(QDialog):
         self.lower_bound_hint.setVisible(lower_bound_question(snapshot.series.kind, snapshot.series.values,
                                                               snapshot.settings))
         form.addRow("", self.lower_bound_hint)
+        # The wheel scrolls the dialog: over a combo or spin box it would change the choice (the scheme!)
+        # while the person only meant to scroll; an unfocused one passes the wheel on (issue 44).
+        self._wheel_guard = WheelGuard(self)
+        for w in self._body.findChildren(QAbstractSpinBox) + self._body.findChildren(QComboBox):
+            self._wheel_guard.guard(w)
 
         self.summary = QLabel()
         self.summary.setObjectName("exportSummary")
