@@ -138,11 +138,6 @@ def run(args: argparse.Namespace) -> int:
                                     sel.series.unit or "")
         if short:
             print(f"lmdk: warning: {short} (--sensitivity)", file=sys.stderr)
-        if lower_bound_question(sel.series.kind, sel.series.values, sel.settings):
-            # a question, not a default: only the user knows whether 0 is a public fact about such data
-            print("lmdk: hint: values cannot be negative? a public lower bound of 0 (--lower-bound 0 or --bounds "
-                  "0 HI) clips the denoised release to it; give it only if it is public knowledge, not "
-                  "something read off this data", file=sys.stderr)
     opts = ExportOptions(scheme=args.scheme, include_budget=args.include_budget,
                          include_flags=args.include_flags, seed=key, backend=args.noise_backend,
                          force=args.force, dummies=dummies, include_input_name=args.include_input_name,
@@ -170,6 +165,11 @@ def run(args: argparse.Namespace) -> int:
     if useless:
         print(f"lmdk: warning: {useless} (expected error: mean of {advice.ESTIMATE_RUNS} simulated releases)",
               file=sys.stderr)
+    if lower_bound_question(sel.series.kind, sel.series.values, sel.settings):
+        # a question, not a default: only the user knows whether 0 is a public fact about such data
+        print("lmdk: hint: values cannot be negative? a public lower bound of 0 (--lower-bound 0 or --bounds 0 "
+              "HI) clips the denoised release to it; give it only if it is public knowledge, not something "
+              "read off this data", file=sys.stderr)
     if key is not None:
         print(f"lmdk: the export key is kept in the private ledger {ledger.ledger_path()} "
               "(`lmdk ledger reexport` makes this release again)", file=sys.stderr)
