@@ -191,6 +191,7 @@ def _build(
             scan.out_of_order_line = ctx.lines([int(np.argmax(late)) + 1])[0]
         order = np.argsort(t, kind="stable")  # stable: equal times keep file order (first/last semantics)
         t, values, positions = t[order], values[order], order
+    rows_read = len(t) + n_missing
     t, values, n_exact = _resolve_duplicates(t, values, positions, opts.duplicates, plan, ctx, scan)
     if scan is not None:
         return None
@@ -211,6 +212,7 @@ def _build(
         person_id=plan.person_id,
         exact_duplicates_dropped=n_exact,
         missing_skipped=n_missing,
+        rows_read=rows_read,
         out_of_order=n_late,
         date_order=plan.date_order,
     )

@@ -444,9 +444,10 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
     row per event. ``lower_bound``: a public lower bound alone the user asserted (e.g. 0, values cannot be
     negative); never derived from the data, so ``bounds_from_data`` does not concern it.
     """
-    # rows_read: the events read from the loaded series (after the duplicates policy). The file's raw line
-    # count is not published: it would tell how many duplicates the private file had (issue 17 wins).
-    source: dict[str, Any] = {"rows": int(rows), "rows_read": int(rows)}
+    # Only the release's own row count. The rows read from the file (with exact duplicates dropped, repeats
+    # merged, rows skipped for missing values) are not published: they would tell how many the private file
+    # had, which no release protects; the private ledger keeps that count (issue 44).
+    source: dict[str, Any] = {"rows": int(rows)}
     if input_name:
         source["name"] = input_name
     doc = {
