@@ -560,7 +560,8 @@ class ExportDialog(QDialog):
             how = "Adaptive samples events and republishes between samples; its budgets are checked after drawing."
         elif scheme == "balanced":
             how = ("Balanced gives the landmarks together B* = ε·k/(k + √(n − k)) and every other event ε − B*: "
-                   "the least total noise under the landmark-sum constraint.")
+                   "the least total raw noise under the landmark-sum constraint. Denoised, Skip usually does "
+                   "better: compare the errors above.")
         elif scheme in LANDMARK_SCHEMES:
             how = ""
         else:
