@@ -658,6 +658,7 @@ class MainWindow(QMainWindow):
         assert rel is not None
         self.budget_plot.set_series(rel)
         self.preview_plot.set_series(rel)
+        self._link_rows(rel)
         is_loc = s.kind == "location"
         self._show_track(is_loc)
         if is_loc:
@@ -673,7 +674,16 @@ class MainWindow(QMainWindow):
             return
         self.budget_plot.set_series(rel)
         self.preview_plot.set_series(rel)
+        self._link_rows(rel)
         self._update_status()
+
+    def _link_rows(self, rel: Series) -> None:
+        """Rows of events follow the series plot's x (zoom together); rows of periods have an x of their own."""
+        for rows in (self.budget_plot, self.preview_plot):
+            if self.session.resolution is None:
+                rows.link_x(self.series_plot.vb)
+            else:
+                rows.unlink_x(rel.n)
 
     def _lay_out_rows(self, start) -> None:
         """A new series: the rows its first preview fills are laid out (empty) and painted before it is
