@@ -17,7 +17,6 @@ drags and the hover box on the series plot; plot_interaction.py), ``views`` (ses
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -70,7 +69,6 @@ EXTENSIONS = ("landmarks_ui", "project_ui", "dummies_ui", "correlation_ui", "eva
 #: the tabs of their own, which ``MainWindow(defer_tabs=True)`` (``lmdk-gui``) installs after its first paint:
 #: ≈ 0.1 s of a cold start (imports, superqt, their plots), ui/window/extensions.py
 DEFERRED_TABS = ("correlation_ui", "evaluation_ui", "accuracy_ui")
-log = logging.getLogger(__name__)
 
 
 def app_settings() -> QSettings:
