@@ -123,7 +123,7 @@ def options_from_args(args: argparse.Namespace):
     cats = tuple(c.strip() for c in args.categories.split(",") if c.strip()) if args.categories else None
     settings = PrivacySettings(
         epsilon=args.epsilon, sensitivity=args.sensitivity, bounds=tuple(args.bounds) if args.bounds else None,
-        radius_m=args.radius, categories=cats,
+        radius_m=args.radius, categories=cats, lower_bound=args.lower_bound,
         adaptive=AdaptiveParams(args.adaptive_inc, args.adaptive_dec, args.adaptive_min_rate))
     try:
         key = parse_key(args.seed) if args.seed is not None else None

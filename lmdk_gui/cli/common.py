@@ -136,6 +136,10 @@ def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = 
                    help="numeric: sensitivity Δ in the data's units (default 1)")
     g.add_argument("--bounds", type=_finite, nargs=2, metavar=("LO", "HI"),
                    help="numeric: public bounds; inputs are clamped to them")
+    g.add_argument("--lower-bound", type=_finite, metavar="LO", default=None,
+                   help="numeric: a public lower bound alone (e.g. 0: values cannot be negative); inputs are "
+                   "clamped to it and the denoised release is clipped to it. Give it only if it is a public "
+                   "fact; it excludes --bounds (give --bounds LO HI for both ends)")
     g.add_argument("--radius", type=_positive, default=100.0, metavar="METRES",
                    help="location: protection radius in metres (default 100)")
     g.add_argument("--categories", metavar="a,b,c",
@@ -225,6 +229,7 @@ def load_selection(args: argparse.Namespace) -> Selection:
         epsilon=args.epsilon,
         sensitivity=args.sensitivity,
         bounds=tuple(args.bounds) if args.bounds else None,
+        lower_bound=getattr(args, "lower_bound", None),
         radius_m=args.radius,
         categories=cats,
         adaptive=AdaptiveParams(args.adaptive_inc, args.adaptive_dec, args.adaptive_min_rate),

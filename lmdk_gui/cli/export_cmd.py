@@ -32,6 +32,7 @@ from ..core.kernel.settings import (
     bounds_from_data_risk,
     categories_from_data,
     categories_from_data_risk,
+    lower_bound_question,
     sensitivity_warning,
 )
 from ..core.publish import ledger
@@ -164,6 +165,11 @@ def run(args: argparse.Namespace) -> int:
     if useless:
         print(f"lmdk: warning: {useless} (expected error: mean of {advice.ESTIMATE_RUNS} simulated releases)",
               file=sys.stderr)
+    if lower_bound_question(sel.series.kind, sel.series.values, sel.settings):
+        # a question, not a default: only the user knows whether 0 is a public fact about such data
+        print("lmdk: hint: values cannot be negative? a public lower bound of 0 (--lower-bound 0 or --bounds 0 "
+              "HI) clips the denoised release to it; give it only if it is public knowledge, not something "
+              "read off this data", file=sys.stderr)
     if key is not None:
         print(f"lmdk: the export key is kept in the private ledger {ledger.ledger_path()} "
               "(`lmdk ledger reexport` makes this release again)", file=sys.stderr)

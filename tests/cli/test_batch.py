@@ -144,6 +144,30 @@ def test_every_person_equals_lmdk_export_alone(data, released, capsys, tmp_path)
         assert entry["landmark_sum"] <= 1.0
 
 
+def test_errors_name_the_line_of_the_input_file_among_several(tmp_path, client, capsys):
+    """A person whose rows are in two input files, cut across partitions: the bad value is named by its
+    line in the file it is in (issue 44), and the other persons are released."""
+    ids = [f"q{i}" for i in range(12)]
+    df = _table(ids, seed=5)
+    df["kwh"] = df["kwh"].astype(object)
+    half = len(df) // 2
+    first, second = df.iloc[:half], df.iloc[half:].reset_index(drop=True)
+    pid = next(q for q in ids if q in set(first["household"]) and (second["household"] == q).sum() > 5)
+    bad = second.index[second["household"] == pid][3]
+    second.loc[bad, "kwh"] = "n/a"
+    (tmp_path / "in").mkdir()
+    first.to_csv(tmp_path / "in" / "a.csv", index=False)
+    second.to_csv(tmp_path / "in" / "b.csv", index=False)
+    code, _, err = run(capsys, "batch", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--id-col",
+                       "household", "--scheme", "uniform", "--epsilon", "1", "--scheduler",
+                       client.scheduler.address, "--blocksize", "4KB")
+    assert code == 1
+    assert f"failed: id {pid}, row {bad + 2} of b.csv, column 'kwh': expected a number, got 'n/a'" in err
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert {p["id"]: p["status"] for p in manifest["persons"]} == {
+        q: "failed" if q == pid else "released" for q in ids}
+
+
 def test_bad_persons_are_listed_and_the_rest_released(tmp_path, client, capsys):
     df = _table([f"p{i}" for i in range(8)], seed=3)
     bad = df.index[df["household"] == "p2"][5]
@@ -156,7 +180,8 @@ def test_bad_persons_are_listed_and_the_rest_released(tmp_path, client, capsys):
                          "household", "--scheme", "uniform", "--epsilon", "1", "--rule", "threshold", "--above",
                          "2", "--scheduler", client.scheduler.address, "--blocksize", "8KB")
     assert code == 1
-    assert "lmdk: failed: id p2, row 7, column 'kwh': expected a number, got 'abc'" in err
+    # the input file's line (header = line 1), not the row's place among p2's rows (issue 44)
+    assert f"lmdk: failed: id p2, row {bad + 2} of t.csv, column 'kwh': expected a number, got 'abc'" in err
     assert "failed: id p5, " in err and "repeated timestamp" in err
     assert "landmarks were found by --rule on each person's values" in err  # and where they are shows it
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())

@@ -475,3 +475,32 @@ def test_variance_in_the_copy_is_numpys_to_the_bit(n):
     rng = np.random.default_rng(n)
     for a in (rng.laplace(5.0, 3.0, n), rng.random(n) * 1e9 + 1e12, rng.normal(0.0, 1e-6, n)):
         assert dn.variance_of_copy(a.copy()) == float(np.var(a))
+
+
+# ------------------------------------------------------------------------------- a public lower bound
+def test_a_lower_bound_alone_clips_the_denoised_values_and_nothing_else():
+    """Issue 44: a near-zero non-negative series at a small ε denoises below 0 without a bound; the public
+    lower bound 0 clips the result to it; with both ends the bounds stay the only way to say it."""
+    rng = np.random.default_rng(0)
+    x = np.abs(rng.normal(0.0, 0.05, 600))
+    budgets = np.full(x.size, 0.2)
+    y = x + rng.laplace(0.0, 1.0 / 0.2, x.size)
+    flags = np.zeros(x.size, dtype=bool)
+    free = denoise("numeric", y, budgets, flags, sensitivity=1.0)
+    assert free.values.min() < 0  # (the case the bound is for)
+    d = denoise("numeric", y, budgets, flags, sensitivity=1.0, lower_bound=0.0)
+    assert d.values.min() >= 0.0 and d.method == "clip-lower+" + free.method
+    np.testing.assert_array_equal(d.values, np.maximum(free.values, 0.0))
+    with pytest.raises(ValueError, match="lower bound"):
+        denoise("numeric", y, budgets, flags, sensitivity=1.0, bounds=(0.0, 1.0), lower_bound=0.0)
+
+
+def test_settings_take_a_lower_bound_alone():
+    s = PrivacySettings(lower_bound=0.0)
+    s.validate()
+    assert s.clip_range() == (0.0, math.inf) and PrivacySettings(bounds=(1.0, 2.0)).clip_range() == (1.0, 2.0)
+    assert PrivacySettings.from_dict(json.loads(json.dumps(s.to_dict()))).lower_bound == 0.0
+    with pytest.raises(ValueError, match="not both"):
+        PrivacySettings(bounds=(0.0, 1.0), lower_bound=0.0).validate()
+    with pytest.raises(ValueError, match="finite"):
+        PrivacySettings(lower_bound=math.inf).validate()

@@ -46,7 +46,7 @@ def test_export_writes_release_and_sidecar(tmp_path, energy, scheme):
     side = json.loads((tmp_path / "rel.csv.json").read_text())
     assert tuple(side) == SIDECAR_KEYS
     assert side["guarantee_holds"] is True and side["scheme"] == scheme
-    assert side["input"] == {"rows": energy.n, "rows_read": energy.n}  # no hash, no file name (finding 1)
+    assert side["input"] == {"rows": energy.n}  # no hash, no file name (finding 1)
     assert "10" not in json.dumps(side["columns"])  # never landmark positions
     assert res.guarantee.holds
     assert leftovers(tmp_path) == []

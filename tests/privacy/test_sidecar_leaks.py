@@ -57,7 +57,7 @@ def test_hash_attack_finds_nothing(tmp_path):
     assert _recover_missing_value(text, list(lines), row) is None
     assert not re.search(r"[0-9a-f]{32,}", text), "no digest of any kind in the public sidecar"
     assert "alice" not in text and "meter" not in text
-    assert json.loads(text)["input"] == {"rows": series.n, "rows_read": series.n}
+    assert json.loads(text)["input"] == {"rows": series.n}
 
 
 def test_input_name_only_when_asked(tmp_path, capsys):
@@ -72,4 +72,25 @@ def test_input_name_only_when_asked(tmp_path, capsys):
                        "--landmark-rows", "3,4", "--force", "--include-input-name")
     assert code == 0, err
     side = json.loads((tmp_path / "rel.csv.json").read_text())
-    assert side["input"] == {"rows": side["input"]["rows"], "rows_read": side["input"]["rows"], "name": "bob_jones.csv"}
+    assert side["input"] == {"rows": side["input"]["rows"], "name": "bob_jones.csv"}
+
+
+def test_rows_read_with_dropped_duplicates_stay_in_the_private_ledger(capsys, tmp_path, monkeypatch):
+    """Issue 44: the rows read from the file, exact duplicates and skipped rows included, are a fact about
+    the private file no release protects: the sidecar has only the released row count, the ledger both."""
+    from lmdk_gui.core.publish import ledger
+
+    monkeypatch.setenv("LMDK_LEDGER", str(tmp_path / "private"))
+    lines = ENERGY.read_text().splitlines()
+    dup = [lines[0], *lines[1:101], lines[5], lines[9], lines[9], "2013-01-31 23:30:00,"]
+    src = tmp_path / "dups.csv"
+    src.write_text("\n".join(dup) + "\n")
+    out = tmp_path / "rel.csv"
+    code, _, err = run(capsys, "export", str(src), "-o", str(out), "--scheme", "uniform", "--epsilon", "1",
+                       "--duplicates", "drop-exact", "--skip-missing")
+    assert code == 0, err
+    side = json.loads((tmp_path / "rel.csv.json").read_text())
+    assert side["input"] == {"rows": 100} and side["rows_released"] == 100
+    assert not re.search(r"\b10[34]\b", json.dumps(side))  # (neither the rows read nor those kept)
+    [entry] = ledger.entries()
+    assert entry["rows_read"] == 104 and entry["rows_released"] == 100

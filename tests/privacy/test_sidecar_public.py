@@ -115,3 +115,51 @@ def test_projects_keep_the_bounds_from_data_flag(tmp_path, energy):
     assert load_project(tmp_path / "p.lmdk.json").settings.bounds_from_data is True
     save_project(tmp_path / "q.lmdk.json", Project.from_series(energy, [3], st.with_(bounds_from_data=False)))
     assert load_project(tmp_path / "q.lmdk.json").settings.bounds_from_data is False
+
+
+def _near_zero(tmp_path):
+    """An energy-like series: non-negative, mostly near 0 (standby), so a noisy release dips below 0."""
+    rng = np.random.default_rng(7)
+    t = np.datetime64("2024-01-01T00:00") + np.arange(500) * np.timedelta64(1, "h")
+    v = np.abs(rng.normal(0.0, 0.05, t.size)).round(3)
+    path = tmp_path / "standby.csv"
+    path.write_text("timestamp,kwh\n" + "".join(f"{a},{b}\n" for a, b in zip(t.astype(str), v, strict=True)))
+    return path
+
+
+def test_a_non_negative_series_gets_the_question_and_the_bound_is_public(capsys, tmp_path):
+    """Issue 44: `lmdk export` of an all-non-negative series asks about a public lower bound 0 (a hint, nothing
+    derived); given, the denoised release has no negative value and the sidecar says the bound, which is
+    the user's public fact, not the data's minimum."""
+    src = _near_zero(tmp_path)
+    out = tmp_path / "r.csv"
+    args = ("export", str(src), "-o", str(out), "--scheme", "uniform", "--epsilon", "0.2")
+    code, _, err = run(capsys, *args)
+    assert code == 0, err
+    assert "values cannot be negative?" in err and "--lower-bound 0" in err
+    assert _doc(out)["lower_bound"] is None
+    code, _, err = run(capsys, *args, "--lower-bound", "0", "--force")
+    assert code == 0, err
+    assert "values cannot be negative?" not in err
+    doc = _doc(out)
+    assert doc["lower_bound"] == 0.0 and doc["bounds"] is None and doc["bounds_from_data"] is False
+    assert np.loadtxt(out, delimiter=",", skiprows=1, usecols=1).min() >= 0.0
+    code, _, err = run(capsys, *args, "--bounds", "0", "1", "--force")
+    assert code == 0 and "values cannot be negative?" not in err
+
+
+@pytest.mark.parametrize("lower, aggregate, kept", [(0.0, "sum", 0.0), (0.0, "mean", 0.0), (0.02, "sum", None),
+                                                    (0.02, "mean", 0.02)])
+def test_a_period_release_keeps_a_lower_bound_only_where_it_holds(tmp_path, lower, aggregate, kept):
+    """Per period: a mean of values ≥ lo is ≥ lo; a sum of non-negative values is ≥ 0, but lo·|P_j| differs
+    per period, so a sum keeps a lower bound only when it is 0."""
+    from lmdk_gui.core.data.periods import apply_resolution
+
+    series = load_series(_near_zero(tmp_path))
+    per, lm, st = apply_resolution(series, [5], PrivacySettings(lower_bound=lower), "1D", aggregate)
+    assert st.lower_bound == kept
+    out = tmp_path / "p.csv"
+    export_release(per, lm, st, out, ExportOptions("uniform"))
+    assert _doc(out)["lower_bound"] == kept
+    if kept is not None:
+        assert np.loadtxt(out, delimiter=",", skiprows=1, usecols=1).min() >= kept

@@ -464,3 +464,64 @@ def test_cancelling_the_export_dialog_then_quitting_exits_cleanly(tmp_path):
         out = subprocess.run([sys.executable, "-c", _CANCEL_THEN_QUIT], env=env, capture_output=True, text=True,
                              timeout=300)
         assert out.returncode == 0 and "closed" in out.stdout, (out.returncode, out.stderr[-2000:])
+
+
+def test_a_non_negative_series_is_asked_for_a_public_lower_bound_0(qtbot, window, tmp_path):
+    """Issue 44: the dock asks "values cannot be negative (public): lower bound 0" for the (non-negative)
+    energy sample — asked, not set; ticked, the settings carry the public lower bound 0 and the export
+    dialog no longer asks; public bounds take its place."""
+    from lmdk_gui.core.kernel.settings import NONNEGATIVE_QUESTION
+
+    panel, s = window.settings_panel, window.session
+    box = panel.lower_check
+    assert box.objectName() == "lowerBoundCheck" and box.text() == NONNEGATIVE_QUESTION
+    assert panel.mech_form.isRowVisible(box) and not box.isChecked() and s.settings.lower_bound is None
+    wait_preview(qtbot, window)
+    dlg = ExportDialog(s.snapshot(), "uniform", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    assert not dlg.lower_bound_hint.isHidden() and NONNEGATIVE_QUESTION in dlg.lower_bound_hint.text()
+    box.setChecked(True)
+    assert s.settings.lower_bound == 0.0 and s.settings.bounds is None and not s.settings.bounds_from_data
+    dlg2 = ExportDialog(s.snapshot(), "uniform", str(tmp_path), window)
+    qtbot.addWidget(dlg2)
+    assert dlg2.lower_bound_hint.isHidden()
+    panel.bounds_check.setChecked(True)  # both ends: the bounds say it, the question goes
+    assert not panel.mech_form.isRowVisible(box) and s.settings.lower_bound is None
+    assert s.settings.bounds is not None
+
+
+def test_the_wheel_over_an_unfocused_combo_scrolls_the_dialog_not_the_choice(qtbot, window, tmp_path):
+    """Issue 44: over the Noise combo the wheel changed the sampler while the person meant to scroll; now an
+    unfocused combo passes the wheel on, and a focused one still takes it."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    s = window.session
+    wait_preview(qtbot, window)
+    dlg = ExportDialog(s.snapshot(), "uniform", str(tmp_path), window)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    dlg.resize(dlg.width(), 300)  # short: the body scrolls
+    qtbot.waitUntil(lambda: dlg._scroll.verticalScrollBar().maximum() > 0)
+    combo = dlg.backend
+    dlg._scroll.ensureWidgetVisible(combo)
+    bar = dlg._scroll.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+
+    def wheel(delta: int) -> None:
+        pos = QPointF(combo.rect().center())
+        ev = QWheelEvent(pos, QPointF(combo.mapToGlobal(QPoint(*map(int, (pos.x(), pos.y()))))), QPoint(),
+                         QPoint(0, delta), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                         Qt.ScrollPhase.NoScrollPhase, False)
+        QApplication.sendEvent(combo, ev)
+
+    assert combo.count() == 2 and combo.currentIndex() == 0 and not combo.hasFocus()
+    before = bar.value()
+    wheel(-120)  # down
+    assert combo.currentIndex() == 0 and bar.value() > before  # the dialog scrolled, the choice stayed
+    combo.setFocus()
+    qtbot.waitUntil(combo.hasFocus)
+    wheel(-120)
+    assert combo.currentIndex() == 1  # focused: the wheel is the combo's

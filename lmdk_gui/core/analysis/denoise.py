@@ -11,7 +11,8 @@ estimates them from their neighbours.
   exact conditional mean, slope and variance given the level (closed forms for a clipped Laplace) are used
   in an extended Kalman filter, so clipping removes the wild values without biasing the level towards the
   middle of the bounds; the level's predicted variance is capped at (hi − lo)²/4, the most a value inside
-  the bounds can have. Rauch–Tung–Striebel smoother, result clipped again.
+  the bounds can have. Rauch–Tung–Striebel smoother, result clipped again. A public lower bound alone (e.g.
+  0: values cannot be negative) keeps the Laplace model and clips the smoothed result to it.
 * location — the same on local east/north metres around the mean released point (planar Laplace radius
   ~ Gamma(2, r/ε_t), so each axis has variance 3(r/ε_t)²). Two models, local level and constant velocity
   (white-noise acceleration), each fitted by maximum likelihood; the higher likelihood wins.
@@ -65,8 +66,10 @@ class Denoised:
 
 def denoise(kind: str, released: np.ndarray, budgets: np.ndarray, approximated: np.ndarray, *,
             sensitivity: float | None = None, bounds: tuple[float, float] | None = None,
-            radius_m: float | None = None, n_categories: int | None = None, consume: bool = False) -> Denoised:
-    """The denoised release (see the module docstring). Deterministic: same inputs, same bits. ``consume``:
+            radius_m: float | None = None, n_categories: int | None = None, consume: bool = False,
+            lower_bound: float | None = None) -> Denoised:
+    """The denoised release (see the module docstring). Deterministic: same inputs, same bits. Numeric:
+    ``lower_bound`` is a public lower bound alone (without ``bounds``); the result is clipped to it. ``consume``:
     the caller lets go of ``released`` (an R-run average's run): a numeric release's own float64 array then
     holds the result, written over it (one array of n fewer at the caller's peak)."""
     if kind not in KINDS:
@@ -85,9 +88,19 @@ def denoise(kind: str, released: np.ndarray, budgets: np.ndarray, approximated: 
         if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1])
                                        and bounds[0] < bounds[1]):
             raise ValueError(f"denoise: bounds must be two finite numbers lo < hi, got {tuple(bounds)}")
+        if lower_bound is not None and (bounds is not None or not math.isfinite(lower_bound)):
+            raise ValueError(f"denoise: a lower bound alone must be a finite number without bounds, got "
+                             f"{lower_bound} with bounds {bounds}")
         y = released.astype(np.float64, copy=False)
         out = y if consume and y is released and y.flags.c_contiguous and y.flags.writeable else None
-        return _numeric(y, budgets, approximated, float(sensitivity), bounds, out)
+        d = _numeric(y, budgets, approximated, float(sensitivity), bounds, out)
+        if lower_bound is not None:
+            # A one-sided bound has no width, so the filter keeps the Laplace model (the clipped-Laplace
+            # moments and the variance cap need both ends); the public fact still clips the result.
+            np.maximum(d.values, float(lower_bound), out=d.values)
+            d = Denoised(d.values, "clip-lower+" + d.method if d.method != "none" else "none",
+                         {**d.params, "lower_bound": float(lower_bound)})
+        return d
     if kind == "location":
         if radius_m is None or not radius_m > 0:
             raise ValueError("denoise: location releases need the public radius r > 0 (metres)")

@@ -459,15 +459,7 @@ def _mae_location(x_in, coslat, src, scale, gam, cth, sth, out):  # pragma: no c
             c = coslat[j]
             if c < 1e-12:
                 c = 1e-12
-            nlat = lat + north / R * deg
-            nlon = x_in[j, 1] + east / (R * c) * deg
-            if nlat > 90.0:
-                nlat = 180.0 - nlat
-                nlon += 180.0
-            elif nlat < -90.0:
-                nlat = -180.0 - nlat
-                nlon += 180.0
-            nlon = ((nlon + 180.0) % 360.0) - 180.0
+            nlat, nlon = mechanisms.fold_latlon(lat + north / R * deg, x_in[j, 1] + east / (R * c) * deg)
             # haversine(x_t, released)
             p1 = x_in[t, 0] * rad
             p2 = nlat * rad

@@ -78,13 +78,25 @@ def _show(value: Any, limit: int = 40) -> str:
     return repr(text)
 
 
+@dataclass(frozen=True)
+class RowOrigin:
+    """Where each row of an in-memory frame came from (``lmdk batch``: one person's rows of a long table):
+    ``lines[i]`` is row i's 1-based line in input file ``names[files[i]]`` (the header is line 1)."""
+
+    lines: np.ndarray
+    files: np.ndarray
+    names: tuple[str, ...]  # only the files these rows come from
+
+
 class _Context:
     """Names the file in messages and maps row positions (0-based, in file order) to file line numbers."""
 
-    def __init__(self, display: str, path: str | None, data: bytes | None = None) -> None:
+    def __init__(self, display: str, path: str | None, data: bytes | None = None,
+                 origin: RowOrigin | None = None) -> None:
         self.display = display
         self.path = path
         self._data = data
+        self._origin = origin
         self._line_table: np.ndarray | None = None
         #: file-order positions of the rows still in play, once some were set aside (one person's rows of a
         #: contact log, rows skipped for missing values); None = every row. Positions given to ``lines`` and
@@ -101,6 +113,8 @@ class _Context:
         pos = np.asarray(positions, dtype=np.int64)
         if self._kept is not None:
             pos = self._kept[pos]
+        if self._origin is not None:
+            return self._origin.lines[pos].tolist()
         data = self._data
         # Fast path: without blank lines, data row i is on line i + 2. pandas skips blank lines, so when
         # there are any, build (once, vectorised, only on the error path) the table of non-blank lines.
@@ -120,6 +134,17 @@ class _Context:
         out[inside] = table[pos[inside]]
         return out.tolist()
 
+    def _rows_by_file(self, positions: np.ndarray | Sequence[int]) -> str:
+        """``row 7 of b.csv`` / ``rows 3 and 9 of a.csv, row 4 of b.csv``: rows named in their own input file."""
+        assert self._origin is not None
+        pos = np.asarray(positions, dtype=np.int64)
+        if self._kept is not None:
+            pos = self._kept[pos]
+        o = self._origin
+        files = o.files[pos]
+        return ", ".join(f"{_fmt_rows(o.lines[pos[files == f]])} of {o.names[f]}"
+                         for f in dict.fromkeys(files.tolist()))
+
     def error(
         self,
         what: str,
@@ -133,7 +158,13 @@ class _Context:
         if lines is None and positions is not None and len(positions):
             lines = self.lines(positions)
         parts = [self.display]
-        if lines:
+        if lines and self._origin is not None:
+            # rows named by their line in the input file(s); lines alone (a message built from ctx.lines)
+            # name the file when the rows come from one, else the files they may be in
+            o = self._origin
+            parts.append(self._rows_by_file(positions) if positions is not None and len(positions) else
+                         f"{_fmt_rows(lines)} of {' or '.join(o.names)}")
+        elif lines:
             parts.append(_fmt_rows(lines))
         if column is not None:
             parts.append(f"column '{column}'")

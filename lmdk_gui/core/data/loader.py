@@ -69,7 +69,7 @@ from .columns import (
     pair_columns,
     suggest_id_column,
 )
-from .context import CONTACT_COLUMN, ColumnGuess, _Context, _is_numeric, _is_time_dtype, _Plan
+from .context import CONTACT_COLUMN, ColumnGuess, RowOrigin, _Context, _is_numeric, _is_time_dtype, _Plan
 from .duplicates import (
     _id_rows,
     _id_text,
@@ -191,6 +191,7 @@ def _build(
             scan.out_of_order_line = ctx.lines([int(np.argmax(late)) + 1])[0]
         order = np.argsort(t, kind="stable")  # stable: equal times keep file order (first/last semantics)
         t, values, positions = t[order], values[order], order
+    rows_read = len(t) + n_missing
     t, values, n_exact = _resolve_duplicates(t, values, positions, opts.duplicates, plan, ctx, scan)
     if scan is not None:
         return None
@@ -211,6 +212,7 @@ def _build(
         person_id=plan.person_id,
         exact_duplicates_dropped=n_exact,
         missing_skipped=n_missing,
+        rows_read=rows_read,
         out_of_order=n_late,
         date_order=plan.date_order,
     )
@@ -670,6 +672,7 @@ def load_dataframe_series(
     delimiter: str = ",",
     sheet: bool = False,
     date_order: str | None = None,
+    origin: RowOrigin | None = None,
 ) -> Series:
     """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet).
 
@@ -679,10 +682,11 @@ def load_dataframe_series(
     from as text (``lmdk batch``), ``source.delimiter``; text numbers with decimal commas are read as a file
     with that delimiter would be (:func:`_decimal_mark`). ``sheet``: the rows come from an Excel sheet (a
     numeric time column holds day numbers, as :func:`load_series` reads them). ``date_order``: as for
-    :func:`load_series`.
+    :func:`load_series`. ``origin``: the input file and line each row came from (``lmdk batch``); messages then
+    name those instead of positions in the frame.
     """
     started_ns = _load_started_ns()
-    ctx = _Context(name, name)
+    ctx = _Context(name, name, origin=origin)
     if not isinstance(df, pd.DataFrame):
         raise ctx.error(f"expected a pandas DataFrame, got {type(df).__name__}")
     _check_options(duplicates, kind, ctx, date_order)

@@ -90,9 +90,9 @@ def period_starts(times: np.ndarray, resolution: str) -> np.ndarray:
 
 
 def to_periods(series: Series, landmarks, resolution: str, how: str = "sum", *, sensitivity: float = 1.0,
-               bounds: tuple[float, float] | None = None) -> PeriodView:
+               bounds: tuple[float, float] | None = None, lower_bound: float | None = None) -> PeriodView:
     """The period view of a numeric series (see the module docstring). ``landmarks`` are event rows;
-    ``sensitivity`` Δ and ``bounds`` the public per-event settings. Raises ValueError (one line) for a
+    ``sensitivity`` Δ, ``bounds`` and ``lower_bound`` (one-sided) the public per-event settings. Raises ValueError (one line) for a
     non-numeric series, an unknown aggregate or resolution."""
     if series.kind != "numeric":
         raise ValueError(f"a coarser resolution works on numeric series only; this series is {series.kind}")
@@ -106,6 +106,8 @@ def to_periods(series: Series, landmarks, resolution: str, how: str = "sum", *, 
     first = np.flatnonzero(np.r_[True, starts[1:] != starts[:-1]]) if series.n else np.zeros(0, np.int64)
     counts = np.diff(np.r_[first, series.n]).astype(np.int64)
     x = series.values if bounds is None else np.clip(series.values, bounds[0], bounds[1])
+    if lower_bound is not None:
+        x = np.maximum(x, float(lower_bound))
     sums = np.add.reduceat(x, first) if series.n else np.zeros(0)
     values = sums / counts if how == "mean" else sums
     period_of = np.repeat(np.arange(first.size), counts)
@@ -123,8 +125,11 @@ def to_periods(series: Series, landmarks, resolution: str, how: str = "sum", *, 
 
 def period_settings(settings: PrivacySettings, how: str) -> PrivacySettings:
     """The settings the period series is released with: the same, without scalar bounds for a sum (each
-    event was clamped before aggregation; the sums' bounds differ per period)."""
-    return settings.with_(bounds=None) if how == "sum" else settings
+    event was clamped before aggregation; the sums' bounds differ per period). A lower bound alone stays for
+    a sum only when it is 0: a sum of non-negative values is non-negative, while lo·|P_j| differs per period."""
+    if how != "sum":
+        return settings
+    return settings.with_(bounds=None, lower_bound=0.0 if settings.lower_bound == 0 else None)
 
 
 def apply_resolution(series: Series, landmarks, settings: PrivacySettings, resolution: str | None,
@@ -132,7 +137,8 @@ def apply_resolution(series: Series, landmarks, settings: PrivacySettings, resol
     """(series, landmarks, settings) one value per period of ``resolution``; as given without one."""
     if not resolution:
         return series, np.asarray(landmarks, dtype=np.int64), settings
-    view = to_periods(series, landmarks, resolution, how, sensitivity=settings.sensitivity, bounds=settings.bounds)
+    view = to_periods(series, landmarks, resolution, how, sensitivity=settings.sensitivity, bounds=settings.bounds,
+                      lower_bound=settings.lower_bound)
     return view.series, view.landmarks, period_settings(settings, how)
 
 

@@ -77,6 +77,10 @@ class SourceInfo:
     #: what loading dropped: exact duplicate rows (same time and value) and rows skipped for missing values
     exact_duplicates_dropped: int = 0
     missing_skipped: int = 0
+    #: data rows read from the file for this series (its person's, for a long table or contact log),
+    #: counting those dropped as exact duplicates, merged as repeats or skipped for missing values. Private:
+    #: how many rows were dropped is a fact about the data that no release protects (kept in the ledger).
+    rows_read: int = 0
     #: rows whose time is earlier than that of the row above them in the file: the rows were sorted by time
     #: (0 = the file was in time order)
     out_of_order: int = 0

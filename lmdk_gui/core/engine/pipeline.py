@@ -219,7 +219,7 @@ class NumericKind(Kind):
     name = "numeric"
 
     def prepare(self, series, settings):
-        return KindInput(mechanisms.clamp(series.values, settings.bounds), None, 0,
+        return KindInput(mechanisms.clamp(series.values, settings.clip_range()), None, 0,
                          public_fallback(series, settings))
 
     def param(self, settings, k):
@@ -330,7 +330,7 @@ def denoise_release(release: Release, settings: PrivacySettings, *, consume: boo
     k = len(release.categories) if release.categories is not None else None
     return denoise(release.kind, release.values, release.noise_budgets(), release.approximated,
                    sensitivity=settings.sensitivity, bounds=settings.bounds, radius_m=settings.radius_m,
-                   n_categories=k, consume=consume)
+                   lower_bound=settings.lower_bound, n_categories=k, consume=consume)
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (NumericKind(), LocationKind(), CategoricalKind())}

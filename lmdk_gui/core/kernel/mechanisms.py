@@ -42,16 +42,20 @@ def offset_latlon(lat, lon, east_m, north_m):  # pragma: no cover - compiled
     c = math.cos(lat * _RAD)
     if c < 1e-12:
         c = 1e-12
-    nlat = lat + north_m / EARTH_RADIUS_M * _DEG
-    nlon = lon + east_m / (EARTH_RADIUS_M * c) * _DEG
-    if nlat > 90.0:
-        nlat = 180.0 - nlat
-        nlon += 180.0
-    elif nlat < -90.0:
-        nlat = -180.0 - nlat
-        nlon += 180.0
-    nlon = ((nlon + 180.0) % 360.0) - 180.0
-    return nlat, nlon
+    return fold_latlon(lat + north_m / EARTH_RADIUS_M * _DEG, lon + east_m / (EARTH_RADIUS_M * c) * _DEG)
+
+
+@numba.njit(cache=True, nogil=True)
+def fold_latlon(lat, lon):  # pragma: no cover - compiled
+    """A latitude past a pole folded back over it (on the meridian great circle), the longitude wrapped to
+    [-180, 180): the one rule every location mechanism applies after moving a point."""
+    if lat > 90.0:
+        lat = 180.0 - lat
+        lon += 180.0
+    elif lat < -90.0:
+        lat = -180.0 - lat
+        lon += 180.0
+    return lat, ((lon + 180.0) % 360.0) - 180.0
 
 
 @numba.njit(cache=True, nogil=True)

@@ -143,6 +143,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine.lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
+from .mechanisms import fold_latlon
 
 __all__ = [
     "BACKEND_OPENDP_LAPLACE",
@@ -582,13 +583,7 @@ def secure_planar_one(lat, lon, scale_m, words, pos):
     lon2 = lon + math.degrees(dx / (R_EARTH_M * c))
     # fold latitude over the poles (on the meridian great circle), then wrap longitude
     lat2 = (lat2 + 180.0) % 360.0 - 180.0  # now in [-180, 180)
-    if lat2 > 90.0:
-        lat2 = 180.0 - lat2
-        lon2 += 180.0
-    elif lat2 < -90.0:
-        lat2 = -180.0 - lat2
-        lon2 += 180.0
-    lon2 = (lon2 + 180.0) % 360.0 - 180.0
+    lat2, lon2 = fold_latlon(lat2, lon2)
     olat = _snap_deg(lat2)
     olon = _snap_deg(lon2)
     if olon >= 180.0:

@@ -49,6 +49,11 @@ class PrivacySettings:
     # numeric: the bounds are the data's own minimum and maximum ("From data", --bounds-from-data): a release
     # publishes them, so its sidecar and statement say so (issue 42, finding 7). Meaningless without bounds.
     bounds_from_data: bool = False
+    # numeric: a public lower bound alone (issue 44), e.g. 0 for "values cannot be negative": a fact the user
+    # asserts, never derived from the data. The mechanism clamps its input to it and the denoised release is
+    # clipped to it; Δ is unchanged (a one-sided bound has no width). Kept apart from ``bounds`` so that every
+    # reader of ``bounds`` keeps two finite ends (their midpoint and width are used). Use either, not both.
+    lower_bound: float | None = None
 
     def validate(self) -> None:
         if not (math.isfinite(self.epsilon) and self.epsilon > 0):
@@ -61,12 +66,24 @@ class PrivacySettings:
             lo, hi = self.bounds
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise ValueError(f"bounds must be two finite numbers lo < hi, got {self.bounds}")
+        if self.lower_bound is not None:
+            if not math.isfinite(self.lower_bound):
+                raise ValueError(f"the lower bound must be a finite number, got {self.lower_bound}")
+            if self.bounds is not None:
+                raise ValueError("set either bounds (both ends) or a lower bound alone, not both")
         if self.categories is not None:
             if len(self.categories) < 1:
                 raise ValueError("the category list is empty")
             if len(set(self.categories)) != len(self.categories):
                 raise ValueError("the category list has repeated entries")
         self.adaptive.validate()
+
+    def clip_range(self) -> tuple[float, float] | None:
+        """The public range every value is clamped to: ``bounds``, or ``(lower_bound, +inf)``; None when
+        there is neither."""
+        if self.bounds is not None:
+            return self.bounds
+        return None if self.lower_bound is None else (float(self.lower_bound), math.inf)
 
     def with_(self, **changes: Any) -> PrivacySettings:
         return replace(self, **changes)
@@ -95,6 +112,7 @@ class PrivacySettings:
             ),
             denoise=bool(d.get("denoise", True)),  # projects saved before issue 12: on, the default
             bounds_from_data=bool(d.get("bounds_from_data", False)) and bool(bounds),
+            lower_bound=None if d.get("lower_bound") is None else float(d["lower_bound"]),
         )
         s.validate()
         return s
@@ -119,6 +137,23 @@ def bounds_from_data_risk(bounds: tuple[float, float] | None) -> str:
     shown = f" [{bounds[0]:g}, {bounds[1]:g}]" if bounds is not None else ""
     return (f"the public bounds{shown} are the data's own minimum and maximum: the release's metadata publishes "
             "them, and so reveals those two values exactly")
+
+
+#: The question the settings dock and the export dialog ask for an all-non-negative numeric series (issue 44):
+#: the user decides; nothing is derived from the data.
+NONNEGATIVE_QUESTION = "values cannot be negative (public): lower bound 0"
+
+
+def lower_bound_question(kind: str, values: Any, settings: PrivacySettings) -> bool:
+    """True when a numeric series whose values are all ≥ 0 has no public lower bound yet: then the dock, the
+    export dialog and ``lmdk export`` ask whether 0 is a public lower bound. Asking shows only what the user
+    already sees (their own data); the answer is theirs, and a bound they give is public, not from the data."""
+    if kind != "numeric" or settings.lower_bound is not None or settings.bounds is not None:
+        return False
+    import numpy as np  # (settings stays importable without numpy for the project file readers)
+
+    v = np.asarray(values, dtype=np.float64)
+    return bool(v.size) and bool(np.all(v >= 0.0))
 
 
 def sensitivity_warning(sensitivity: float, bounds: tuple[float, float] | None, unit: str = "") -> str | None:

@@ -61,6 +61,7 @@ import pandas as pd
 
 from ... import __version__
 from ..analysis.suggestions import RULES, apply_rule
+from ..data.context import RowOrigin
 from ..data.landmark_files import landmark_rows
 from ..data.loader import load_dataframe_series
 from ..data.periods import apply_resolution
@@ -89,6 +90,7 @@ _PARQUET_SUFFIXES = (".parquet", ".pq")
 _SHEET_SUFFIXES = (".xlsx",)  # Excel workbooks: each one's first sheet holding a table (core/data/sheets.py)
 _ORDER = "__lmdk_order"
 _BUCKET = "__lmdk_bucket"
+_PATH = "__lmdk_path"  # a CSV row's input file: errors name its line there, not a row number within the person
 _MANIFEST_COMMENT = (
     "Private: the data steward's record of this batch run. It holds the SHA-256 of the input file(s) and of "
     "the landmark file (anyone who knows all of a person's values but one can confirm guesses against a "
@@ -314,7 +316,7 @@ def _read(files: list[Path], options: BatchOptions, columns: list[str] | None = 
         return dd.from_pandas(frame, npartitions=max(1, min(4 * max(workers, 1), len(frame) // 10_000 + 1)))
     return dd.read_csv(paths, sep=_delimiter(files[0]), dtype=str, blocksize=_blocksize(files, options, workers),
                        keep_default_na=False, na_values=[""], usecols=columns, engine="pyarrow",
-                       encoding="utf-8")
+                       encoding="utf-8", include_path_column=_PATH)
 
 
 def _sheet_rows(path: Path, columns: list[str] | None) -> pd.DataFrame:
@@ -343,6 +345,9 @@ class _Ctx:
     delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
     sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
     inputs: tuple[str, ...] = ()  # the input file(s): for the private ledger; no release may replace one
+    #: CSV input: per partition, (its input file's index in ``inputs``, the file's data rows before it); a
+    #: row's line in its file is then offset + position in the partition + 2 (the header is line 1)
+    parts: tuple[tuple[int, int], ...] | None = None
 
     @property
     def state(self) -> Path:
@@ -453,7 +458,18 @@ def _to_parquet(csv_path: Path, target: Path, series) -> None:
         af.commit()
 
 
-def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> dict[str, Any]:
+def _origin(ctx: _Ctx, part: np.ndarray, pos: np.ndarray) -> RowOrigin | None:
+    """Each row's input file and line, from its partition and position there (CSV input; None otherwise)."""
+    if ctx.parts is None:
+        return None
+    table = np.asarray(ctx.parts, dtype=np.int64).reshape(-1, 2)
+    file_of, offset = table[part, 0], table[part, 1]
+    used, files = np.unique(file_of, return_inverse=True)
+    return RowOrigin(lines=offset + pos + 2, files=files, names=tuple(Path(ctx.inputs[i]).name for i in used))
+
+
+def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int,
+                    origin: RowOrigin | None = None) -> dict[str, Any]:
     """Release one person (or reuse a complete earlier release); never raises for the person's own data."""
     o = ctx.options
     rec: dict[str, Any] = {"id": pid, "input_rows": len(rows), "rows": None, "landmarks": None,
@@ -472,7 +488,7 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int) -> 
     try:
         series = load_dataframe_series(_typed(rows, o), name=f"id {pid}",
                                        categories=o.settings.categories, delimiter=ctx.delimiter, sheet=ctx.sheet,
-                                       **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
+                                       origin=origin, **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
         lm = _landmarks_for(pid, series, ctx)
         series, lm, settings = apply_resolution(series, lm, o.settings, o.resolution, o.aggregate)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
@@ -520,9 +536,12 @@ def _cancelled(ctx: _Ctx) -> bool:
     return (ctx.state / f"cancel-{ctx.topic}").exists()
 
 
-def _release_group_frame(df: pd.DataFrame, ctx: _Ctx, keep: Callable[[str], bool], ordered: bool) -> int:
+def _release_group_frame(df: pd.DataFrame, ctx: _Ctx, keep: Callable[[str], bool], ordered: bool,
+                         part: int = 0) -> int:
+    """Release each person of ``df``: one input partition's (number ``part``) own persons, or (``ordered``)
+    the shuffled rows of persons cut by partition edges, put back in file order by ``_ORDER``."""
     idc = ctx.options.id_col
-    drop = [c for c in (idc, _ORDER, _BUCKET) if c in df.columns]
+    drop = [c for c in (idc, _ORDER, _BUCKET, _PATH) if c in df.columns]
     for pid, rows in df.groupby(idc, sort=False, dropna=True):
         pid = str(pid)
         if not keep(pid):
@@ -531,7 +550,12 @@ def _release_group_frame(df: pd.DataFrame, ctx: _Ctx, keep: Callable[[str], bool
             break
         if ordered:
             rows = rows.sort_values(_ORDER, kind="stable")
-        _report(ctx, _release_person(pid, rows.drop(columns=drop), ctx, len(df)))
+            order = rows[_ORDER].to_numpy(dtype=np.int64)
+            where, pos = order >> np.int64(32), order & np.int64(0xFFFFFFFF)
+        else:  # (a partition's rows keep their position as index: each partition is read from 0)
+            pos = rows.index.to_numpy(dtype=np.int64)
+            where = np.full(pos.size, part, dtype=np.int64)
+        _report(ctx, _release_person(pid, rows.drop(columns=drop), ctx, len(df), _origin(ctx, where, pos)))
     return len(df)
 
 
@@ -542,9 +566,11 @@ def _local_stage(df: pd.DataFrame, ctx: _Ctx, buckets: pd.Series | None, part: i
     df = df[df[idc].notna() & (df[idc].astype(str) != "")]
     ids = df[idc].astype(str)
     split = ids.isin(ctx.split).to_numpy() if ctx.split else np.zeros(len(df), dtype=bool)
-    _release_group_frame(df, ctx, lambda pid: pid not in ctx.split, ordered=False)
+    _release_group_frame(df, ctx, lambda pid: pid not in ctx.split, ordered=False, part=part)
     rest = df[split].copy()
-    rest[_ORDER] = (np.int64(part) << np.int64(32)) + np.flatnonzero(split).astype(np.int64)
+    # the position in the partition as read (CSV: its index), so that a row's line can be found again
+    at = df.index.to_numpy(dtype=np.int64) if ctx.parts is not None else np.arange(len(df), dtype=np.int64)
+    rest[_ORDER] = (np.int64(part) << np.int64(32)) + at[split]
     rest[_BUCKET] = ids[split].map(buckets).astype(np.int64) if buckets is not None else np.int64(0)
     return rest
 
@@ -559,11 +585,28 @@ def _count_partition(df: pd.DataFrame, id_col: str, part: int) -> pd.DataFrame:
     missing = int((ids.isna() | (ids.astype(str) == "")).sum())
     text = ids[ids.notna()].astype(str)
     counts = text[text != ""].value_counts(sort=False)
+    path = str(df[_PATH].iloc[0]) if _PATH in df.columns and len(df) else None  # (a partition reads one file)
     out = pd.DataFrame({"id": counts.index.astype(object), "rows": counts.to_numpy(dtype=np.int64),
-                        "part": part})
+                        "part": part, "path": path})
     if missing:
-        out = pd.concat([out, pd.DataFrame({"id": [None], "rows": [missing], "part": [part]})])
+        out = pd.concat([out, pd.DataFrame({"id": [None], "rows": [missing], "part": [part], "path": [path]})])
     return out
+
+
+def _part_offsets(per_part: pd.DataFrame, files: list[Path], n_parts: int) -> tuple[tuple[int, int], ...] | None:
+    """Per partition (file index, data rows of that file in earlier partitions); None without file paths."""
+    if per_part["path"].isna().all():
+        return None
+    index = {str(Path(f).resolve()): i for i, f in enumerate(files)}
+    rows = per_part.groupby("part")["rows"].sum()
+    path = per_part.groupby("part")["path"].first()
+    out: list[tuple[int, int]] = []
+    seen: dict[int, int] = {}
+    for p in range(n_parts):
+        f = index.get(str(Path(str(path[p])).resolve()), 0) if p in path.index and path[p] is not None else 0
+        out.append((f, seen.get(f, 0)))
+        seen[f] = seen.get(f, 0) + int(rows.get(p, 0))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------- driver side
@@ -837,7 +880,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
             raise BatchError(f"cannot read {files[0].name}: {e}") from None
         if options.id_col not in ddf.columns:
             raise BatchError(f"no column {options.id_col!r} (the id column) in {files[0].name}; it has "
-                             f"{', '.join(map(str, ddf.columns))}")
+                             f"{', '.join(str(c) for c in ddf.columns if c != _PATH)}")
         import dask
         import dask.dataframe as dd
 
@@ -851,9 +894,10 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
             raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
         missing_rows = int(per_part.loc[per_part["id"].isna(), "rows"].sum())
+        n_parts = len(parts)
+        offsets = _part_offsets(per_part, files, n_parts)
         per_part = per_part[per_part["id"].notna()]
         per_id = per_part.groupby("id", sort=False)["rows"].sum()
-        n_parts = len(parts)
         parts_of = per_part.groupby("id", sort=False)["part"].nunique()
         split_ids = frozenset(parts_of.index[parts_of > 1].astype(str))
         total = len(per_id)
@@ -862,7 +906,7 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         ctx = _Ctx(str(out), options, fingerprint, topic, split_ids, lm_tables,
                    Path(options.landmarks_file).name if options.landmarks_file else "",
                    _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ",",
-                   _input_type(files[0]) == "Excel", tuple(str(f.resolve()) for f in files))
+                   _input_type(files[0]) == "Excel", tuple(str(f.resolve()) for f in files), offsets)
         ctx_d = dask.delayed(ctx, pure=False)
         buckets = None
         shuffle_method = "tasks"

@@ -332,8 +332,8 @@ def _check_noise_range(series: Series, lm: np.ndarray, settings: PrivacySettings
         i = int(bad[0])
         col = _value_columns(series)[0]
         t = format_timestamps(series.times[i:i + 1], "iso")[0]
-        row = _file_row(series, lambda v: ~(np.abs(v if settings.bounds is None else np.clip(v, *settings.bounds))
-                                            <= limit))
+        clip = settings.clip_range()
+        row = _file_row(series, lambda v: ~(np.abs(v if clip is None else np.clip(v, clip[0], clip[1])) <= limit))
         where = f"row {row} of {Path(series.source.path).name} ({t})" if row and series.source else \
             f"{t} (event {i + 1} in time order)"
         raise ExportError(f"the value {series.values[i]:g} at {where}, column {col!r}, is out of range for the "
@@ -512,6 +512,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 radius_m=settings.radius_m if series.kind == "location" else None,
                 bounds=_public_bounds(series, settings),
                 bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
+                lower_bound=settings.lower_bound if series.kind == "numeric" else None,
                 categories=labels if series.kind == "categorical" else None,
                 noise_backend=backend,
                 seeded=seeded,
@@ -619,7 +620,8 @@ def _post_process(kind: str, released: np.ndarray, budgets: np.ndarray, approxim
     # (consumed: the raw values are not written; a numeric release's array then holds the denoised ones, one
     # series-sized array fewer: 80 MB at 10^7 events)
     d = denoise(kind, released, budgets, approximated, sensitivity=settings.sensitivity, bounds=settings.bounds,
-                radius_m=settings.radius_m, n_categories=len(labels) if labels is not None else None, consume=True)
+                radius_m=settings.radius_m, n_categories=len(labels) if labels is not None else None, consume=True,
+                lower_bound=settings.lower_bound if kind == "numeric" else None)
     # Only the method's description is published: no counts (the number of fresh events is n − |L| for Skip)
     # and no figure estimated from the raw release (a likelihood, a variance, an origin): those are computed
     # with the per-event budgets, which are a function of L, from values the denoised file does not hold

@@ -267,7 +267,10 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
         "epsilon": float(settings.epsilon),
         "output": os.path.abspath(output),
         "landmark_sum": float(result.worst),  # exact (the sidecar has it rounded up)
-        "rows_read": int(rows),
+        # rows read from the file (dropped duplicates and skipped rows included), and the events released:
+        # the difference is private, so only this ledger holds it (the sidecar has the released count only)
+        "rows_read": int(src.rows_read) if src is not None and src.rows_read else int(rows),
+        "rows_released": int(rows),
         "key": key.hex() if key is not None else None,
         "key_binding": KEY_BINDING if key is not None else None,
         "release_id": rid,

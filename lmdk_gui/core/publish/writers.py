@@ -41,7 +41,8 @@ except ImportError:  # pragma: no cover - Windows
 SIDECAR_FORMAT = "lmdk-release/1"
 SIDECAR_KEYS = (
     "format", "tool_version", "created", "statement", "input", "rows_released", "kind", "scheme", "epsilon",
-    "epsilon_selection", "sensitivity", "radius_m", "units", "bounds", "bounds_from_data", "categories",
+    "epsilon_selection", "sensitivity", "radius_m", "units", "bounds", "bounds_from_data", "lower_bound",
+    "categories",
     "categories_from_data",
     "duplicates", "noise_backend", "seeded", "landmark_sum", "guarantee_holds", "columns", "precision",
     "formula_cells", "post_processing", "resolution", "aggregate",
@@ -431,7 +432,7 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
                   created: str | None = None,
                   post_processing: dict[str, Any] | None = None,
                   bounds_from_data: bool = False, resolution: str | None = None,
-                  aggregate: str | None = None) -> dict[str, Any]:
+                  aggregate: str | None = None, lower_bound: float | None = None) -> dict[str, Any]:
     """The metadata that says exactly what was guaranteed — never the landmark positions.
 
     Nothing computed from the private input beyond what the release itself shows: no hash of the input (an
@@ -440,11 +441,13 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
     (issue 12): what was applied to the secure release before writing (``{"method": …, **params}``,
     computed from the released values, budgets and public settings only), or None for the raw release.
     ``resolution``/``aggregate``: a period release (DESIGN §12), e.g. ``"1D"`` and ``"sum"``; None for one
-    row per event.
+    row per event. ``lower_bound``: a public lower bound alone the user asserted (e.g. 0, values cannot be
+    negative); never derived from the data, so ``bounds_from_data`` does not concern it.
     """
-    # rows_read: the events read from the loaded series (after the duplicates policy). The file's raw line
-    # count is not published: it would tell how many duplicates the private file had (issue 17 wins).
-    source: dict[str, Any] = {"rows": int(rows), "rows_read": int(rows)}
+    # Only the release's own row count. The rows read from the file (with exact duplicates dropped, repeats
+    # merged, rows skipped for missing values) are not published: they would tell how many the private file
+    # had, which no release protects; the private ledger keeps that count (issue 44).
+    source: dict[str, Any] = {"rows": int(rows)}
     if input_name:
         source["name"] = input_name
     doc = {
@@ -463,6 +466,7 @@ def build_sidecar(*, input_name: str | None, rows: int, kind: str, scheme: str, 
         "units": units,
         "bounds": None if bounds is None else [float(bounds[0]), float(bounds[1])],
         "bounds_from_data": bool(bounds_from_data) and bounds is not None,
+        "lower_bound": None if lower_bound is None else float(lower_bound),
         "categories": None if categories is None else [str(c) for c in categories],
         "categories_from_data": bool(categories_from_data),
         "duplicates": duplicates,

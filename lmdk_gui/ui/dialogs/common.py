@@ -14,8 +14,9 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from PySide6.QtCore import QEventLoop, Qt
-from PySide6.QtWidgets import QDialog, QLabel, QProgressDialog, QWidget
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QDialog, QLabel, QProgressDialog, QWidget
 
 from ..window.runner import LatestOnlyRunner
 
@@ -40,6 +41,35 @@ def warning_label(text: str = "", name: str = "") -> QLabel:
     label.setWordWrap(True)
     label.setStyleSheet("color: #a05a00;")
     return label
+
+
+class WheelGuard(QObject):
+    """Combo and spin boxes in a scrolling form take the wheel only once focused (clicked or tabbed to):
+    unfocused, the wheel scrolls the form (the nearest scroll area) instead of changing the value under the
+    pointer."""
+
+    def guard(self, widget: QWidget) -> None:
+        widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # (the default WheelFocus takes focus by the wheel)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() != QEvent.Type.Wheel or not isinstance(obj, QWidget) or obj.hasFocus():
+            return super().eventFilter(obj, event)
+        area = obj.parentWidget()
+        while area is not None and not isinstance(area, QAbstractScrollArea):
+            area = area.parentWidget()
+        if area is None:
+            event.ignore()  # (Qt offers an ignored real wheel event to the parents)
+            return True
+        # Handed to the scroll area's bar directly: Qt does not pass a synthetic wheel event on to parents.
+        assert isinstance(event, QWheelEvent)
+        bar = area.verticalScrollBar()
+        pos = QPointF(bar.rect().center())
+        QApplication.sendEvent(bar, QWheelEvent(pos, QPointF(bar.mapToGlobal(bar.rect().center())),
+                                                event.pixelDelta(), event.angleDelta(), event.buttons(),
+                                                event.modifiers(), event.phase(), event.inverted()))
+        event.accept()
+        return True
 
 
 def busy_call(parent: QWidget, title: str, text: str, fn: Callable[[], T]) -> tuple[bool, T | None]:

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QApplication,
     QCheckBox,
     QComboBox,
@@ -66,10 +67,12 @@ from ...core.kernel.guarantee import GuaranteeError
 from ...core.kernel.settings import (
     ALL_SCHEMES,
     LANDMARK_SCHEMES,
+    NONNEGATIVE_QUESTION,
     SCHEME_LABELS,
     bounds_from_data_risk,
     categories_from_data,
     categories_from_data_risk,
+    lower_bound_question,
 )
 from ...core.publish import ledger
 from ...core.publish.export import (
@@ -84,7 +87,7 @@ from ...core.publish.export import (
 from ..views.theme import count_noun
 from ..window.runner import LatestOnlyRunner, WorkerJob
 from ..window.session import AverageResult, SchemePreview, Snapshot
-from .common import warning_label
+from .common import WheelGuard, warning_label
 
 
 class ExportJob(WorkerJob):
@@ -267,6 +270,22 @@ class ExportDialog(QDialog):
                                 "the same. The sidecar records what was applied.")
         form.addRow("Values", self.denoise)
         self.denoise.toggled.connect(self._denoise_toggled)
+        # Asked, never derived (issue 44): the dock's box sets it, the person decides.
+        self.lower_bound_hint = QLabel(
+            f"Values cannot be negative? If that is a public fact, tick \u201c{NONNEGATIVE_QUESTION}\u201d in "
+            "the Laplace mechanism settings: the denoised release is then clipped to 0 and the metadata "
+            "publishes the bound (nothing is taken from your data).")
+        self.lower_bound_hint.setObjectName("exportLowerBoundHint")
+        self.lower_bound_hint.setWordWrap(True)
+        self.lower_bound_hint.setStyleSheet("color: #555;")
+        self.lower_bound_hint.setVisible(lower_bound_question(snapshot.series.kind, snapshot.series.values,
+                                                              snapshot.settings))
+        form.addRow("", self.lower_bound_hint)
+        # The wheel scrolls the dialog: over a combo or spin box it would change the choice (the scheme!)
+        # while the person only meant to scroll; an unfocused one passes the wheel on (issue 44).
+        self._wheel_guard = WheelGuard(self)
+        for w in self._body.findChildren(QAbstractSpinBox) + self._body.findChildren(QComboBox):
+            self._wheel_guard.guard(w)
 
     def _build_footer(self, lay: QVBoxLayout) -> None:
         """What will be guaranteed (the summary) and the buttons, below the scrolling choices."""
@@ -559,7 +578,8 @@ class ExportDialog(QDialog):
             how = "Adaptive samples events and republishes between samples; its budgets are checked after drawing."
         elif scheme == "balanced":
             how = ("Balanced gives the landmarks together B* = ε·k/(k + √(n − k)) and every other event ε − B*: "
-                   "the least total noise under the landmark-sum constraint.")
+                   "the least total raw noise under the landmark-sum constraint. Denoised, Skip usually does "
+                   "better: compare the errors above.")
         elif scheme in LANDMARK_SCHEMES:
             how = ""
         else:

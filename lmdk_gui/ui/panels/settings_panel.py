@@ -27,9 +27,11 @@ from PySide6.QtWidgets import (
 from ...core.data.periods import describe as describe_periods
 from ...core.kernel.settings import (
     ALL_SCHEMES,
+    NONNEGATIVE_QUESTION,
     SCHEME_LABELS,
     AdaptiveParams,
     PrivacySettings,
+    lower_bound_question,
     sensitivity_warning,
 )
 from ..dialogs.common import warning_label
@@ -168,6 +170,16 @@ class SettingsPanel(QScrollArea):
         mf.addRow(self.bounds_check)
         mf.addRow(brow)
         mf.addRow("", self.bounds_from_data)
+        # Asked, never derived (issue 44): shown for an all-non-negative series without bounds; only the user
+        # knows whether "cannot be negative" is a public fact about such data.
+        self.lower_check = QCheckBox(NONNEGATIVE_QUESTION)
+        self.lower_check.setObjectName("lowerBoundCheck")
+        self.lower_check.setToolTip("A public fact you assert (e.g. energy use cannot be negative): inputs are "
+                                    "clamped to it and the denoised release is clipped to it. The release's "
+                                    "metadata publishes it; it says nothing about your data.")
+        self._lower_value = 0.0
+        self._nonneg: tuple[object, bool] = (None, False)
+        mf.addRow(self.lower_check)
         self.sens_from_bounds = QPushButton("Use Δ = hi − lo")
         self.sens_from_bounds.setObjectName("sensitivityFromBounds")
         self.sens_from_bounds.setToolTip("Protect any value within the bounds: Δ = the bounds' width")
@@ -286,6 +298,8 @@ class SettingsPanel(QScrollArea):
                   self.min_spin):
             w.valueChanged.connect(self._push)
         self.bounds_check.toggled.connect(self._push)
+        self.bounds_check.toggled.connect(lambda _on: self._update_lower_question())
+        self.lower_check.toggled.connect(self._push)
         self.denoise_check.toggled.connect(self._push)
         self.bounds_from_data.clicked.connect(self._use_data_bounds)
         self.sens_from_bounds.clicked.connect(self._use_bounds_width)
@@ -361,6 +375,7 @@ class SettingsPanel(QScrollArea):
                 self.leak_note.setText("The lower bound must be below the upper bound.")
                 return None
             bounds = (lo, hi)
+        lower = self._lower_value if self.lower_check.isChecked() and bounds is None else None
         s = PrivacySettings(
             epsilon=self.eps_spin.value(),
             sensitivity=self.sens_spin.value(),
@@ -370,6 +385,7 @@ class SettingsPanel(QScrollArea):
             adaptive=AdaptiveParams(self.inc_spin.value(), self.dec_spin.value(), self.min_spin.value()),
             denoise=self.denoise_check.isChecked(),
             bounds_from_data=self._bounds_derived and bounds is not None,
+            lower_bound=lower,
         )
         try:
             s.validate()
@@ -396,6 +412,7 @@ class SettingsPanel(QScrollArea):
     def refresh(self) -> None:
         st = self.session.settings
         widgets = [self.eps_spin, self.eps_slider, self.sens_spin, self.bounds_check, self.lo_spin, self.hi_spin,
+                   self.lower_check,
                    self.radius_spin, self.cat_edit, self.inc_spin, self.dec_spin, self.min_spin, self.seed_spin,
                    self.runs_spin, self.denoise_check, self.resolution_combo, self.aggregate_combo,
                    *self.scheme_checks.values()]
@@ -410,6 +427,8 @@ class SettingsPanel(QScrollArea):
             if st.bounds is not None:
                 self.lo_spin.setValue(st.bounds[0])
                 self.hi_spin.setValue(st.bounds[1])
+            self.lower_check.setChecked(st.lower_bound is not None)
+            self._lower_value = 0.0 if st.lower_bound is None else st.lower_bound  # (a project's, kept)
             self.radius_spin.setValue(st.radius_m)
             if not self.cat_edit.hasFocus():
                 self.cat_edit.setText(", ".join(st.categories) if st.categories else "")
@@ -444,6 +463,19 @@ class SettingsPanel(QScrollArea):
                                 "categorical": "Randomized response"}[kind])
         self._update_note()
         self._update_sensitivity_hint()
+        self._update_lower_question()
+
+    def _update_lower_question(self) -> None:
+        """The lower-bound question: for a numeric series without bounds whose values are all ≥ 0 (or when a
+        lower bound is already set, so it can be taken back)."""
+        s = self.session.series
+        st = self.session.settings
+        if s is not None and self._nonneg[0] is not s:  # (one pass over the values per series, not per refresh)
+            self._nonneg = (s, lower_bound_question(s.kind, s.values, PrivacySettings()))
+        ask = s is not None and (self._nonneg[1] or (s.kind == "numeric" and st.lower_bound is not None))
+        self.lower_check.setText(NONNEGATIVE_QUESTION if self._lower_value == 0 else
+                                 f"public lower bound {self._lower_value:g} (values cannot be below it)")
+        self.mech_form.setRowVisible(self.lower_check, bool(ask) and not self.bounds_check.isChecked())
 
     def _resolution_edited(self, *_args) -> None:
         res = self.resolution_combo.currentData() or None
