@@ -173,6 +173,11 @@ class ExportDialog(QDialog):
         self._build_output(form, start_dir)
         self._build_randomness(form)
         self._build_values(form)
+        # The wheel scrolls the dialog: over a combo or spin box it would change the choice (the scheme!)
+        # while the person only meant to scroll; an unfocused one passes the wheel on (issue 44).
+        self._wheel_guard = WheelGuard(self)
+        for w in self._body.findChildren(QAbstractSpinBox) + self._body.findChildren(QComboBox):
+            self._wheel_guard.guard(w)
         self._build_footer(lay)
         for w in (self.scheme, self.backend):
             w.currentIndexChanged.connect(self._update)
@@ -252,7 +257,7 @@ class ExportDialog(QDialog):
         form.addRow("", self.seed_warning)
 
     def _build_values(self, form: QFormLayout) -> None:
-        """How the values are written: text cells verbatim or not, denoised or raw."""
+        """How the values are written: text cells verbatim or not, denoised or raw (with the lower-bound hint)."""
         snapshot = self.snapshot
         self.verbatim_labels = QCheckBox("Keep text cells verbatim, formulas included")
         self.verbatim_labels.setToolTip("Off (default): a label starting with = + - @, a tab or a carriage return "
@@ -281,11 +286,6 @@ class ExportDialog(QDialog):
         self.lower_bound_hint.setVisible(lower_bound_question(snapshot.series.kind, snapshot.series.values,
                                                               snapshot.settings))
         form.addRow("", self.lower_bound_hint)
-        # The wheel scrolls the dialog: over a combo or spin box it would change the choice (the scheme!)
-        # while the person only meant to scroll; an unfocused one passes the wheel on (issue 44).
-        self._wheel_guard = WheelGuard(self)
-        for w in self._body.findChildren(QAbstractSpinBox) + self._body.findChildren(QComboBox):
-            self._wheel_guard.guard(w)
 
     def _build_footer(self, lay: QVBoxLayout) -> None:
         """What will be guaranteed (the summary) and the buttons, below the scrolling choices."""
