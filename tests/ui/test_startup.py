@@ -267,10 +267,10 @@ def test_sample_buttons_open_the_samples_and_show_the_plots(qtbot, empty_window,
 
 
 def test_open_button_triggers_file_open(qtbot, empty_window, monkeypatch):
-    from lmdk_gui.ui.window import main_window
+    from lmdk_gui.ui.window import files_controller
 
     asked = []
-    monkeypatch.setattr(main_window.QFileDialog, "getOpenFileName", lambda *a, **k: asked.append(a) or ("", ""))
+    monkeypatch.setattr(files_controller.QFileDialog, "getOpenFileName", lambda *a, **k: asked.append(a) or ("", ""))
     with qtbot.waitSignal(empty_window.open_action.triggered, timeout=1000):
         qtbot.mouseClick(empty_window.findChild(QPushButton, "emptyOpenButton"), Qt.MouseButton.LeftButton)
     assert len(asked) == 1
