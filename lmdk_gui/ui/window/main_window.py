@@ -58,7 +58,14 @@ from .extensions import Extensions
 from .passes import after_paint
 from .runner import LatestOnlyRunner
 from .session import Session
-from .startup import clean_load_options, read_setting, restore_window, save_window, write_options
+from .startup import (
+    clean_load_options,
+    memory_preference,
+    read_setting,
+    restore_window,
+    save_window,
+    write_options,
+)
 from .statusbar import ElidingStatusBar
 
 if TYPE_CHECKING:  # imported where first used: the first paint needs neither dialog (cold start, issue 15)
@@ -113,6 +120,7 @@ class MainWindow(QMainWindow):
         self.last_error: str | None = None
         self._error_box: QMessageBox | None = None
         self._settings = app_settings()
+        self.session.set_memory_policy(memory_preference(self._settings))  # (lmdk-gui --memory overrides)
         self._loader = LatestOnlyRunner("loader", self)
         self._loader.finished.connect(self._on_loaded)
         self._loader.failed.connect(self._on_load_failed)
@@ -738,7 +746,7 @@ class MainWindow(QMainWindow):
         s = self.session
         pv = s.preview
         rels = {k: v.release for k, v in pv.items() if k in LANDMARK_SCHEMES}
-        self.budget_plot.set_budgets({k: r.budgets if r.budgets_kept else None for k, r in rels.items()},
+        self.budget_plot.set_budgets({k: v.budgets if v.whole else None for k, v in pv.items() if k in rels},
                                      s.release_landmarks, s.epsilon,
                                      s.visible_schemes, {k: r.max_budget for k, r in rels.items()})
         bounds = s.release_settings.bounds if s.series is not None and s.series.kind == "numeric" else None
@@ -861,7 +869,7 @@ class MainWindow(QMainWindow):
         for scheme in SCHEME_LABELS:  # every scheme, landmark-private ones first
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
-                if not p.release.budgets_kept:  # (a lean session's edit let go of them: its preview is coming)
+                if not p.whole:  # (a lean session's edit dropped its release: its preview is coming)
                     budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = …")
                     continue
                 if j >= p.approximated.shape[0]:  # (a preview of the previous resolution, replaced soon)
