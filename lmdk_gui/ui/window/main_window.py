@@ -51,7 +51,7 @@ from .files_controller import MAX_RECENT, FilesController, load_job, sample_file
 from .plot_interaction import OFF_LINE_HINT, PlotInteraction
 from .plot_sync import STALE_AFTER_MS, TRACK_MIN_WIDTH, PlotSync
 from .session import Session
-from .startup import restore_window, save_window
+from .startup import memory_preference, restore_window, save_window
 from .statusbar import ElidingStatusBar, StatusReadouts
 
 if TYPE_CHECKING:  # imported where first used: the first paint needs neither dialog (cold start, issue 15)
@@ -92,6 +92,7 @@ class MainWindow(QMainWindow):
         self.last_error: str | None = None
         self._error_box: QMessageBox | None = None
         self._settings = app_settings()
+        self.session.set_memory_policy(memory_preference(self._settings))  # (lmdk-gui --memory overrides)
         self.files = FilesController(self)
         #: Asks where to save the release report and whether it carries the private section: (path, private)
         #: or None. Replaceable (tests, scripts) like the other ask_* hooks.

@@ -85,7 +85,7 @@ class PlotInteraction(QObject):
         for scheme in SCHEME_LABELS:
             if scheme in s.visible_schemes and scheme in s.preview:
                 p = s.preview[scheme]
-                if not p.release.budgets_kept:  # (a lean session's edit let go of them: its preview is coming)
+                if not p.whole:  # (a lean session's edit dropped its release: its preview is coming)
                     budgets.append(f"{SCHEME_LABELS[scheme]}: ε<sub>t</sub> = …")
                     continue
                 if j >= p.approximated.shape[0]:  # (a preview of the previous resolution, replaced soon)

@@ -157,7 +157,7 @@ class PlotSync(QObject):
         w, s = self.window, self.session
         pv = s.preview
         rels = {k: v.release for k, v in pv.items() if k in LANDMARK_SCHEMES}
-        self.budget_plot.set_budgets({k: r.budgets if r.budgets_kept else None for k, r in rels.items()},
+        self.budget_plot.set_budgets({k: v.budgets if v.whole else None for k, v in pv.items() if k in rels},
                                      s.release_landmarks, s.epsilon,
                                      s.visible_schemes, {k: r.max_budget for k, r in rels.items()})
         bounds = s.release_settings.bounds if s.series is not None and s.series.kind == "numeric" else None
