@@ -6,7 +6,8 @@ exits. ``--smoke-test`` shows the window on the real display, waits until its pr
 is drawn, closes it and exits 0 (1 on a timeout or an error): the install check CI runs under Xvfb.
 ``--install-desktop`` / ``--uninstall-desktop`` add or remove the launcher entry and icons (desktop.py).
 ``--runtime-tuning SPEC`` (default: ``$LMDK_RUNTIME``, else ``default``) chooses the process-wide tuning this
-launcher, and only this launcher, applies (lmdk_gui/runtime).
+launcher, and only this launcher, applies (lmdk_gui/runtime). ``--memory auto|lean|full`` sets the session's
+memory policy for this run (core/engine/memory.py), over the ``memoryPolicy`` preference.
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     desktop.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop wrote")
     p.add_argument("--prefix", type=path_arg, metavar="DIR",
                    help="with --(un)install-desktop: use DIR/share instead of ~/.local/share")
+    p.add_argument("--memory", choices=("auto", "lean", "full"),
+                   help="memory policy for this run: lean saves peak memory on large series at some click time, "
+                        "full keeps everything; auto (the default, or the memoryPolicy preference) is lean from "
+                        "2 million events on (see docs/performance.md)")
     p.add_argument("--runtime-tuning", type=_runtime_spec, metavar="SPEC",
                    help="process-wide tuning: default, off, or a comma list of mechanisms (-NAME removes one), "
                         "e.g. default,-heap (default: $LMDK_RUNTIME, else default; see docs/performance.md)")
@@ -119,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     identify_application(app)
     window = MainWindow(load_default=args.file is None and args.sample is None, defer_tabs=True)
+    if args.memory:
+        from .core.engine.memory import MemoryPolicy
+
+        window.session.set_memory_policy(MemoryPolicy(args.memory))
     if args.sample:
         name, opts = SAMPLE_FILES[args.sample]
         window.open_series(SAMPLES / name, **opts)

@@ -45,7 +45,7 @@ def test_hourly_is_not_informative_a_day_is(capsys, days):
     daily = _compare(capsys, days, "--landmark-rows", "30,500", "--resample", "1D")
     assert daily["best"] is not None
     assert daily["rows"] == 60 and daily["events"] == 1440 and daily["landmarks"] == 2
-    assert daily["resolution"] == "1D" and daily["aggregate"] == "sum" and daily["mae_unit"] == "kWh per day"
+    assert daily["resolution"] == "1D" and daily["aggregate"] == "sum" and daily["mae_unit"] == "kWh/day"
     best = next(r for r in daily["schemes"] if r["scheme"] == daily["best"])
     assert best["guarantee_holds"] and best["mae_denoised"] < daily["constant_error"]
 
@@ -81,7 +81,7 @@ def test_evaluate_on_days(capsys, days):
                          "0,50", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["rows"] == 9 and doc["unit"] == "kWh per week"  # the landmark sets are sets of weeks
+    assert doc["rows"] == 9 and doc["unit"] == "kWh/week"  # the landmark sets are sets of weeks
     assert [s["landmarks"] for s in doc["sets"]] == [0, 4]
 
 

@@ -198,6 +198,7 @@ def test_a_large_series_maps_large_blocks(monkeypatch, qapp):
     """With the launcher's ``heap``, the session asks for mapped blocks with a lean series and gives them up
     with the next small one."""
     from lmdk_gui import runtime
+    from lmdk_gui.core.engine import memory as memory_mod
     from lmdk_gui.ui.window import session as session_mod
 
     monkeypatch.setattr(runtime, "_on", {"heap"})
@@ -206,7 +207,7 @@ def test_a_large_series_maps_large_blocks(monkeypatch, qapp):
     s = session_mod.Session()
     try:
         s.set_series(Series.from_arrays(np.arange(50.0)))
-        monkeypatch.setattr(session_mod, "LEAN_MIN", 40)
+        monkeypatch.setattr(memory_mod, "LEAN_MIN", 40)  # (auto: lean from 40 events on)
         s.set_series(Series.from_arrays(np.arange(50.0)))
         s.set_series(Series.from_arrays(np.arange(30.0)))
     finally:

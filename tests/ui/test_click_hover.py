@@ -88,7 +88,7 @@ def test_a_click_lays_no_part_of_the_main_window_out(qtbot, window):
 
 
 def _verdicts(monkeypatch, window) -> list[str]:
-    from lmdk_gui.ui.window import main_window as mw
+    from lmdk_gui.ui.window import statusbar as mw
 
     said: list[str] = []
     real = mw._set_status

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from lmdk_gui.core.engine import preview as preview_mod
+from lmdk_gui.core.engine.memory import MemoryPolicy
 from lmdk_gui.core.engine.preview import NoiseCache, compact_denoised, compute_preview
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES
 from lmdk_gui.ui.window import session as session_mod
@@ -143,10 +144,10 @@ def test_a_small_series_gets_its_denoised_lines_with_the_raw_points(qtbot, windo
 
 
 def test_a_lean_session_keeps_the_shown_rows_denoised_values_and_every_error(qtbot, window, monkeypatch):
-    """From LEAN_MIN events on (lowered here) the stage keeps the denoised values of the shown schemes only;
+    """A lean session (its memory policy says so) the stage keeps the denoised values of the shown schemes only;
     the hidden ones keep their error (the metrics table shows it), and ticking one denoises it again: the
     same bits as the one-shot path, drawn in its row."""
-    monkeypatch.setattr(session_mod, "LEAN_MIN", 0)
+    window.session.set_memory_policy(MemoryPolicy("lean"))
     s = window.session
     with qtbot.waitSignal(s.denoisedChanged, timeout=30_000):
         s.add_range(40, 90)
@@ -174,8 +175,8 @@ def test_a_lean_session_keeps_the_shown_rows_denoised_values_and_every_error(qtb
 @pytest.mark.parametrize("lean", [True, False])
 def test_a_lean_preview_starts_once_the_cancelled_stage_let_go(qtbot, window, monkeypatch, lean):
     """Lean (peak memory at 10^7 events), a click's preview waits until the denoising it cancelled has returned
-    (its arrays gone) instead of computing beside it; below LEAN_MIN it does not wait."""
-    monkeypatch.setattr(session_mod, "LEAN_MIN", 0 if lean else 10**9)
+    (its arrays gone) instead of computing beside it; a full one does not wait."""
+    window.session.set_memory_policy(MemoryPolicy("lean" if lean else "full"))
     s = window.session
     wait_denoised(qtbot, window)
     order: list[str] = []
@@ -216,7 +217,7 @@ def test_a_lean_preview_starts_once_the_cancelled_stage_let_go(qtbot, window, mo
 
 def test_a_scheme_shown_while_a_lean_stage_runs_gets_its_denoised_values(qtbot, window, monkeypatch):
     """The stage keeps the schemes visible at its start; one ticked while it runs is denoised once it is in."""
-    monkeypatch.setattr(session_mod, "LEAN_MIN", 0)
+    window.session.set_memory_policy(MemoryPolicy("lean"))
     s = window.session
     wait_denoised(qtbot, window)
     gate, started = _gated_stage(monkeypatch)
@@ -236,8 +237,8 @@ def test_a_lean_landmark_edit_lets_go_of_the_denoised_values_it_replaces(qtbot, 
     """Lean (peak memory at 10^7 events), a landmark edit lets go of the denoised values of the schemes whose
     release it replaces before the new preview is made: the session, the preview plot and the stage's memo no
     longer hold them (a shown Event row, whose release a click keeps, keeps its line); Adaptive's uniforms are
-    not held between previews; the new values are the one-shot path's. Below LEAN_MIN nothing changes."""
-    monkeypatch.setattr(session_mod, "LEAN_MIN", 0 if lean else 10**9)
+    not held between previews; the new values are the one-shot path's. A full session changes nothing."""
+    window.session.set_memory_policy(MemoryPolicy("lean" if lean else "full"))
     s = window.session
     wait_denoised(qtbot, window)
     s.toggle_landmark(200)  # (a stage of this leanness: the window opened the file before the patch)

@@ -303,7 +303,7 @@ def test_a_slow_first_read_keeps_the_window_painting_and_can_be_cancelled(qtbot,
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QProgressDialog
 
-    from lmdk_gui.ui.window import main_window as mw
+    from lmdk_gui.ui.window import files_controller as mw
 
     read_on: list[threading.Thread] = []
 
@@ -347,7 +347,7 @@ def test_a_large_file_given_at_launch_opens_after_the_window_shows(qtbot, monkey
     """``lmdk-gui FILE`` of 10^7 rows showed no window for 5 s (the file read and loaded first). The launch
     now shows the window and then opens the file as open_path would: loaded on the worker when the defaults
     read it; the import dialog when they cannot (repeated hours) or it has an id column."""
-    from lmdk_gui.ui.window import main_window as mw
+    from lmdk_gui.ui.window import files_controller as mw
 
     monkeypatch.setattr(mw, "slow_to_inspect", lambda path: True)  # (the busy dialog's path too)
     w = MainWindow(load_default=False)

@@ -37,7 +37,7 @@ def test_a_day_per_row_in_preview_metrics_and_export(qtbot, window, tmp_path):
         assert p.values.shape == (31,) and p.guarantee.holds is (scheme != "event"), scheme
     assert window.series_plot.series is s.series  # landmarks are still clicked on the events
     assert window.metrics_table.yardstick() == constant_error(rel)
-    assert "kWh per day" in window.metrics_table.horizontalHeaderItem(5).text().replace("\n", " ")
+    assert "kWh/day" in window.metrics_table.horizontalHeaderItem(5).text().replace("\n", " ")
     assert "event 205" in window.hover_html(205) and "released in the period from 2013-01-09" in window.hover_html(205)
     # a landmark click on an event: its day becomes a landmark period
     s.toggle_landmark(0)
@@ -73,3 +73,18 @@ def test_the_resolution_is_saved_in_the_project(qtbot, window, tmp_path):
     assert s.preview["skip"].values.shape == (5,)
     assert window.settings_panel.resolution_combo.currentData() == "1W"
     assert np.isfinite(window.metrics_table.yardstick())
+
+
+def test_rows_of_periods_span_their_own_x_and_rows_of_events_follow_the_series_plot_again(qtbot, window):
+    """The rows were drawn at x 0 … 30 while linked to the series plot's 744 events: a sliver at the left."""
+    s = window.session
+    _set(window, qtbot, "1D")
+    for rows in (window.budget_plot, window.preview_plot):
+        (x0, x1), _ = rows.plots()[0].getViewBox().viewRange()
+        assert x0 < 0.5 and 29.5 < x1 < 40, (x0, x1)  # the 31 days, not the series plot's events
+    _set(window, qtbot, "")
+    assert s.resolution is None
+    window.series_plot.getPlotItem().vb.setXRange(100, 200, padding=0)
+    for rows in (window.budget_plot, window.preview_plot):
+        (x0, x1), _ = rows.plots()[0].getViewBox().viewRange()
+        assert abs(x0 - 100) < 1 and abs(x1 - 200) < 1, (x0, x1)

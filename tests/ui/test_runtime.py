@@ -43,7 +43,7 @@ def test_a_window_changes_nothing_process_wide(qtbot, monkeypatch):
     none of the setters was called (each is made to fail)."""
     import superqt  # noqa: F401 - (its qtpy sets QT_API when first imported: not ours to undo)
 
-    from lmdk_gui.ui.window import session as session_mod
+    from lmdk_gui.core.engine import memory as memory_mod
     from lmdk_gui.ui.window.main_window import MainWindow
 
     assert runtime.active() == frozenset()
@@ -57,7 +57,7 @@ def test_a_window_changes_nothing_process_wide(qtbot, monkeypatch):
     monkeypatch.setattr(heap, "_set_option", _refuse("mallopt"))
     monkeypatch.setattr(heap, "_trim", _refuse("malloc_trim"))
     monkeypatch.setattr(heap, "TRIM_ABOVE_BYTES", 0)  # (would trim after every job if switched on)
-    monkeypatch.setattr(session_mod, "LEAN_MIN", 1000)  # a lean session: where the heap hook acts
+    monkeypatch.setattr(memory_mod, "LEAN_MIN", 1000)  # a lean session (auto): where the heap hook acts
 
     w = MainWindow(load_default=False)
     qtbot.addWidget(w)

@@ -15,13 +15,14 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QPushButton, QWidget
 
 from lmdk_gui import __version__
-from lmdk_gui.app import SAMPLE_FILES
+from lmdk_gui.app import SAMPLE_FILES, build_parser
 from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, SCHEME_LABELS
 from lmdk_gui.ui import MainWindow
 from lmdk_gui.ui.dialogs.help import SCHEME_HELP
 from lmdk_gui.ui.window.startup import (
     ROOMY_HEIGHT,
     fitted_geometry,
+    memory_preference,
     read_setting,
     show_window,
     starts_maximized,
@@ -30,7 +31,7 @@ from tests.conftest import ROOT, SAMPLES
 
 #: Every key the app reads from its settings file.
 KEYS = ("lastFile", "lastOptions", "recentFiles", "lastExportDir", "windowGeometry", "windowState",
-        "recentProjects", "lastProjectDir")
+        "recentProjects", "lastProjectDir", "memoryPolicy")
 #: Values no version of the app wrote: a variant Qt cannot decode, a rectangle, raw bytes, a number, text
 #: where binary data belongs, an invalid variant, a list of numbers.
 JUNK = (r"@Variant(\0\0\0\x7f\0\0\0\x5junk)", "@Rect(1 2 3 4)", "@ByteArray(\\xff\\0garbage)", "42",
@@ -126,6 +127,21 @@ def test_read_setting_types(tmp_path):
     assert read_setting(s, "map", {}, dict) == {"k": "v"}
     assert read_setting(s, "missing", "d", str) == "d"
     assert read_setting(s, "text", None, bytes) is None
+
+
+def test_the_memory_policy_preference_and_flag(tmp_path, caplog):
+    s = QSettings(str(tmp_path / "m.ini"), QSettings.Format.IniFormat)
+    assert memory_preference(s).mode == "auto"  # unset
+    s.setValue("memoryPolicy", "full")
+    assert memory_preference(s).mode == "full"
+    s.setValue("memoryPolicy", "small please")
+    with caplog.at_level(logging.WARNING, logger="lmdk_gui.settings"):
+        assert memory_preference(s).mode == "auto"
+    assert "memoryPolicy" in caplog.text and "small please" in caplog.text
+    assert build_parser().parse_args(["--memory", "lean"]).memory == "lean"
+    assert build_parser().parse_args([]).memory is None  # (the preference decides)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--memory", "small"])
 
 
 # ---------------------------------------------------------------------------------------- geometry
@@ -267,10 +283,10 @@ def test_sample_buttons_open_the_samples_and_show_the_plots(qtbot, empty_window,
 
 
 def test_open_button_triggers_file_open(qtbot, empty_window, monkeypatch):
-    from lmdk_gui.ui.window import main_window
+    from lmdk_gui.ui.window import files_controller
 
     asked = []
-    monkeypatch.setattr(main_window.QFileDialog, "getOpenFileName", lambda *a, **k: asked.append(a) or ("", ""))
+    monkeypatch.setattr(files_controller.QFileDialog, "getOpenFileName", lambda *a, **k: asked.append(a) or ("", ""))
     with qtbot.waitSignal(empty_window.open_action.triggered, timeout=1000):
         qtbot.mouseClick(empty_window.findChild(QPushButton, "emptyOpenButton"), Qt.MouseButton.LeftButton)
     assert len(asked) == 1

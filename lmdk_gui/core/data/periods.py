@@ -119,7 +119,7 @@ def to_periods(series: Series, landmarks, resolution: str, how: str = "sum", *, 
     periods = Periods(resolution=canon, label=label, aggregate=how, counts=counts,
                       bounds=None if bounds is None else (float(bounds[0]), float(bounds[1])))
     out = replace(series, times=starts[first], values=values.astype(np.float64), periods=periods,
-                  unit=f"{unit} per {label}" if how == "sum" else unit, _cache={})
+                  unit=f"{unit}/{label}" if how == "sum" else unit, _cache={})
     return PeriodView(out, lm_periods, float(sensitivity) * periods.multipliers(lm_periods))
 
 

@@ -587,9 +587,9 @@ def _patched(p: Plan, noise: UnitNoise, prev: Release) -> tuple[np.ndarray, np.n
         return None  # (a period series: its noise scales change with the landmark periods)
     span = skip_span(old, prev.landmarks, b, p.landmarks, p.eps_a) if p.scheme == "skip" else None
     lo, hi = span if span is not None else budget_span(old, b)
-    if lo < 0:  # the same budgets: the same release (its values kept or let go: Release.without_values)
+    if lo < 0:  # the same budgets: the same release
         return old, prev.values, prev.approximated, (0, 0)
-    if hi - lo > n * PATCH_SHARE or prev.values.shape[0] != n:
+    if hi - lo > n * PATCH_SHARE:
         return None
     # Only the span's flags are new: elsewhere the budgets, so the flags (ε_t > 0), are prev's. Series-wide
     # flags made anew were two passes over n events per click.

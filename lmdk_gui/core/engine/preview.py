@@ -35,11 +35,12 @@ from ..kernel.dummies import (
     selection_rng,
 )
 from ..kernel.noise import UnitNoise
+from ..kernel.schemes import SCHEMES
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
 from . import release as release_mod
 from .lazyjit import interpreted
 from .pipeline import denoised_values, kind_of, plan, run_preview_patched
-from .release import Release, normalize_landmarks
+from .release import Release, ReleaseSummary, normalize_landmarks
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,29 @@ class SchemePreview:
     """A scheme's preview release plus its error for this seed; with ``settings.denoise``, also its
     post-processing (``denoised``: released values, budgets, flags and public settings only) and that
     error. ``values`` stays the raw release (the automation contract); ``denoised_values`` is None when
-    denoising is off."""
+    denoising is off. ``release`` is the whole release, or its :class:`~.release.ReleaseSummary` where a lean
+    session dropped it (a hidden scheme, or one a landmark edit replaces: ``whole`` False, and reading
+    ``values``, ``budgets`` or ``approximated`` raises LookupError until the session makes it again)."""
 
-    release: Release
+    release: Release | ReleaseSummary
     mae: float
     relative: float | None
     denoised: Denoised | None = None
     mae_denoised: float = float("nan")
     relative_denoised: float | None = None
+
+    @property
+    def whole(self) -> bool:
+        """It holds the whole release (not a lean session's summary of it)."""
+        return isinstance(self.release, Release)
+
+    @property
+    def whole_release(self) -> Release:
+        """The release; LookupError where a lean session kept only its summary."""
+        if not isinstance(self.release, Release):
+            raise LookupError(f"the {self.release.scheme} preview holds its summary only (a lean session dropped "
+                              "the release); show the scheme to make it again")
+        return self.release
 
     @property
     def denoised_values(self) -> np.ndarray | None:
@@ -69,15 +85,15 @@ class SchemePreview:
     # The automation contract: preview[scheme].budgets / .values
     @property
     def budgets(self) -> np.ndarray:
-        return self.release.budgets
+        return self.whole_release.budgets
 
     @property
     def values(self) -> np.ndarray:
-        return self.release.values
+        return self.whole_release.values
 
     @property
     def approximated(self) -> np.ndarray:
-        return self.release.approximated
+        return self.whole_release.approximated
 
     @property
     def guarantee(self):
@@ -240,12 +256,19 @@ def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySett
 
 
 def _scheme_preview(series: Series, p, settings: PrivacySettings, noise: UnitNoise,
-                    memo: dict | None) -> tuple[Release, float, tuple | None]:
+                    memo: dict | None) -> tuple[Release | ReleaseSummary, float, tuple | None]:
     """One scheme's preview release and its error; the memo entries to store (or None), which the caller
-    writes (only reads happen here, so this may run on another thread)."""
+    writes (only reads happen here, so this may run on another thread). Where a lean session left the memo a
+    release's summary only (:func:`drop_releases`), a scheme whose budgets ignore the landmarks (the registry's
+    ``uses_landmarks``: Event, User) gets that summary back with the new landmarks and check (with the same
+    settings its release is the same); any other scheme's release is made whole again."""
     key = settings.with_(denoise=False)  # the raw release does not depend on it: a toggle reuses them all
     hit = memo.get(p.scheme) if memo is not None and p.budgets is not None else None
     prev = hit[1] if hit is not None and hit[0] == key else None
+    if isinstance(prev, ReleaseSummary):
+        if not SCHEMES[p.scheme].uses_landmarks and p.precheck is not None:
+            return replace(prev, landmarks=p.landmarks, guarantee=p.precheck), hit[2], None  # type: ignore[index]
+        prev = None
     rel, span = run_preview_patched(p, noise, prev)  # patches prev where budgets changed (Skip), reuses it if none did
     remember = None
     if prev is not None and rel.values is prev.values:
@@ -287,30 +310,30 @@ class DenoiseMemo:
         self._items: dict[tuple[str, str], tuple] = {}
         self._mean_abs: tuple[Series, float] | None = None
 
-    def get(self, role: str, series: Series, settings: PrivacySettings, rel: Release,
+    def get(self, role: str, series: Series, settings: PrivacySettings, rel: Release | ReleaseSummary,
             values: bool = True) -> tuple[Denoised | None, float] | None:
-        """The entry of this very release, if any; with ``values``, not one that kept only the error."""
+        """The entry of this very release (or of the release a summary stands for), if any; with ``values``,
+        not one that kept only the error."""
         e = self._items.get((role, rel.scheme))
-        if e is not None and e[0] is series and e[2] is rel.values and e[3] is rel.budgets \
-                and e[4] is rel.approximated and e[1] == settings \
+        i = _ident(rel)
+        if e is not None and e[0] is series and e[2] is i[0] and e[3] is i[1] and e[4] is i[2] and e[1] == settings \
                 and not (values and e[5] is None and not np.isnan(e[6])):
             return e[5], e[6]
         return None
 
-    def put(self, role: str, series: Series, settings: PrivacySettings, rel: Release, den: Denoised | None,
-            err: float) -> None:
-        self._items[(role, rel.scheme)] = (series, settings, rel.values, rel.budgets, rel.approximated, den, err)
+    def put(self, role: str, series: Series, settings: PrivacySettings, rel: Release | ReleaseSummary,
+            den: Denoised | None, err: float) -> None:
+        self._items[(role, rel.scheme)] = (series, settings, *_ident(rel), den, err)
 
     def forget(self, role: str, scheme: str) -> None:
         self._items.pop((role, scheme), None)
 
-    def rehome(self, role: str, old: Release, new: Release, *, keep_denoised: bool = False) -> None:
-        """The entry of ``old`` now describes ``new``: the same release kept another way (its values let go:
-        :meth:`.Release.without_values`, and then its denoised values too; or at float32); its error stays."""
+    def rehome(self, role: str, old: Release, new: Release | ReleaseSummary, *, keep_denoised: bool = False) -> None:
+        """The entry of ``old`` now describes ``new``: the same release kept another way (its summary:
+        :func:`drop_releases`, and then without its denoised values; or at float32); its error stays."""
         e = self._items.get((role, old.scheme))
-        if e is not None and e[2] is old.values and e[3] is old.budgets and e[4] is old.approximated:
-            self._items[(role, old.scheme)] = (*e[:2], new.values, new.budgets, new.approximated,
-                                               e[5] if keep_denoised else None, e[6])
+        if e is not None and all(x is y for x, y in zip(e[2:5], _ident(old), strict=True)):
+            self._items[(role, old.scheme)] = (*e[:2], *_ident(new), e[5] if keep_denoised else None, e[6])
 
     def forget_schemes(self, schemes: Collection[str]) -> None:
         """Forget these schemes' entries in every role (their releases are about to be replaced)."""
@@ -321,6 +344,14 @@ class DenoiseMemo:
         if self._mean_abs is None or self._mean_abs[0] is not series:
             self._mean_abs = (series, _mean_abs(series, None))
         return self._mean_abs[1]
+
+
+def _ident(rel: Release | ReleaseSummary) -> tuple:
+    """What a :class:`DenoiseMemo` entry is keyed on: a release's arrays (a reused release keeps them), or the
+    token of the release a summary stands for."""
+    if isinstance(rel, Release):
+        return rel.values, rel.budgets, rel.approximated
+    return rel.token, None, None
 
 
 def denoise_preview(snap: Snapshot, result: PreviewResult, *, should_cancel=None, memo: DenoiseMemo | None = None,
@@ -384,31 +415,33 @@ def _denoise_all(snap: Snapshot, previews: dict[str, SchemePreview], settings: P
     # once every scheme is denoised (each copy made during the stage would sit beside its denoising's arrays)
     for scheme in compact_raw if compact else ():
         q = out.get(scheme)
-        if q is not None and q.denoised is not None and (v := compact_values(q.values)) is not q.values:
-            out[scheme] = replace(q, release=q.release.with_values(v))
-            memo.rehome(role, q.release, out[scheme].release, keep_denoised=True)
+        if q is not None and q.denoised is not None and isinstance(rel := q.release, Release) \
+                and (v := compact_values(rel.values)) is not rel.values:
+            out[scheme] = replace(q, release=rel.with_values(v))
+            memo.rehome(role, rel, out[scheme].release, keep_denoised=True)
     return out
 
 
-def let_go_of_values(previews: dict[str, SchemePreview], schemes: Collection[str], memo: dict | None,
-                     denoise_memo: DenoiseMemo | None, role: str, *, budgets: bool = False) -> dict[str, SchemePreview]:
-    """``previews`` with the raw and denoised values of ``schemes`` let go (:meth:`.Release.without_values`: a
-    large window's hidden schemes, once scored), in the :func:`scheme_previews` memo too (``memo``: an unchanged
-    release is reused as it is, values let go) and in the denoise memo (``role``'s entry keeps its error).
-    Only when no job uses either memo. With ``budgets``, their budgets too (not in a memo: the edit that lets
-    them go replaces those releases)."""
+def drop_releases(previews: dict[str, SchemePreview], schemes: Collection[str], memo: dict | None,
+                  denoise_memo: DenoiseMemo | None, role: str) -> dict[str, SchemePreview]:
+    """``previews`` with the releases of ``schemes`` replaced by their summaries (:meth:`.Release.summary`) and
+    their denoised values dropped: a lean session's hidden schemes once scored, or those a landmark edit
+    replaces. Their errors stay. In the :func:`scheme_previews` memo too (``memo``; Event's and User's summaries
+    are reused on a click) and in the denoise memo (``role``'s entry keeps its error). Only when no job uses
+    either memo. A release is never emptied: the summary is another object, and the release goes once nobody
+    else (a view) holds it."""
     out = dict(previews)
     for scheme in schemes:
         p = previews.get(scheme)
-        if p is None or not p.release.values_kept and (not budgets or not p.release.budgets_kept):
+        if p is None or not isinstance(rel := p.release, Release):
             continue
-        rel = p.release.without_values(budgets)
-        out[scheme] = replace(p, release=rel, denoised=None)  # (its error stays)
+        summary = rel.summary()
+        out[scheme] = replace(p, release=summary, denoised=None)  # (its error stays)
         hit = memo.get(scheme) if memo is not None else None
-        if hit is not None and hit[1] is p.release:
-            memo[scheme] = (hit[0], rel, hit[2])  # type: ignore[index]
+        if hit is not None and hit[1] is rel:
+            memo[scheme] = (hit[0], summary, hit[2])  # type: ignore[index]
         if denoise_memo is not None:
-            denoise_memo.rehome(role, p.release, rel)
+            denoise_memo.rehome(role, rel, summary)
     return out
 
 
@@ -456,12 +489,12 @@ def _stopped(should_cancel) -> bool:
     return should_cancel is not None and bool(should_cancel())
 
 
-def _denoised_mae(series: Series, rel: Release, settings: PrivacySettings,
+def _denoised_mae(series: Series, rel: Release | ReleaseSummary, settings: PrivacySettings,
                   should_cancel) -> tuple[Denoised | None, float] | None:
     """:func:`~.metrics.denoised_mae`, or None when cancelled between the denoising and its error (on a large
     series each is a long step, and the denoised values are let go at once)."""
-    if not rel.values_kept:
-        raise ValueError(f"the {rel.scheme} release's values were let go: it cannot be denoised again")
+    if not isinstance(rel, Release):
+        raise ValueError(f"the {rel.scheme} preview holds its release's summary only: it cannot be denoised again")
     den = denoised_values(rel, settings)
     if den is None:
         return None, float("nan")

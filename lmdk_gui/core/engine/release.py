@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -54,7 +54,7 @@ class Release:
 
     @property
     def n(self) -> int:
-        return int(self.approximated.shape[0])  # (the budgets may be let go: without_values)
+        return int(self.approximated.shape[0])
 
     # Cached (a release is immutable): the metrics table reads them on every refresh of the GUI thread.
     @cached_property
@@ -81,27 +81,15 @@ class Release:
     def is_landmark_private(self) -> bool:
         return self.guarantee.holds
 
-    @property
-    def values_kept(self) -> bool:
-        """False for a release whose values were let go (:meth:`without_values`)."""
-        return self.values.shape[0] == self.n
-
-    @property
-    def budgets_kept(self) -> bool:
-        """False for a release whose budgets were let go (:meth:`without_values`)."""
-        return self.budgets.shape[0] == self.n
-
-    def without_values(self, budgets: bool = False) -> Release:
-        """This release with its values let go (with ``budgets``, its budgets too): a large window's hidden
-        scheme, or one a landmark edit replaces (series-sized arrays). It keeps its flags, check and
-        summaries. What was let go is empty (``values_kept``, ``budgets_kept`` False): whoever needs it makes
-        the release again."""
-        return self.with_values(np.empty((0,) + self.values.shape[1:], self.values.dtype),
-                                np.empty(0) if budgets else self.budgets)
+    def summary(self) -> ReleaseSummary:
+        """What this release says without its series-sized arrays (a lean session's hidden scheme, or one a
+        landmark edit replaces, issue 43): its scheme, check, landmarks and summaries."""
+        return ReleaseSummary(self.scheme, self.kind, self.epsilon, self.landmarks, self.guarantee, self.n,
+                              self.mean_budget, self.max_budget, self.approximated_share, self.categories)
 
     def with_values(self, values: np.ndarray, budgets: np.ndarray | None = None) -> Release:
-        """This release holding ``values`` (and ``budgets``) instead: the same release kept another way (let go
-        of, or at float32 to be drawn); its summaries are carried over."""
+        """This release holding ``values`` (and ``budgets``) instead, of the same length: the same release kept
+        another way (at float32 to be drawn); its summaries are carried over."""
         out = replace(self, values=values, budgets=self.budgets if budgets is None else budgets)
         self.carry_summaries(out)
         return out
@@ -112,6 +100,30 @@ class Release:
         for name in ("mean_budget", "max_budget", "approximated_share"):
             if name in self.__dict__:
                 other.__dict__[name] = self.__dict__[name]
+
+
+@dataclass(frozen=True, eq=False)
+class ReleaseSummary:
+    """A release's scheme, check, landmarks and summaries without its arrays (:meth:`Release.summary`): what a
+    lean session keeps of a release it does not draw. A release is always whole; whoever needs its values
+    makes it again. ``token`` identifies the release it summarises across the copies made for a new landmark set
+    and check (the preview reuses an Event or User summary on a click: their budgets ignore the landmarks)."""
+
+    scheme: str
+    kind: str
+    epsilon: float
+    landmarks: np.ndarray
+    guarantee: GuaranteeResult
+    n: int
+    mean_budget: float
+    max_budget: float
+    approximated_share: float
+    categories: tuple[str, ...] | None = None
+    token: object = field(default_factory=object)
+
+    @property
+    def is_landmark_private(self) -> bool:
+        return self.guarantee.holds
 
 
 # ------------------------------------------------------------------------------------------ landmarks

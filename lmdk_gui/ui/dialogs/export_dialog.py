@@ -169,6 +169,31 @@ class ExportDialog(QDialog):
         lay.addWidget(self._scroll, 1)
 
         self._build_scheme_chooser(form, default_scheme)
+        self._build_warnings(form, landmark_rules)
+        self._build_output(form, start_dir)
+        self._build_randomness(form)
+        self._build_values(form)
+        # The wheel scrolls the dialog: over a combo or spin box it would change the choice (the scheme!)
+        # while the person only meant to scroll; an unfocused one passes the wheel on (issue 44).
+        self._wheel_guard = WheelGuard(self)
+        for w in self._body.findChildren(QAbstractSpinBox) + self._body.findChildren(QComboBox):
+            self._wheel_guard.guard(w)
+        self._build_footer(lay)
+        for w in (self.scheme, self.backend):
+            w.currentIndexChanged.connect(self._update)
+        for w in (self.include_budget, self.include_flags, self.use_seed):
+            w.toggled.connect(self._update)
+        self.scheme.activated.connect(self._chosen_by_user)
+        # The session averages what its own Denoise setting publishes; when this box asks for the denoised
+        # error and the session's average has none, the dialog asks the core for it (same compute_average).
+        self._denoised_average: AverageResult | None = None
+        self._average_runner: LatestOnlyRunner | None = None
+        self.set_advice(average if average is not None else snapshot.extra.get("average"),
+                        preview if preview is not None else snapshot.extra.get("preview"))
+        self._update()
+
+    def _build_warnings(self, form: QFormLayout, landmark_rules: frozenset[str]) -> None:
+        """The notes under the scheme chooser: republishing, and landmarks found by a rule on the values."""
         self.republish_warning = warning_label(f"⚠ {REPUBLISH_WARNING} (Dummy landmarks panel).",
                                                "exportRepublishWarning")
         form.addRow("", self.republish_warning)
@@ -179,6 +204,9 @@ class ExportDialog(QDialog):
         self.rule_warning.setVisible(bool(rules))
         form.addRow("", self.rule_warning)
 
+    def _build_output(self, form: QFormLayout, start_dir: str) -> None:
+        """The output file, the opt-in columns and metadata, and the noise backend."""
+        snapshot = self.snapshot
         stem = Path(snapshot.series.source.path).stem if snapshot.series.source else snapshot.series.name
         self.path_edit = QLineEdit(str(Path(start_dir) / f"{stem}_protected.csv"))
         self.path_edit.setObjectName("exportPath")
@@ -205,6 +233,8 @@ class ExportDialog(QDialog):
             self.backend.addItem("OpenDP samplers (slower; not for Adaptive; no seed)", "opendp")
         form.addRow("Noise", self.backend)
 
+    def _build_randomness(self, form: QFormLayout) -> None:
+        """Fresh randomness, or a generated secret key that makes the export reproducible."""
         self.use_seed = QCheckBox("Reproducible export (generate a secret key)")
         self.use_seed.setObjectName("exportReproducible")
         self.seed = QLineEdit()  # the generated key: shown, read-only, copyable
@@ -225,6 +255,10 @@ class ExportDialog(QDialog):
                                           "keep it secret. It is kept in your private release ledger so that the "
                                           "same release can be made again without spending ε again.")
         form.addRow("", self.seed_warning)
+
+    def _build_values(self, form: QFormLayout) -> None:
+        """How the values are written: text cells verbatim or not, denoised or raw (with the lower-bound hint)."""
+        snapshot = self.snapshot
         self.verbatim_labels = QCheckBox("Keep text cells verbatim, formulas included")
         self.verbatim_labels.setToolTip("Off (default): a label starting with = + - @, a tab or a carriage return "
                                         "gets a leading ' so that spreadsheets do not run it as a formula.")
@@ -252,12 +286,9 @@ class ExportDialog(QDialog):
         self.lower_bound_hint.setVisible(lower_bound_question(snapshot.series.kind, snapshot.series.values,
                                                               snapshot.settings))
         form.addRow("", self.lower_bound_hint)
-        # The wheel scrolls the dialog: over a combo or spin box it would change the choice (the scheme!)
-        # while the person only meant to scroll; an unfocused one passes the wheel on (issue 44).
-        self._wheel_guard = WheelGuard(self)
-        for w in self._body.findChildren(QAbstractSpinBox) + self._body.findChildren(QComboBox):
-            self._wheel_guard.guard(w)
 
+    def _build_footer(self, lay: QVBoxLayout) -> None:
+        """What will be guaranteed (the summary) and the buttons, below the scrolling choices."""
         self.summary = QLabel()
         self.summary.setObjectName("exportSummary")
         self.summary.setWordWrap(True)
@@ -269,19 +300,6 @@ class ExportDialog(QDialog):
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
-
-        for w in (self.scheme, self.backend):
-            w.currentIndexChanged.connect(self._update)
-        for w in (self.include_budget, self.include_flags, self.use_seed):
-            w.toggled.connect(self._update)
-        self.scheme.activated.connect(self._chosen_by_user)
-        # The session averages what its own Denoise setting publishes; when this box asks for the denoised
-        # error and the session's average has none, the dialog asks the core for it (same compute_average).
-        self._denoised_average: AverageResult | None = None
-        self._average_runner: LatestOnlyRunner | None = None
-        self.set_advice(average if average is not None else snapshot.extra.get("average"),
-                        preview if preview is not None else snapshot.extra.get("preview"))
-        self._update()
 
     def event(self, e: QEvent) -> bool:
         done = super().event(e)

@@ -143,7 +143,7 @@ class BudgetPlot(_Rows):
         """Drop the budgets that ``preview`` no longer has (a lean session's landmark edit let go of them)
         without redrawing: those rows stay as drawn until their new preview."""
         self._split = {k: b for k, b in self._split.items()
-                       if (p := preview.get(k)) is not None and p.release.budgets_kept}
+                       if (p := preview.get(k)) is not None and p.whole}
 
     def _scale_row(self, scheme: str, top: float) -> None:
         """Put a row on the scale 0 – ``top``. The view's y range stays fixed (0 – 1 is the row's bar space):

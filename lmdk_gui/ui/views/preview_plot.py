@@ -224,8 +224,8 @@ class PreviewPlot(_Rows):
         # A row whose values a lean session let go of (:meth:`let_go`) stays as drawn until its new preview; a
         # scheme shown again after they were let go while it was hidden gets its row with its new preview.
         shown = [s for s in ALL_SCHEMES if s in visible and (p := preview.get(s)) is not None
-                 and (p.release.values_kept or s in self.shown())]
-        kept = [s for s in shown if preview[s].release.values_kept]
+                 and (p.whole or s in self.shown())]
+        kept = [s for s in shown if preview[s].whole]
         self._sources = {s: preview[s].values for s in kept}
         self._values = {s: display_values(self.series, v) for s, v in self._sources.items()}
         self._approx = {s: np.asarray(preview[s].approximated, dtype=bool) for s in kept}
@@ -253,7 +253,7 @@ class PreviewPlot(_Rows):
                           if (p := preview.get(k)) is not None and p.denoised is not None}
         for k in list(self._values):
             p = preview.get(k)
-            if p is None or not p.release.values_kept:
+            if p is None or not p.whole:
                 del self._values[k], self._approx[k], self._sources[k]
             elif p.values is not self._sources[k]:  # the same release kept another way (at float32)
                 self._values[k], self._sources[k] = display_values(self.series, p.values), p.values

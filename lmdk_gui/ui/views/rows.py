@@ -246,11 +246,28 @@ class _Rows(pg.GraphicsLayoutWidget):
         return [r["plot"] for r in self.rows.values()]
 
     def link_x(self, view: pg.ViewBox) -> None:
+        """The rows follow ``view``'s x range (the series plot's: one x per event)."""
+        if self._master is view:
+            return
+        self.unlink_x()
         self._master = view
         for r in self.rows.values():
             r["plot"].setXLink(view)
         view.sigXRangeChanged.connect(self._on_xrange)
         view.sigResized.connect(self._on_xrange)
+
+    def unlink_x(self, n: int | None = None) -> None:
+        """The rows get an x of their own — at a coarser release resolution one x per *period*, which the
+        series plot's events do not share — showing rows 0 … ``n`` − 1 whole."""
+        if self._master is not None:
+            self._master.sigXRangeChanged.disconnect(self._on_xrange)
+            self._master.sigResized.disconnect(self._on_xrange)
+            self._master = None
+            for r in self.rows.values():
+                r["plot"].setXLink(None)
+        if n is not None:
+            for r in self.rows.values():
+                r["plot"].setXRange(-0.5, max(n, 1) - 0.5, padding=0.01)
 
     def _view_rows(self, n: int) -> tuple[int, int, float]:
         """First and last row in view and the plot width in pixels."""

@@ -137,7 +137,7 @@ class TrackPlot(pg.PlotWidget):
                 curve.hide()
                 line.hide()
                 continue
-            if not self._preview[scheme].release.values_kept:
+            if not self._preview[scheme].whole:
                 continue  # let go of by a lean session: as drawn (or hidden) until its new preview
             den = self._denoised.get(scheme)
             curve.setSymbolBrush(pg.mkBrush(QColor(*SCHEME_COLORS[scheme], 60 if den is not None else 140)))

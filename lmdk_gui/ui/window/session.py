@@ -31,12 +31,17 @@ with ``mae_denoised``, and ``average[scheme].mean_denoised`` over the runs. It i
 preview job runs that same function itself: ``previewChanged`` then already carries the denoised values and
 ``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None.
 
-From ``LEAN_MIN`` events on (memory): once scored, a hidden scheme keeps its errors, budgets, flags and check
-but not its raw or denoised values (``release.values_kept`` False, ``denoised`` None) until it is shown again,
-which makes it anew; the shown rows' denoised values, and once denoised the raw values of the releases a
-landmark edit makes anew whole, are kept at float32 to be drawn (``core.preview.compact_values``); a landmark
-edit lets go at once of the landmark schemes' denoised values and of those releases' values and budgets
-(:meth:`Session._let_go_of_replaced`); the preview's unit noise is held only while a preview computes.
+Memory (issue 43): :attr:`Session.memory`, a :class:`~lmdk_gui.core.engine.memory.MemoryPolicy` (``auto``,
+``lean`` or ``full``; the window sets it from the user's preference), says whether the session keeps *lean*
+for its series (:attr:`Session.lean`); the session never decides that by itself. A lean session: once scored, a
+hidden scheme's preview holds its release's summary (:class:`~lmdk_gui.core.engine.release.ReleaseSummary`:
+check, landmarks, mean and largest budget) and its errors, not the release (``SchemePreview.whole`` False,
+``denoised`` None), until it is shown again, which makes it anew; the shown rows' denoised values, and once
+denoised the raw values of the releases a landmark edit makes anew whole, are kept at float32 to be drawn
+(``core.preview.compact_values``); a landmark edit drops at once the landmark schemes' denoised values and the
+releases of ``REMADE_BY_EDIT`` (:meth:`Session._let_go_of_replaced`); the preview's unit noise is held only
+while a preview computes. A release is never emptied: the session drops its reference to it, and
+``valuesLetGo`` tells the views to drop theirs (they keep what they drew).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from ...core.analysis.metrics import RunStats
 from ...core.data.periods import PeriodView, parse_resolution, period_settings, to_periods
 from ...core.data.series import Series
 from ...core.engine import lazyjit
+from ...core.engine.memory import MemoryPolicy
 from ...core.engine.preview import (
     INTERPRET_MAX,
     AverageResult,
@@ -66,15 +72,15 @@ from ...core.engine.preview import (
     compute_average,
     compute_preview,
     denoise_preview,
+    drop_releases,
     forget_releases,
     forget_replaced,
-    let_go_of_values,
     scheme_previews,
 )
 from ...core.engine.release import normalize_landmarks
 from ...core.kernel.dummies import DummyOptions, DummySelection, DummySettings
 from ...core.kernel.noise import UnitNoise
-from ...core.kernel.schemes import SCHEMES
+from ...core.kernel.schemes import REMADE_BY_EDIT
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
 from ...runtime.priority import BACKGROUND
 from . import passes
@@ -90,16 +96,6 @@ _scheme_previews = scheme_previews
 #: up to this many events the preview job denoises too (same ``denoise_preview``, a few ms); beyond it the
 #: denoising is a later stage on its own thread, so that the raw points are drawn first
 DENOISE_INLINE_MAX = 20_000
-
-#: From this many events on (80 MB per array at 10^7) the session keeps lean (issue 15, peak memory): a preview
-#: job starts only once the later stages it cancelled (denoising, ``post_stage``, the average: up to 0.4 s
-#: per step at 10^7) have returned and let go of their arrays, and the denoise stage keeps the denoised values
-#: of the visible schemes only (the hidden ones' errors are kept; showing one denoises it again). Below it
-#: both would cost clicks time (the 10^6 click waited for a denoising step) and save little memory.
-LEAN_MIN = 2_000_000
-#: the schemes a landmark edit makes anew whole (every budget changes), whose raw values a lean session lets
-#: go of at the edit (Skip's release is patched from the last one, Event's and User's stay)
-REMADE_BY_EDIT = frozenset(s.name for s in SCHEMES.values() if s.remade_by_edit)  # (the scheme registry)
 
 #: how long the R-run average waits after a preview arrived (edits in between restart the wait)
 AVERAGE_DELAY_MS = 150
@@ -200,8 +196,8 @@ class Session(QObject):
     dummiesFailed = Signal(str)  # the generator refused (e.g. Optimal beyond its limit)
     postChanged = Signal()  # the later stage (``post_stage``) of the current preview arrived
     denoisedChanged = Signal()  # ``preview``/``preview_plain`` now carry the current state's denoised values
-    # a lean session let go of values in ``preview`` (before the preview replacing them is started): views let
-    # go of theirs, keeping what they drew
+    # a lean session dropped releases or denoised values from ``preview`` (before the preview replacing them is
+    # started): views drop their references to them too, keeping what they drew
     valuesLetGo = Signal()
     resolutionChanged = Signal()  # the release resolution changed: the views show ``release_series``
 
@@ -212,6 +208,8 @@ class Session(QObject):
         # the suggestion rules whose proposals are in the landmark set (see landmark_rules)
         self._landmark_rules: frozenset[str] = frozenset()
         self._settings = PrivacySettings()
+        #: whether the session keeps lean for its series (:meth:`set_memory_policy`)
+        self.memory = MemoryPolicy()
         # A coarser release resolution (DESIGN §12): (resolution, aggregate) or None = one value per event.
         # The schemes, the preview, the metrics and the export then work on the periods (release_series);
         # the landmarks stay rows of the events, and each period holding one is a landmark period.
@@ -476,19 +474,18 @@ class Session(QObject):
         self.landmarksChanged.emit()
 
     def _let_go_of_replaced(self) -> None:
-        """A lean session's landmark edit lets go at once, not when the new preview arrives, of what that
-        preview replaces: the landmark schemes' denoised values, and the raw values and budgets of
-        ``REMADE_BY_EDIT`` (all their budgets change; Skip's release is the next one's patch source). At 10^7
-        events they were ≈ 0.6 GB of the click's peak, held while the new releases were made. ``preview`` keeps
-        their errors, flags, checks and summaries; the views keep what they drew of them (:meth:`lean`); the
-        preview job forgets them in the memos once the stages using those have stopped
-        (:meth:`_before_preview`)."""
+        """A lean session's landmark edit drops at once, not when the new preview arrives, what that preview
+        replaces: the landmark schemes' denoised values, and the releases of ``REMADE_BY_EDIT`` (all their
+        budgets change; Skip's release is the next one's patch source). At 10^7 events they were ≈ 0.6 GB of the
+        click's peak, held while the new releases were made. ``preview`` keeps their errors and release summaries
+        (checks, mean and largest budgets); the views keep what they drew of them (:meth:`lean`); the preview
+        job forgets them in the memos once the stages using those have stopped (:meth:`_before_preview`)."""
         if self.series is None or not self.lean:
             return
         def strip(pv: dict[str, SchemePreview]) -> dict[str, SchemePreview]:
             pv = {k: replace(p, denoised=None) if k in LANDMARK_SCHEMES and p.denoised is not None else p
                   for k, p in pv.items()}
-            return let_go_of_values(pv, REMADE_BY_EDIT, None, None, "", budgets=True)
+            return drop_releases(pv, REMADE_BY_EDIT, None, None, "")
         same = self.preview is self.preview_plain
         self.preview = strip(self.preview)
         self.preview_plain = self.preview if same else strip(self.preview_plain)
@@ -664,8 +661,8 @@ class Session(QObject):
             self.visible_schemes.add(scheme)
         else:
             self.visible_schemes.discard(scheme)
-        if changed and visible and (p := self.preview.get(scheme)) is not None and not p.release.values_kept:
-            # a lean session let go of its values while it was hidden: the next preview makes it again
+        if changed and visible and (p := self.preview.get(scheme)) is not None and not p.whole:
+            # a lean session dropped its release while it was hidden: the next preview makes it again
             self._refill |= {scheme}
             self._schedule()
         if changed:
@@ -741,9 +738,9 @@ class Session(QObject):
         return before
 
     def _let_go_of_hidden_values(self) -> None:
-        """A lean session lets go of the raw values of its hidden schemes once they are scored (the denoise
-        stage is in, or there is none): 80 MB each at 10^7 events, Event's and User's by default. Their errors,
-        budgets, flags and checks stay, and a click reuses them as they are (Event's and User's budgets do not
+        """A lean session drops the releases of its hidden schemes once they are scored (the denoise stage is
+        in, or there is none): 80 MB of values each at 10^7 events, Event's and User's by default. Their errors
+        and release summaries stay, and a click reuses Event's and User's as they are (their budgets do not
         depend on the landmarks); showing one makes it again (:meth:`set_scheme_visible`). The preview memo also
         forgets its float64 copies of the releases the stage kept at float32 (``compact_raw``). Only while no
         preview or denoise job runs: they use the memos this updates."""
@@ -754,8 +751,8 @@ class Session(QObject):
         hidden = [x for x in ALL_SCHEMES if x not in self.visible_schemes]
         memo = self._noise_cache.existing_memo(self.series, self._seed)
         same = self.preview is self.preview_plain
-        self.preview_plain = let_go_of_values(self.preview_plain, hidden, memo, self._denoise_memo, "plain")
-        self.preview = self.preview_plain if same else let_go_of_values(
+        self.preview_plain = drop_releases(self.preview_plain, hidden, memo, self._denoise_memo, "plain")
+        self.preview = self.preview_plain if same else drop_releases(
             self.preview, hidden, memo.get("with dummies") if memo is not None else None, self._denoise_memo,
             "dummies")
         forget_replaced(memo, self.preview_plain, REMADE_BY_EDIT)  # (the stage's compact_raw)
@@ -778,9 +775,10 @@ class Session(QObject):
 
     @property
     def lean(self) -> bool:
-        """A series of ``LEAN_MIN`` events or more: a hidden scheme's denoised values, and those a landmark
-        edit replaces, are let go (views draw what they drew until the new values arrive)."""
-        return self.series is not None and self.series.n >= LEAN_MIN
+        """The memory policy keeps this series lean (:attr:`memory`): a hidden scheme's release and denoised
+        values, and those a landmark edit replaces, are dropped (views draw what they drew until the new ones
+        arrive)."""
+        return self.series is not None and self.memory.resolve(self.series.n)
 
     def _keep(self) -> frozenset[str] | None:
         """The schemes whose denoised values the denoise stage keeps (None: all)."""
@@ -878,6 +876,13 @@ class Session(QObject):
             runner.submit(fn, *args, **kwargs)
         else:
             runner.submit(_without_preview_noise, noise, fn, *args, **kwargs)
+
+    def set_memory_policy(self, policy: MemoryPolicy) -> None:
+        """Keep lean as ``policy`` says from now on (the user's preference, ``lmdk-gui --memory``). A preview in
+        hand stays as it is: what a lean session dropped is made again when it is shown or edited."""
+        self.memory = policy
+        if self.series is not None:
+            runtime.series_set(self.lean)
 
     def let_go_of_preview_noise(self) -> None:
         """A lean session lets go of its preview's unit noise while no preview job runs (an export draws its

@@ -24,6 +24,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QScrollArea
 
 from ...core.data.loader import load_series
+from ...core.engine.memory import MemoryPolicy
 
 log = logging.getLogger("lmdk_gui.settings")
 
@@ -140,6 +141,21 @@ def starts_maximized(available: QRect) -> bool:
     """Whether a first launch on a screen of this available area opens maximized: at 90 % of a laptop's
     screen the preview rows ran below the window's edge (a scroll bar at the first look)."""
     return fitted_geometry(available).height() < ROOMY_HEIGHT
+
+
+#: the preference holding the memory policy's mode (``auto``, ``lean`` or ``full``: core/engine/memory.py)
+MEMORY_KEY = "memoryPolicy"
+
+
+def memory_preference(settings: QSettings) -> MemoryPolicy:
+    """The user's memory policy (the ``memoryPolicy`` preference), ``auto`` when unset; a value that is not a
+    mode is ignored with one log line naming it."""
+    text = read_setting(settings, MEMORY_KEY, "auto", str)
+    try:
+        return MemoryPolicy.parse(text)
+    except ValueError as e:
+        log.warning("settings: ignoring %s in %s (%s); using auto", MEMORY_KEY, settings.fileName(), e)
+        return MemoryPolicy()
 
 
 def restore_window(window, settings: QSettings) -> bool:

@@ -2,7 +2,7 @@
 
 Every list of schemes in the app derives from :data:`SCHEMES` — ``settings.ALL_SCHEMES``,
 ``LANDMARK_SCHEMES``, ``SCHEME_LABELS``, ``release.fixed_budgets``, the views' colours, the help texts, the
-session's memory table, the export's republishing warning. Adding a scheme is one module here plus its
+lean session's drops (``REMADE_BY_EDIT``), the export's republishing warning. Adding a scheme is one module here plus its
 test (docs/development.md walks through one); tests/core/test_scheme_registry.py checks that every
 registered scheme has what the views and the export need.
 """
@@ -30,5 +30,9 @@ def _discover() -> dict[str, Scheme]:
 
 #: Every scheme, by name, in display order.
 SCHEMES: dict[str, Scheme] = _discover()
+#: The schemes a landmark edit makes anew whole (``Scheme.remade_by_edit``: every budget changes), whose releases
+#: a lean session drops at the edit (core.engine.memory); Skip's is patched from the last one, Event's and User's
+#: stay.
+REMADE_BY_EDIT: frozenset[str] = frozenset(k for k, s in SCHEMES.items() if s.remade_by_edit)
 
-__all__ = ["SCHEMES", "BudgetsFn", "Scheme", "constant_budgets"]
+__all__ = ["REMADE_BY_EDIT", "SCHEMES", "BudgetsFn", "Scheme", "constant_budgets"]

@@ -27,7 +27,7 @@ class Scheme:
     budgets: BudgetsFn | None
     uses_landmarks: bool  # its budgets depend on the landmark set (False: planned without it)
     republishes: bool  # repeats the previous release at events it skips (the export warns: it shows landmarks)
-    remade_by_edit: bool  # a landmark edit changes every budget (a lean session lets go of its values)
+    remade_by_edit: bool  # a landmark edit changes every budget (a lean session drops its release at the edit)
     color: tuple[int, int, int]  # its colour in every view (tests/ui/test_palette.py checks the distances)
     help: tuple[str, str]  # (what it does in plain words, one example) for the help dialog
 
