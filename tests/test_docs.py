@@ -40,3 +40,20 @@ def test_readme_lists_the_debian_packages_ci_installs():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"sudo apt-get install (.*?)```", readme, re.S).group(1)
     assert set(block.replace("\\", " ").split()) == wanted
+
+
+def test_the_readme_install_works_for_a_newcomer_as_root_and_as_a_user():
+    """A newcomer's stumbles: `sudo` alone fails as root, apt needs its lists first, and the commands are not
+    on PATH after `pip install` into a venv."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "apt-get update" in text
+    assert "As root" in text and "leave out `sudo`" in text
+    assert ".venv/bin/lmdk" in text and "source .venv/bin/activate" in text
+
+
+def test_every_duplicates_policy_is_in_the_cli_docs():
+    """`drop-exact` was missing from docs/cli.md."""
+    from lmdk_gui.core.data.loader import DUPLICATE_POLICIES
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert all(p in text for p in DUPLICATE_POLICIES), DUPLICATE_POLICIES
