@@ -12,6 +12,7 @@ import sys
 from collections import defaultdict
 
 from ..core.publish import ledger
+from ..core.publish.reexport import reexport
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         n = ledger.clear()
         print(f"deleted the ledger ({n} release{'s' if n != 1 else ''})")
         return 0
-    res = ledger.reexport(args.id, args.output, force=args.force, should_cancel=INTERRUPTED.is_set)
+    res = reexport(args.id, args.output, force=args.force, should_cancel=INTERRUPTED.is_set)
     RELEASE_WRITTEN.set()
     print(f"wrote {res.path} ({res.rows} rows, the same release as {args.id}; no new ε spent) and {res.sidecar}")
     return 0

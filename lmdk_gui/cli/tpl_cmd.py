@@ -21,7 +21,7 @@ from ..core.analysis.correlation import (
     read_matrix_file,
 )
 from ..core.analysis.metrics import share
-from ..core.engine.release import compute_all
+from ..core.engine.pipeline import compute_all
 from ..core.kernel.noise import UnitNoise
 from ..core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from ..core.publish.writers import AtomicFile

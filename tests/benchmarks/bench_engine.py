@@ -27,7 +27,7 @@ from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scrip
 from lmdk_gui.core.analysis.metrics import mae  # noqa: E402
 from lmdk_gui.core.data.loader import load_series  # noqa: E402
 from lmdk_gui.core.data.series import Series  # noqa: E402
-from lmdk_gui.core.engine.release import compute_all  # noqa: E402
+from lmdk_gui.core.engine.pipeline import compute_all  # noqa: E402
 from lmdk_gui.core.kernel.noise import UnitNoise  # noqa: E402
 from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
 

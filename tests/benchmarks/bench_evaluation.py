@@ -35,7 +35,7 @@ from timing import best_of  # noqa: E402  (tests/benchmarks/timing.py, the scrip
 from lmdk_gui.core.analysis.evaluation import DEFAULT_PERCENTAGES, evaluate, landmark_sets
 from lmdk_gui.core.analysis.metrics import mae
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.engine.pipeline import compute_release
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 

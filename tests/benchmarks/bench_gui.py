@@ -45,7 +45,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from lmdk_gui.core.analysis.metrics import mae  # noqa: E402
-from lmdk_gui.core.engine.release import compute_all  # noqa: E402
+from lmdk_gui.core.engine.pipeline import compute_all  # noqa: E402
 from lmdk_gui.core.kernel.noise import UnitNoise  # noqa: E402
 
 APP = QApplication.instance() or QApplication([])

@@ -23,7 +23,7 @@ from lmdk_gui.core.analysis.denoise import denoise  # noqa: E402
 from lmdk_gui.core.analysis.metrics import mae  # noqa: E402
 from lmdk_gui.core.analysis.suggestions import rule_for_percentage  # noqa: E402
 from lmdk_gui.core.data.loader import load_series  # noqa: E402
-from lmdk_gui.core.engine.release import compute_release  # noqa: E402
+from lmdk_gui.core.engine.pipeline import compute_release  # noqa: E402
 from lmdk_gui.core.kernel.noise import UnitNoise  # noqa: E402
 from lmdk_gui.core.kernel.settings import PrivacySettings  # noqa: E402
 

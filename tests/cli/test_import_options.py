@@ -102,6 +102,7 @@ def test_batch_shares_date_order(tmp_path):
 
 def test_ledger_reexport_reads_the_dates_in_the_same_order(capsys, tmp_path):
     from lmdk_gui.core.publish import ledger
+    from lmdk_gui.core.publish.reexport import reexport
 
     path = _ambiguous(tmp_path)
     out = tmp_path / "r.csv"
@@ -110,5 +111,5 @@ def test_ledger_reexport_reads_the_dates_in_the_same_order(capsys, tmp_path):
     assert code == 0, err
     [entry] = ledger.entries()
     assert entry["recipe"]["columns"]["date_order"] == "dmy"
-    ledger.reexport(entry["id"], tmp_path / "again.csv")
+    reexport(entry["id"], tmp_path / "again.csv")
     assert (tmp_path / "again.csv").read_text() == out.read_text()

@@ -10,7 +10,7 @@ import pytest
 
 from lmdk_gui.core.analysis.correlation import CorrelationModel, landmark_tpl
 from lmdk_gui.core.data.loader import load_series
-from lmdk_gui.core.engine.release import compute_all
+from lmdk_gui.core.engine.pipeline import compute_all
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 from tests.cli.helpers import run

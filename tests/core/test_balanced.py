@@ -13,12 +13,8 @@ from hypothesis import strategies as st
 
 from lmdk_gui import cli
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.core.engine.release import (
-    balanced_budgets,
-    balanced_landmark_total,
-    compute_release,
-    fixed_budgets,
-)
+from lmdk_gui.core.engine.pipeline import compute_release
+from lmdk_gui.core.engine.release import balanced_budgets, balanced_landmark_total, fixed_budgets
 from lmdk_gui.core.kernel.guarantee import allocatable, check_guarantee
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, SCHEME_LABELS, PrivacySettings

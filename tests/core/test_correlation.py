@@ -316,7 +316,7 @@ def test_landmark_tpl_long_series_general_path():
 
 def test_landmark_tpl_for_schemes():
     from lmdk_gui.core.data.series import Series
-    from lmdk_gui.core.engine.release import compute_all
+    from lmdk_gui.core.engine.pipeline import compute_all
     from lmdk_gui.core.kernel.noise import UnitNoise
     from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 

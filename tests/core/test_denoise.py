@@ -17,7 +17,8 @@ from lmdk_gui.core.analysis import denoise as dn
 from lmdk_gui.core.analysis.denoise import Denoised, denoise
 from lmdk_gui.core.analysis.metrics import mae
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.core.engine.release import Release, compute_release
+from lmdk_gui.core.engine.pipeline import compute_release
+from lmdk_gui.core.engine.release import Release
 from lmdk_gui.core.kernel.mechanisms import EARTH_RADIUS_M
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import PrivacySettings

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.engine.pipeline import compute_release
 from lmdk_gui.core.kernel import dummies as dm
 from lmdk_gui.core.kernel.guarantee import check_guarantee
 from lmdk_gui.core.kernel.noise import UnitNoise

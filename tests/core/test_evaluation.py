@@ -21,7 +21,7 @@ from lmdk_gui.core.analysis.metrics import mae
 from lmdk_gui.core.analysis.suggestions import rule_for_percentage
 from lmdk_gui.core.data.loader import load_series
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.engine.pipeline import compute_release
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 from tests.conftest import SAMPLES

@@ -17,7 +17,7 @@ import pytest
 from lmdk_gui.core.analysis.metrics import mae
 from lmdk_gui.core.data.series import Series
 from lmdk_gui.core.engine import pipeline
-from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.engine.pipeline import compute_release
 from lmdk_gui.core.kernel.guarantee import allocatable, check_guarantee
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings

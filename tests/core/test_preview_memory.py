@@ -14,8 +14,8 @@ import pytest
 
 from lmdk_gui.core.analysis import metrics
 from lmdk_gui.core.data.series import Series
+from lmdk_gui.core.engine.pipeline import compute_release
 from lmdk_gui.core.engine.preview import NoiseCache, Snapshot, compute_preview
-from lmdk_gui.core.engine.release import compute_release
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES, PrivacySettings
 from lmdk_gui.runtime import heap

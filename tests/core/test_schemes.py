@@ -11,13 +11,8 @@ from hypothesis import strategies as st
 
 from lmdk_gui.core.analysis.metrics import mae, mae_over_runs
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.core.engine.release import (
-    compute_all,
-    compute_release,
-    fill_approximations,
-    fixed_budgets,
-    normalize_landmarks,
-)
+from lmdk_gui.core.engine.pipeline import compute_all, compute_release
+from lmdk_gui.core.engine.release import fill_approximations, fixed_budgets, normalize_landmarks
 from lmdk_gui.core.kernel.guarantee import allocatable, check_guarantee, landmark_sums
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES, AdaptiveParams, PrivacySettings

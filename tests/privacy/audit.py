@@ -37,8 +37,8 @@ import numpy as np
 from scipy import stats
 
 from lmdk_gui.core.data.series import Series
-from lmdk_gui.core.engine.pipeline import KINDS
-from lmdk_gui.core.engine.release import compute_release, landmark_mask, normalize_landmarks
+from lmdk_gui.core.engine.pipeline import KINDS, compute_release
+from lmdk_gui.core.engine.release import landmark_mask, normalize_landmarks
 from lmdk_gui.core.kernel import adaptive
 from lmdk_gui.core.kernel import securenoise as sn
 from lmdk_gui.core.kernel.noise import UnitNoise

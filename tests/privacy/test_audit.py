@@ -25,7 +25,7 @@ import pytest
 
 from lmdk_gui.core.data.series import Series
 from lmdk_gui.core.engine import release as release_mod
-from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.engine.pipeline import compute_release
 from lmdk_gui.core.kernel import securenoise as sn
 from lmdk_gui.core.kernel.guarantee import allocatable
 from lmdk_gui.core.kernel.noise import UnitNoise

@@ -28,6 +28,7 @@ from lmdk_gui.core.kernel.settings import PrivacySettings
 from lmdk_gui.core.publish import export as export_mod
 from lmdk_gui.core.publish import ledger
 from lmdk_gui.core.publish.export import ExportError, ExportOptions, export_release
+from lmdk_gui.core.publish.reexport import reexport
 from tests.cli.helpers import run
 from tests.conftest import SAMPLES
 from tests.keys import test_key
@@ -113,14 +114,14 @@ def test_ledger_reexport_keeps_the_denoise_choice(capsys, tmp_path, flag):
     assert code == 0, err
     [entry] = ledger.entries()
     assert entry["recipe"]["options"]["denoise"] is (flag == "--denoise")
-    again = ledger.reexport(entry["id"], tmp_path / "again.csv")
+    again = reexport(entry["id"], tmp_path / "again.csv")
     assert (tmp_path / "again.csv").read_text() == out.read_text()
     assert (again.post_processing is None) is (flag == "--no-denoise")
     path = ledger.ledger_path()
     old = json.loads(path.read_text().splitlines()[0])
     del old["recipe"]["options"]["denoise"]
     path.write_text(json.dumps(old) + "\n")
-    legacy = ledger.reexport(old["id"], tmp_path / "legacy.csv")
+    legacy = reexport(old["id"], tmp_path / "legacy.csv")
     assert legacy.post_processing is None
     assert json.loads((tmp_path / "legacy.csv.json").read_text())["post_processing"] is None
 

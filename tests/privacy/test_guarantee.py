@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from lmdk_gui import cli
 from lmdk_gui.core.data.series import Series
 from lmdk_gui.core.engine import release as release_mod
-from lmdk_gui.core.engine.release import compute_all, compute_release, require_landmark_private
+from lmdk_gui.core.engine.pipeline import compute_all, compute_release
+from lmdk_gui.core.engine.release import require_landmark_private
 from lmdk_gui.core.kernel.guarantee import GuaranteeError, allocatable, check_guarantee
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES, AdaptiveParams, PrivacySettings

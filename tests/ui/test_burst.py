@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from lmdk_gui.core.engine.release import compute_release
+from lmdk_gui.core.engine.pipeline import compute_release
 from lmdk_gui.core.kernel.guarantee import check_guarantee
 from lmdk_gui.core.kernel.noise import UnitNoise
 from lmdk_gui.core.kernel.settings import LANDMARK_SCHEMES

@@ -174,6 +174,7 @@ def test_reproducible_export_shows_a_copyable_key_that_recreates_the_release(qtb
     from PySide6.QtWidgets import QApplication
 
     from lmdk_gui.core.publish import ledger
+    from lmdk_gui.core.publish.reexport import reexport
 
     window.session.add_range(10, 30)
     dlg = ExportDialog(window.session.snapshot(), "adaptive", str(tmp_path), window)
@@ -195,7 +196,7 @@ def test_reproducible_export_shows_a_copyable_key_that_recreates_the_release(qtb
     entry = ledger.entries()[-1]
     assert entry["key"] == key and entry["output"] == str(out)
     again = tmp_path / "again.csv"
-    ledger.reexport(entry["id"], again)
+    reexport(entry["id"], again)
     assert again.read_text() == out.read_text()
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.series import Series
-from ..engine.pipeline import KINDS, abs_error_sums, block_sums, denoised_values
-from ..engine.release import Release, category_space, compute_release
+from ..engine.pipeline import KINDS, abs_error_sums, block_sums, compute_release, denoised_values
+from ..engine.release import Release, category_space
 from ..kernel.noise import UnitNoise
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
 from .denoise import Denoised

@@ -19,7 +19,7 @@ audits replace ``export.fixed_budgets`` / ``export.allocatable`` to prove a brok
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -32,6 +32,7 @@ from ..kernel import adaptive, mechanisms, securenoise
 from ..kernel.guarantee import GuaranteeResult, allocatable, check_guarantee
 from ..kernel.noise import NoiseAt, UnitNoise
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
+from . import release as release_mod
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 from .release import (
     Release,
@@ -772,3 +773,20 @@ class ExportRunner:
         if fr.any():
             self._carry = vals[int(np.flatnonzero(fr)[-1])]
         return vals
+
+
+# ------------------------------------------------------------------------------------ previews, one call
+def compute_release(series: Series, landmarks, settings: PrivacySettings, scheme: str,
+                    noise: UnitNoise) -> Release:
+    """A preview release on common random numbers (DESIGN §5): :func:`plan` then :func:`run_preview`, with
+    the allocation functions looked up in :mod:`.release` when called (so a fault injected there shows)."""
+    if noise.n != series.n:
+        raise ValueError("the unit noise was drawn for another series length")
+    return run_preview(plan(series, landmarks, settings, scheme, budgets_fn=release_mod.fixed_budgets,
+                            allocatable_fn=release_mod.allocatable), noise)
+
+
+def compute_all(series: Series, landmarks, settings: PrivacySettings, noise: UnitNoise,
+                schemes: Iterable[str] = ALL_SCHEMES) -> dict[str, Release]:
+    landmarks = normalize_landmarks(landmarks, series.n)
+    return {s: compute_release(series, landmarks, settings, s, noise) for s in schemes}

@@ -5,7 +5,7 @@ them directly. A :class:`Snapshot` is an immutable copy of what a computation wo
 :func:`compute_preview` gives each scheme's release on common random numbers (with dummies on, also the
 selection ``L' ⊃ L`` drawn from the seed and the draw number, and the releases on ``L'`` with ``ε − ε_sel``);
 :func:`compute_average` the MAE over ``runs`` runs (with dummies: with and without them). Each release is
-:func:`~.pipeline.plan` then :func:`~.pipeline.run_preview`, as in :func:`~.release.compute_release`.
+:func:`~.pipeline.plan` then :func:`~.pipeline.run_preview`, as in :func:`~.pipeline.compute_release`.
 Denoising is a later stage, :func:`denoise_preview` (post-processing of those releases): ``compute_preview``
 runs it at once by default (``lmdk compare``), the window's session on its own thread after drawing the raw
 releases.

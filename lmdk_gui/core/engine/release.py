@@ -24,12 +24,11 @@ from functools import cached_property
 import numpy as np
 
 from ..data.series import Series
-from ..kernel.guarantee import GuaranteeResult, allocatable
-from ..kernel.noise import UnitNoise
+from ..kernel.guarantee import GuaranteeResult, allocatable  # noqa: F401  (looked up here when called: the audits replace it)
 from ..kernel.schemes import SCHEMES
 from ..kernel.schemes import balanced as _balanced
 from ..kernel.schemes import constant_budgets as constant_budgets  # (re-exported: the engine's callers' name)
-from ..kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
+from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings
 from .lazyjit import numba  # the real numba is imported on a kernel's first call (cold start)
 
 
@@ -353,24 +352,6 @@ def _forward_fill(values, fresh):  # pragma: no cover - compiled
 
 
 # ------------------------------------------------------------------------------------------- release
-def compute_release(series: Series, landmarks, settings: PrivacySettings, scheme: str,
-                    noise: UnitNoise) -> Release:
-    """A preview release on common random numbers (DESIGN §5): :func:`.pipeline.plan` then
-    :func:`.pipeline.run_preview`, with this module's allocation (so a fault injected here shows)."""
-    from .pipeline import plan, run_preview  # the pipeline is built on this module's types
-
-    if noise.n != series.n:
-        raise ValueError("the unit noise was drawn for another series length")
-    return run_preview(plan(series, landmarks, settings, scheme, budgets_fn=fixed_budgets,
-                            allocatable_fn=allocatable), noise)
-
-
-def compute_all(series: Series, landmarks, settings: PrivacySettings, noise: UnitNoise,
-                schemes: Iterable[str] = ALL_SCHEMES) -> dict[str, Release]:
-    landmarks = normalize_landmarks(landmarks, series.n)
-    return {s: compute_release(series, landmarks, settings, s, noise) for s in schemes}
-
-
 def require_landmark_private(releases: Mapping[str, Release]) -> None:
     """Raise :class:`GuaranteeError` if any landmark-private scheme's release fails the check."""
     from ..kernel.guarantee import GuaranteeError

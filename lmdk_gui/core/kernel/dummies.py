@@ -328,7 +328,7 @@ def mae_runs_with_dummies(series, landmarks, settings, dummies: DummySettings, *
     Returns ``(without, with_dummies, mean |L'|)``: two ``{scheme: RunStats}`` and the mean size of L'.
     """
     from ..analysis.metrics import adaptive_last, denoised_mae, mae, run_stats
-    from ..engine.release import compute_release
+    from ..engine.pipeline import compute_release
     from .noise import UnitNoise
     from .settings import ALL_SCHEMES
 

@@ -562,7 +562,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                 csv_file.finish()
                 if cancelled():
                     raise Cancelled("export cancelled")
-                prior = _record(series, lm_true, settings_true, out, options, result, key, n)
+                prior = _record(series, lm_true, settings_true, out, options, result, key, n, digest)
                 with PairLock(out):  # no other export commits a CSV/sidecar pair here meanwhile (finding 9)
                     commit_pair(csv_file, side_file)  # never a CSV without its sidecar (issue 42, finding 8)
     except OSError as e:
@@ -620,12 +620,12 @@ def _describe_event(series: Series, i: int) -> str:
 
 
 def _record(series: Series, lm: np.ndarray, settings: PrivacySettings, out: Path, options: ExportOptions,
-            result: GuaranteeResult, key: bytes | None, n: int) -> ledger.Prior:
+            result: GuaranteeResult, key: bytes | None, n: int, digest: bytes) -> ledger.Prior:
     """The private ledger entry, written before the release is renamed into place (a failure to record it
     leaves nothing written: the accounting never misses a release). Returns what the ledger held about the
     input just before."""
     try:
-        return ledger.record_export(series, lm, settings, out, options, result, key, rows=n)
+        return ledger.record_export(series, lm, settings, out, options, result, key, rows=n, bound_to=digest)
     except OSError as e:
         raise ExportError(f"could not record the release in the private ledger {ledger.ledger_path()}: "
                           f"{e.strerror or e}; nothing was written") from None

@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["ENV_VAR", "BatchOrigin", "LedgerError", "clear", "composition", "composition_notice", "entries",
-           "find", "ledger_path", "notice_text", "Prior", "record_export", "reexport"]
+           "find", "ledger_path", "notice_text", "Prior", "record_export"]
 
 ENV_VAR = "LMDK_LEDGER"
 FILE_NAME = "ledger.jsonl"
@@ -225,23 +225,22 @@ class Prior:
     same_release_as: str | None = None  # an earlier entry that is this very release (same key and digest)
 
 
-def _release_id(key: bytes, series, landmarks, settings, options) -> str:
+def _release_id(key: bytes, digest: bytes) -> str:
     """Names a keyed release (its release key hashed once more): two entries with the same id are the same
-    release, bit for bit, whatever they were written as."""
+    release, bit for bit, whatever they were written as. ``digest``: the export's release digest."""
     import hashlib
 
-    from .export import release_digest
     from .keys import release_key
 
-    rk = release_key(key, release_digest(series, landmarks, settings, options))
-    return hashlib.sha256(b"lmdk release id v1\x00" + rk).hexdigest()
+    return hashlib.sha256(b"lmdk release id v1\x00" + release_key(key, digest)).hexdigest()
 
 
 def record_export(series, landmarks, settings, output, options, result, key: bytes | None, *,
-                  rows: int) -> Prior:
+                  rows: int, bound_to: bytes = b"") -> Prior:
     """Append the entry of one export (called by ``export_release`` before the renames); returns the earlier
     releases of the same input as the ledger had them just before. A keyed release made before (same key,
-    data, landmarks and settings) is recorded as a re-export of it: the same release spends no new ε."""
+    data, landmarks and settings) is recorded as a re-export of it: the same release spends no new ε.
+    ``bound_to``: the release digest a keyed export's words are bound to (:func:`.keys.release_digest`)."""
     from ..data.project import ColumnChoice
     from .keys import series_digest
 
@@ -249,7 +248,7 @@ def record_export(series, landmarks, settings, output, options, result, key: byt
     origin: BatchOrigin | None = options.origin
     digest = series_digest(series)
     k, total = composition(digest, src.sha256 if src is not None else None)
-    rid = _release_id(key, series, landmarks, settings, options) if key is not None else None
+    rid = _release_id(key, bound_to) if key is not None else None
     same = None if rid is None or options.reexport_of else _first_release(rid)
     if origin is not None:
         paths = [os.path.abspath(p) for p in origin.paths]
@@ -307,52 +306,3 @@ def clear() -> int:
     with contextlib.suppress(FileNotFoundError):
         ledger_path().unlink()
     return n
-
-
-def reexport(entry_id: str, output, *, force: bool = False, progress=None, should_cancel=None):
-    """Make the release ``entry_id`` again, bit for bit, from its kept key (no new ε is spent): reads the
-    same input (its loaded series must have the recorded digest), the same landmarks, settings and options.
-    A batch person is read again from the table as one person (one input file only)."""
-    from ..data.loader import load_series
-    from ..data.series import LoadError
-    from ..kernel.dummies import DummySettings
-    from ..kernel.settings import PrivacySettings
-    from .export import ExportOptions, export_release
-    from .keys import series_digest
-
-    e = find(entry_id)
-    if not e.get("key") or not e.get("recipe"):
-        raise LedgerError(f"release {e['id']} was made with fresh randomness (no kept key): it cannot be made "
-                          "again; a new export would be a new release")
-    if e.get("key_binding") != KEY_BINDING or not e.get("input_digest"):
-        raise LedgerError(f"release {e['id']} was made before export keys were bound to the release (issue 42): "
-                          "its noise cannot be drawn again; a new export would be a new release")
-    if not e.get("input_path"):
-        raise LedgerError(f"release {e['id']} was made by a batch over {len(e.get('input_paths') or [])} input "
-                          "files: its person cannot be read again from one file")
-    r = e["recipe"]
-    settings = PrivacySettings.from_dict(r["settings"])
-    load = {k: v for k, v in r["columns"].items() if v is not None}
-    if settings.categories is not None:
-        load["categories"] = list(settings.categories)
-    try:
-        series = load_series(e["input_path"], **load)
-    except (LoadError, OSError) as err:
-        raise LedgerError(f"release {e['id']}: cannot read its input again: {' '.join(str(err).split())}") from None
-    if r.get("resolution"):  # the periods do not depend on the landmarks (the recipe's are the periods')
-        from ..data.periods import to_periods
-
-        res = r["resolution"]
-        series = to_periods(series, [], res["resolution"], res["aggregate"], sensitivity=settings.sensitivity,
-                            bounds=tuple(res["bounds"]) if res["bounds"] else None).series
-    if series_digest(series) != e["input_digest"]:
-        raise LedgerError(f"the data read from {e['input_path']} differ from those of release {e['id']} (their "
-                          "digest differs); the same release cannot be made from them")
-    o = dict(r["options"])
-    dummies = DummySettings(**o.pop("dummies")) if o.get("dummies") else None
-    o.pop("dummies", None)
-    # Entries from before denoising existed wrote the raw release: make that again, bit for bit.
-    o.setdefault("denoise", False)
-    opts = ExportOptions(seed=bytes.fromhex(e["key"]), force=force, dummies=dummies, reexport_of=e["id"], **o)
-    return export_release(series, np.asarray(r["landmarks"], dtype=np.int64), settings, output, opts,
-                          progress=progress, should_cancel=should_cancel)

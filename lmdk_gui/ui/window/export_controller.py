@@ -17,13 +17,12 @@ from .startup import read_setting
 
 if TYPE_CHECKING:
     from ..dialogs.export_dialog import ExportJob
-    from .main_window import MainWindow
 
 
 class ExportController(QObject):
     """Owns the running export (``export_job``), the last finished one (``last_export``) and their widgets."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
         self.window = window
         self.session = window.session

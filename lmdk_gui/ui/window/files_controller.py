@@ -24,7 +24,6 @@ from .startup import clean_load_options, read_setting, write_options
 
 if TYPE_CHECKING:
     from ..dialogs.import_dialog import ImportDialog
-    from .main_window import MainWindow
 
 MAX_RECENT = 8
 log = logging.getLogger(__name__)
@@ -43,7 +42,7 @@ def load_job(path: str, options: dict, *, should_cancel=None) -> Series:
 class FilesController(QObject):
     """Owns the loader thread, the load in flight and the recent-files list (in the window's settings)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
         self.window = window
         self.session = window.session

@@ -5,16 +5,12 @@ the event a click would mark with its budgets in every shown scheme."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject
 
 from ...core.kernel.settings import SCHEME_LABELS
-
-if TYPE_CHECKING:
-    from .main_window import MainWindow
 
 #: said when a click on the series plot is not within reach of an event (nothing changes)
 OFF_LINE_HINT = ("No event there: click on the line or a dot (the ring shows which event a click marks); "
@@ -24,7 +20,7 @@ OFF_LINE_HINT = ("No event there: click on the line or a dot (the ring shows whi
 class PlotInteraction(QObject):
     """The series plot's mouse: owns the hover state (the row described, the event a click would mark)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
         self.window = window
         self.session = window.session

@@ -4,8 +4,6 @@ settings, and paints each preview in the slot that brings it (issue 15)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 
@@ -14,9 +12,6 @@ from ..views.multiples import AfterPaint
 from ..views.plots import display_values
 from .passes import after_paint
 from .startup import read_setting
-
-if TYPE_CHECKING:
-    from .main_window import MainWindow
 
 #: an edit's hover box and "computing…" wait this long for its preview, which says both (ms)
 STALE_AFTER_MS = 100
@@ -27,7 +22,7 @@ TRACK_MIN_WIDTH = 280
 class PlotSync(QObject):
     """Connects the session's signals to the window's views; owns the timers and paint waits between them."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
         self.window = window
         s = self.session = window.session

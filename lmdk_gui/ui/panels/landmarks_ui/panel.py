@@ -3,7 +3,7 @@ mark (on a worker, debounced), the "aim for a percentage" helper and Apply; and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -30,9 +30,6 @@ from ...dialogs.common import warning_label
 from ...window.runner import LatestOnlyRunner
 from .fields import LabelsField, NumberField
 from .overlay import ProposalOverlay
-
-if TYPE_CHECKING:
-    from .feature import LandmarksUI
 
 #: Parameter edits within this many ms are computed once.
 DEBOUNCE_MS = 150
@@ -82,7 +79,7 @@ class SuggestionPanel(QWidget):
     #: a suggestion was applied (number of landmarks afterwards)
     applied = Signal(int)
 
-    def __init__(self, ui: LandmarksUI) -> None:
+    def __init__(self, ui) -> None:  # ui: the LandmarksUI (feature.py) that builds this panel
         super().__init__()
         self.setObjectName("suggestionPanel")
         self.ui = ui
