@@ -23,7 +23,7 @@ import sys, tempfile, os
 import numpy as np
 from lmdk_gui.core.publish.export import ExportOptions, export_release
 from lmdk_gui.core.kernel.noise import UnitNoise
-from lmdk_gui.core.engine.release import compute_all
+from lmdk_gui.core.engine.pipeline import compute_all
 from lmdk_gui.core.data.series import Series
 from lmdk_gui.core.kernel.settings import PrivacySettings
 from tests.keys import test_key
