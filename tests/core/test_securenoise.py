@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from lmdk_gui.core.kernel import opendp_noise
 from lmdk_gui.core.kernel import securenoise as sn
 
 P_MIN = 1e-6
@@ -386,7 +387,7 @@ def test_value_error_on_bad_eps_or_scale(bad):
     with pytest.raises(ValueError):
         sn.secure_rr(np.zeros(3, dtype=int), np.array([bad, 1.0, 1.0]), 3)
     with pytest.raises(ValueError):
-        sn.opendp_laplace(np.zeros(3), bad, 1.0)
+        opendp_noise.opendp_laplace(np.zeros(3), bad, 1.0)
 
 
 def test_value_error_on_bad_inputs():
@@ -428,7 +429,7 @@ def test_cancel_and_progress():
     )
     assert seen[-1] == (n, n) and len(seen) == 4
     with pytest.raises(sn.Cancelled):
-        sn.opendp_laplace(np.zeros(10), 1.0, 1.0, should_cancel=lambda: True)
+        opendp_noise.opendp_laplace(np.zeros(10), 1.0, 1.0, should_cancel=lambda: True)
 
 
 def test_wordsource_api():
@@ -460,23 +461,23 @@ def test_opendp_laplace_ks_per_scale():
     n = 6000
     scales = np.array([0.5, 3.0])[np.arange(n) % 2]
     x = np.full(n, 10.0)
-    y = sn.opendp_laplace(x, scales, 1.0)
+    y = opendp_noise.opendp_laplace(x, scales, 1.0)
     for s in (0.5, 3.0):
         assert stats.kstest((y[scales == s] - 10.0) / s, "laplace").pvalue > P_MIN
 
 
 def test_opendp_measurement_certifies_epsilon():
-    dp = sn._dp()
+    dp = opendp_noise._dp()
     for scale, sens in ((1.0, 1.0), (3.7, 0.5), (1e-3, 1e-3)):
-        meas = sn._opendp_laplace_measurement(dp, 4, scale, sens, sn.laplace_grid_exponent(sens, scale))
+        meas = opendp_noise._opendp_laplace_measurement(dp, 4, scale, sens, sn.laplace_grid_exponent(sens, scale))
         assert meas.map(sens) <= sens / scale
     for eps, k in ((1.0, 5), (0.01, 2), (3.0, 3)):
-        assert sn._opendp_rr_measurement(dp, k, eps).map(1) <= eps
+        assert opendp_noise._opendp_rr_measurement(dp, k, eps).map(1) <= eps
 
 
 def test_opendp_rr_chisquare():
     n, k, eps = 3000, 4, 1.0
-    out = sn.opendp_rr(np.zeros(n, dtype=int), eps, k)
+    out = opendp_noise.opendp_rr(np.zeros(n, dtype=int), eps, k)
     p = math.exp(eps) / (math.exp(eps) + k - 1)
     assert _chi2_p(np.bincount(out, minlength=k), [p] + [(1 - p) / (k - 1)] * (k - 1)) > P_MIN
 

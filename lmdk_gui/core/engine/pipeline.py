@@ -28,7 +28,7 @@ import numpy as np
 
 from ..analysis.denoise import Denoised, denoise
 from ..data.series import Series
-from ..kernel import adaptive, mechanisms, securenoise
+from ..kernel import adaptive, mechanisms, opendp_noise, securenoise
 from ..kernel.guarantee import GuaranteeResult, allocatable, check_guarantee
 from ..kernel.noise import NoiseAt, UnitNoise
 from ..kernel.settings import ALL_SCHEMES, PrivacySettings
@@ -246,7 +246,7 @@ class NumericKind(Kind):
         scales = settings.sensitivity / budgets
         e = grid_exponent(settings)  # public settings only, the same for every event (finding 3)
         if backend not in NUMBA_BACKENDS:
-            return securenoise.opendp_laplace(x, scales, settings.sensitivity, grid_exponent=e)
+            return opendp_noise.opendp_laplace(x, scales, settings.sensitivity, grid_exponent=e)
         return securenoise.secure_laplace(x, scales, settings.sensitivity, source, grid_exponent=e)
 
     def kernel_aux(self, words, settings):
@@ -314,7 +314,7 @@ class CategoricalKind(Kind):
 
     def secure_noise(self, x, budgets, settings, k, backend, source):
         if backend not in NUMBA_BACKENDS:
-            return securenoise.opendp_rr(x, budgets, k)
+            return opendp_noise.opendp_rr(x, budgets, k)
         return securenoise.secure_rr(x, budgets, k, source)
 
     def error(self, truth, values, codes=None):

@@ -124,7 +124,7 @@ geometric reaching ``2**62``: probability ``< exp(-2**7) ≈ 3e-56`` per draw, a
 
 Backends (for the sidecar)
 --------------------------
-``BACKEND_*`` name what produced a release. The opendp backend (``opendp_laplace``/``opendp_rr``) uses
+``BACKEND_*`` name what produced a release. The opendp backend (``opendp_laplace``/``opendp_rr`` in :mod:`.opendp_noise`) uses
 opendp's own OS randomness: seeds do not apply to it. ``opendp_laplace`` batches by distinct scale (one
 vector measurement per scale) and nudges the scale up until opendp's own privacy map certifies ``ε_t``;
 ``opendp_rr`` calls opendp's randomized response once per event (slow: offered for
@@ -167,8 +167,6 @@ __all__ = [
     "laplace_grid_exponent",
     "max_abs_value",
     "public_uniforms",
-    "opendp_laplace",
-    "opendp_rr",
     "reserve_tail_bound",
     "secure_laplace",
     "secure_laplace_grid_one",
@@ -180,27 +178,43 @@ __all__ = [
     "uniform_below",
 ]
 
-# --------------------------------------------------------------------------------------------- constants
 
 #: Unread words a caller must guarantee before starting one event (see module docstring for the bound).
 RESERVE_WORDS = 1024
 
+
 #: Smallest export key, bytes (128 bits), and the SHAKE-256 domain label of the export keystream.
 MIN_KEY_BYTES = 16
+
+
 _KEY_LABEL = b"lmdk export words v1\x00"
+
 
 #: Public output grid for locations, degrees (≈ 1.1 cm of latitude).
 LATLON_GRID_DEG = 1e-7
+
+
 _LATLON_INV = 1e7  # outputs are rint(v * 1e7) / 1e7: a function of the integer only
+
 
 #: Mean Earth radius (IUGG), metres, for the local equirectangular projection.
 R_EARTH_M = 6371008.8
 
+
 BACKEND_SNAPPED = "snapped discrete Laplace (exact integer sampling, lmdk numba)"
+
+
 BACKEND_PLANAR = "discretised planar Laplace, 1e-7 deg grid (exact integer sampling, lmdk numba)"
+
+
 BACKEND_RR = "k-ary randomized response (exact integer sampling, lmdk numba)"
+
+
 BACKEND_OPENDP_LAPLACE = "opendp make_laplace (vector, per distinct scale)"
+
+
 BACKEND_OPENDP_RR = "opendp make_randomized_response"
+
 
 _BACKENDS = {
     "numeric": [BACKEND_SNAPPED, BACKEND_OPENDP_LAPLACE],
@@ -208,19 +222,40 @@ _BACKENDS = {
     "categorical": [BACKEND_RR, BACKEND_OPENDP_RR],
 }
 
+
 # Invalid-argument / exhausted codes returned as ``pos``.
 POS_EXHAUSTED = -1
+
+
 POS_INVALID = -2
 
+
 _U0 = np.uint64(0)
+
+
 _U1 = np.uint64(1)
+
+
 _U2 = np.uint64(2)
+
+
 _LIM62 = np.uint64(1 << 62)
+
+
 _TWO53 = 9007199254740992.0
+
+
 _TWO_PI_OVER_2_53 = 2.0 * math.pi / _TWO53  # float(2π) * 2**-53, exact scaling
+
+
 _MARGIN = 1.0 + 2.0**-48
+
+
 _MIN_PARAM = 1e-300
+
+
 _MAX_PARAM = 1e300
+
 
 #: Events per chunk in the vectorised drivers (progress/cancel granularity).
 CHUNK_EVENTS = 65536
@@ -240,9 +275,6 @@ class Cancelled(Exception):
 
 class RandomnessExhausted(RuntimeError):
     """One event needed more random words than ``RESERVE_WORDS`` (astronomically unlikely); abort export."""
-
-
-# ------------------------------------------------------------------------------------------- word source
 
 
 class WordSource:
@@ -330,10 +362,6 @@ def public_uniforms(source: WordSource, n: int) -> np.ndarray:
     """``n`` uniforms in [0, 1) on the 2**-53 grid from the same word source as the noise (Adaptive's public
     sampling decisions: data-independent, drawn from the vetted source, never from numpy's float RNGs)."""
     return (source.words(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-# ------------------------------------------------------------------------------------- exact primitives
-# All magnitudes are kept in uint64 inside numba: mixing uint64 with int64 would promote to float64.
 
 
 @numba.njit(cache=True, nogil=True)
@@ -444,9 +472,6 @@ def discrete_laplace(t, words, pos):
         return z, pos
 
 
-# -------------------------------------------------------------------------------------- numeric (snapped)
-
-
 @numba.njit(cache=True, nogil=True)
 def _ceil_log2(v):
     m, e = math.frexp(v)  # v = m * 2**e, 0.5 <= m < 1
@@ -462,7 +487,11 @@ def _floor_log2(v):
 
 
 _T_LIMIT = 36028797018963968.0  # 2**55: largest integer noise scale t (see the module docstring)
+
+
 _K_LIMIT = 2305843009213693952.0  # 2**61: largest |rint(x/g)|
+
+
 _GRID_SHIFT = 21
 
 
@@ -546,9 +575,6 @@ def effective_laplace_scale(scale: float, sensitivity: float, grid_exponent: int
     return g * t
 
 
-# ---------------------------------------------------------------------------------------- location
-
-
 @numba.njit(cache=True, nogil=True)
 def _snap_deg(v):
     return np.rint(v * _LATLON_INV) / _LATLON_INV
@@ -591,9 +617,6 @@ def secure_planar_one(lat, lon, scale_m, words, pos):
     return olat, olon, pos
 
 
-# ------------------------------------------------------------------------------------- categorical
-
-
 @numba.njit(cache=True, nogil=True)
 def _rr_threshold(eps, k):
     alpha = k / (math.exp(eps) + (k - 1.0))
@@ -621,9 +644,6 @@ def secure_rr_one(code, eps, k, words, pos):
     if pos < 0:
         return np.int64(-1), pos
     return np.int64(r), pos
-
-
-# ------------------------------------------------------------------------------------------ kernels
 
 
 @numba.njit(cache=True, nogil=True)
@@ -664,9 +684,6 @@ def _rr_kernel(codes, eps, k, out, start, stop, words, pos):
             return j, pos
         out[j] = c
     return stop, pos
-
-
-# ------------------------------------------------------------------------------------------ drivers
 
 
 def _per_event(values, n: int, what: str) -> np.ndarray:
@@ -820,135 +837,6 @@ def secure_rr(
         _rr_kernel, (cs, ep, np.int64(k), out), n, source or WordSource.from_os(), 3, progress, should_cancel
     )
     return out
-
-
-# ------------------------------------------------------------------------------------- opendp backend
-
-
-def _dp():
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
-    return dp
-
-
-def _opendp_laplace_measurement(dp, m: int, scale: float, sensitivity: float, k: int):
-    """A vector Laplace measurement on the public grid ``2**k`` whose own privacy map certifies
-    ``ε = Δ/scale``."""
-    target = sensitivity / scale
-    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=m)
-    metric = dp.l1_distance(T=float)
-    s = scale
-    for _ in range(60):
-        meas = dp.m.make_laplace(domain, metric, s, k=k)
-        got = meas.map(sensitivity)
-        if got <= target:
-            return meas
-        s = s * (got / target) * (1.0 + 2.0**-40)
-    raise RuntimeError("could not certify the opendp Laplace scale")  # pragma: no cover
-
-
-def opendp_laplace(
-    x,
-    scales,
-    sensitivity: float,
-    *,
-    progress: Callable[[int, int], None] | None = None,
-    should_cancel: Callable[[], bool] | None = None,
-    grid_exponent: int | None = None,
-) -> np.ndarray:
-    """Laplace noise by opendp (its own OS randomness; seeds do not apply), batched by distinct scale.
-
-    Each distinct scale gets one ``make_laplace`` over a vector domain on the public granularity
-    ``2**grid_exponent`` (as :func:`secure_laplace`; the same for every scale, so the grid says nothing about
-    ``ε_t``), its scale raised (by ~1e-9 relative) until opendp's privacy map gives ``Δ/scale`` or less.
-    """
-    xs = np.asarray(x, dtype=np.float64)
-    if xs.ndim != 1:
-        raise ValueError("x must be 1-D")
-    n = xs.shape[0]
-    sc = _per_event(scales, n, "scale")
-    sens = float(sensitivity)
-    if not (math.isfinite(sens) and sens > 0):
-        raise ValueError("sensitivity must be finite and > 0")
-    if n and not np.all(np.isfinite(xs)):
-        raise ValueError("x must be finite")
-    out = np.empty(n, dtype=np.float64)
-    if n == 0:
-        return out
-    dp = _dp()
-    if grid_exponent is None:
-        grid_exponent = laplace_grid_exponent(sens, float(sc.min()))
-    uniq, inverse = np.unique(sc, return_inverse=True)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
-    done = 0
-    for gi, s in enumerate(uniq):
-        if should_cancel is not None and should_cancel():
-            raise Cancelled("cancelled")
-        idx = order[bounds[gi] : bounds[gi + 1]]
-        for c0 in range(0, len(idx), CHUNK_EVENTS):
-            part = idx[c0 : c0 + CHUNK_EVENTS]
-            meas = _opendp_laplace_measurement(dp, len(part), float(s), sens, int(grid_exponent))
-            out[part] = np.asarray(meas(xs[part].tolist()), dtype=np.float64)
-            done += len(part)
-            if progress is not None:
-                progress(done, n)
-            if should_cancel is not None and should_cancel() and done < n:
-                raise Cancelled("cancelled")
-    return out
-
-
-def _opendp_rr_measurement(dp, k: int, eps: float):
-    p = math.exp(eps) / (math.exp(eps) + k - 1) if eps < 700 else 1.0
-    p = max(p, 1.0 / k)
-    for _ in range(200):
-        meas = dp.m.make_randomized_response(list(range(k)), p, T=int)
-        if meas.map(1) <= eps:
-            return meas
-        p = max(1.0 / k, math.nextafter(p, 0.0) - p * 2.0**-50)
-    raise RuntimeError("could not certify the opendp randomized-response probability")  # pragma: no cover
-
-
-def opendp_rr(
-    codes,
-    eps,
-    k: int,
-    *,
-    progress: Callable[[int, int], None] | None = None,
-    should_cancel: Callable[[], bool] | None = None,
-) -> np.ndarray:
-    """k-ary randomized response by opendp (one call per event, so slow; its own OS randomness)."""
-    cs = np.asarray(codes, dtype=np.int64)
-    if cs.ndim != 1:
-        raise ValueError("codes must be 1-D")
-    n = cs.shape[0]
-    k = int(k)
-    if k < 2:
-        raise ValueError("opendp randomized response needs k >= 2")
-    ep = _per_event(eps, n, "eps")
-    if n and (cs.min() < 0 or cs.max() >= k):
-        raise ValueError(f"codes must lie in [0, {k})")
-    out = np.empty(n, dtype=np.int64)
-    dp = _dp()
-    cache: dict[float, Callable[[int], int]] = {}
-    for i in range(n):
-        if i % 4096 == 0:
-            if should_cancel is not None and should_cancel():
-                raise Cancelled("cancelled")
-            if progress is not None and i:
-                progress(i, n)
-        e = float(ep[i])
-        meas = cache.get(e)
-        if meas is None:
-            meas = cache[e] = _opendp_rr_measurement(dp, k, e)
-        out[i] = meas(int(cs[i]))
-    if progress is not None:
-        progress(n, n)
-    return out
-
-
-# ------------------------------------------------------------------------------ reserve tail bound
 
 
 def reserve_tail_bound(kind: str, reserve: int = RESERVE_WORDS) -> float:

@@ -39,27 +39,19 @@ note for persons of this run whose same data were released before.
 from __future__ import annotations
 
 import contextlib
-import glob
-import hashlib
-import hmac
 import io
-import json
 import math
 import os
-import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ... import __version__
 from ..analysis.suggestions import RULES, apply_rule
 from ..data.cells import _label_text
 from ..data.context import RowOrigin
@@ -67,10 +59,39 @@ from ..data.landmark_files import landmark_rows
 from ..data.loader import load_dataframe_series
 from ..data.periods import apply_resolution
 from ..data.series import LoadError
-from ..kernel.dummies import DummySettings
 from ..kernel.guarantee import GuaranteeError
-from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings, categories_from_data_risk
-from . import keys
+from ..kernel.settings import categories_from_data_risk
+from .batch_base import (  # noqa: F401  (public: lmdk batch)
+    _BUCKET,
+    _COLUMN_OPTIONS,
+    _ORDER,
+    _PATH,
+    DEFAULT_BLOCKSIZE,
+    STATE_DIR,
+    BatchError,
+    BatchOptions,
+    BatchProgress,
+    BatchSummary,
+    _Ctx,
+    _input_type,
+    _is_parquet,
+    export_seed,
+    parse_key,
+    person_key,
+    resolve_inputs,
+    safe_name,
+)
+from .batch_outdir import (  # noqa: F401  (public)
+    _claim_outdir,
+    _done_before,
+    _fingerprint,
+    _finish,
+    _precheck_outdir,
+    _refuse_case_clashes,
+    _settings_doc,
+    _write_marker,
+    check_outdir,
+)
 from .export import Cancelled, ExportError, ExportOptions, export_release
 from .guard import check_output
 from .ledger import BatchOrigin
@@ -78,229 +99,6 @@ from .writers import AtomicFile, file_sha256
 
 __all__ = ["BatchError", "BatchOptions", "BatchProgress", "BatchSummary", "Cancelled", "check_outdir", "export_seed",
            "parse_key", "person_key", "run_batch", "safe_name"]
-
-MANIFEST = "manifest.json"
-STATE_DIR = ".lmdk-batch"
-PARQUET_DIR = "release"  # the dataset's root: OUTDIR itself also holds manifest.json, which is no Parquet
-MANIFEST_FORMAT = "lmdk-batch-manifest/1"
-FORMATS = ("csv", "parquet")
-MIN_KEY_BYTES = keys.KEY_HEX_DIGITS // 2  # a master key's bytes, at least
-DEFAULT_BLOCKSIZE = 32 * 2**20
-_CSV_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_SHEET_SUFFIXES = (".xlsx",)  # Excel workbooks: each one's first sheet holding a table (core/data/sheets.py)
-_ORDER = "__lmdk_order"
-_BUCKET = "__lmdk_bucket"
-_PATH = "__lmdk_path"  # a CSV row's input file: errors name its line there, not a row number within the person
-_MANIFEST_COMMENT = (
-    "Private: the data steward's record of this batch run. It holds the SHA-256 of the input file(s) and of "
-    "the landmark file (anyone who knows all of a person's values but one can confirm guesses against a "
-    "hash) and each person's landmark count. Keep it, and the .lmdk-batch folder, with the input; publish "
-    "only the per-person releases and their .json sidecars, which carry no input hash.")
-
-
-class BatchError(RuntimeError):
-    """A one-line reason why the run could not start or finish (no person was half-written)."""
-
-
-# ------------------------------------------------------------------------------------------ options
-@dataclass(frozen=True)
-class BatchOptions:
-    """Everything ``lmdk batch`` takes; the app's "Export all persons…" fills the same object."""
-
-    id_col: str
-    scheme: str
-    settings: PrivacySettings
-    # Column options, as for one series (see loader.load_series).
-    time_col: str | None = None
-    value_col: str | None = None
-    lat_col: str | None = None
-    lon_col: str | None = None
-    hour_col: str | None = None
-    kind: str | None = None
-    duplicates: str = "error"
-    date_order: str | None = None  # d/d/yyyy dates: "dmy", "mdy" or None (see loader.load_series)
-    # Landmarks: a file with the id column and a 'row' or 'timestamp' column, or a suggestion rule run on each
-    # person's series (rule name + its parameters); neither = no landmarks.
-    landmarks_file: str | None = None
-    rule: str | None = None
-    rule_params: Mapping[str, Any] = field(default_factory=dict)
-    dummies: DummySettings | None = None
-    include_budget: bool = False
-    include_flags: bool = False
-    key: bytes | None = None  # master key (keys.key_weakness accepts it) for per-person seeds; None = OS entropy
-    backend: str | None = None
-    format: str = "csv"
-    resume: bool = False
-    force: bool = False
-    workers: int | None = None  # LocalCluster processes (None = one per CPU); ignored with a client/scheduler
-    scheduler: str | None = None  # address of an existing dask.distributed scheduler
-    blocksize: int = DEFAULT_BLOCKSIZE  # bytes of CSV per input partition
-    # A coarser release resolution (DESIGN §12): one value per period ("1D", "1W"…), each period's sum or mean
-    resolution: str | None = None
-    aggregate: str = "sum"
-    # Categorical tables (DESIGN §3): every person's sidecar publishes ONE category list. Without a public list
-    # (settings.categories) the run is refused unless categories_from_data: then the list is the union of every
-    # person's labels in the whole table, the same for all (never a person's own labels). With a public list,
-    # a label some person holds that the list lacks refuses the whole run (leaving that person out would tell),
-    # unless map_unlisted_to names a category (e.g. "other", added to the list) that such labels become.
-    categories_from_data: bool = False
-    map_unlisted_to: str | None = None
-
-    def validate(self) -> None:
-        if self.scheme not in LANDMARK_SCHEMES:
-            raise BatchError(f"unknown scheme {self.scheme!r}; choose one of {', '.join(LANDMARK_SCHEMES)}")
-        if self.format not in FORMATS:
-            raise BatchError(f"unknown format {self.format!r}; choose csv or parquet")
-        if self.landmarks_file and self.rule:
-            raise BatchError("give either a landmark file or a rule, not both")
-        if self.rule is not None and self.rule not in RULES:
-            raise BatchError(f"unknown rule {self.rule!r}; choose one of {', '.join(RULES)}")
-        if self.key is not None and (weak := keys.key_weakness(self.key)) is not None:
-            raise BatchError(f"{weak.replace('the export key', 'the seed key')}; {_KEY_HELP}")
-        if self.resume and self.force:
-            raise BatchError("--resume and --force exclude each other")
-        if self.workers is not None and self.workers < 1:
-            raise BatchError(f"workers must be at least 1, got {self.workers}")
-        if self.blocksize < 1024:
-            raise BatchError(f"blocksize must be at least 1 KiB, got {self.blocksize}")
-        if self.categories_from_data and self.settings.categories is not None:
-            raise BatchError("--categories and --categories-from-data exclude each other; give one")
-        if self.map_unlisted_to is not None:
-            if self.settings.categories is None:
-                raise BatchError("--map-unlisted-to applies to a public list: give --categories a,b,c too")
-            if not self.map_unlisted_to.strip():
-                raise BatchError("--map-unlisted-to needs a category name, e.g. other")
-        try:
-            self.settings.validate()
-            if self.dummies is not None:
-                self.dummies.validate()
-        except ValueError as e:
-            raise BatchError(str(e)) from None
-
-
-@dataclass(frozen=True)
-class BatchProgress:
-    """One progress report. ``phase``: "starting", "checksums", "counting", "releasing", "manifest", "done"
-    (the last one, with the summary's exact figures). Person counts include persons skipped by ``resume``
-    and failed ones; ``rows_done`` counts rows released in this run."""
-
-    phase: str
-    persons_done: int = 0
-    persons_total: int = 0
-    failed: int = 0
-    rows_done: int = 0
-    elapsed_s: float = 0.0
-    dashboard: str | None = None
-
-    @property
-    def rows_per_s(self) -> float:
-        return self.rows_done / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-
-@dataclass(frozen=True)
-class BatchSummary:
-    outdir: Path
-    manifest: Path
-    persons: int
-    released: int  # released persons, including those already done before a resume
-    failed: int
-    resumed: int  # persons skipped because a previous run had released them
-    rows: int  # rows released in this run
-    seconds: float
-    missing_id_rows: int
-    input_partitions: int
-    max_task_rows: int  # the most rows one release task held (a partition or a bucket)
-    dashboard: str | None
-    errors: tuple[tuple[str, str], ...]  # (id, message) of every failed person
-    # The composition note for persons released in this run whose same data were released before (None: none).
-    composition: str | None = None
-    # A categorical table: the manifest's "categories" record (choice, published list); None for other kinds.
-    categories: dict[str, Any] | None = None
-
-    @property
-    def rows_per_s(self) -> float:
-        return self.rows / self.seconds if self.seconds > 0 else 0.0
-
-
-# ---------------------------------------------------------------------------------- keys and names
-_KEY_HELP = "a master key is 64 random hex digits: python -c 'import secrets; print(secrets.token_hex(32))'"
-
-
-def parse_key(text: str) -> bytes:
-    """A master key written as hex: a secret the export accepts (64 random hex digits, :mod:`.keys`)."""
-    t = text.strip().lower().removeprefix("0x")
-    try:
-        key = bytes.fromhex(t)
-    except ValueError:
-        raise BatchError(f"the seed key must be hexadecimal digits (0-9, a-f); {_KEY_HELP}") from None
-    weak = keys.key_weakness(key)
-    if weak is not None:
-        raise BatchError(f"{weak.replace('the export key', 'the seed key')}; {_KEY_HELP}")
-    return key
-
-
-def person_key(master: bytes, person_id: str) -> bytes:
-    """The person's own 256-bit key: HMAC-SHA256(master, UTF-8 id); independent streams per person."""
-    return hmac.new(master, str(person_id).encode("utf-8"), hashlib.sha256).digest()
-
-
-def export_seed(key: bytes) -> str:
-    """A person's key as ``ExportOptions.seed`` (and ``lmdk export --seed``) take it: 64 hex digits, a secret
-    of 256 bits (issue 17: export seeds are keys, never small integers)."""
-    return key.hex()
-
-
-def _key_id(master: bytes) -> str:
-    """Names the key in the fingerprint/manifest without revealing it."""
-    return hmac.new(master, b"lmdk-batch key id", hashlib.sha256).hexdigest()[:16]
-
-
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
-_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
-_MAX_NAME = 200  # bytes; leaves room for ".csv.json" and the temp-file prefix/suffix under 255
-
-
-def safe_name(person_id: str) -> str:
-    """A file-name-safe, collision-free spelling of an id: UTF-8 bytes outside ``[A-Za-z0-9._-]`` (and a
-    leading dot, and Windows device names' first letter) percent-encoded, so ``unquote`` gives the id back."""
-    out = "".join(chr(b) if chr(b) in _SAFE else f"%{b:02X}" for b in str(person_id).encode("utf-8"))
-    if out.startswith(".") or out.split(".")[0].upper() in _RESERVED:
-        out = f"%{ord(out[0]):02X}" + out[1:]
-    if len(out) > _MAX_NAME:
-        raise ValueError(f"id {str(person_id)[:40]!r}… is too long for a file name ({len(out)} > {_MAX_NAME})")
-    return out
-
-
-# ------------------------------------------------------------------------------------------ inputs
-def resolve_inputs(spec: str | os.PathLike) -> list[Path]:
-    """A file, a folder (its CSV/TSV/Parquet files) or a glob → sorted files of one type."""
-    p = Path(spec)
-    if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith((".", "_"))
-                       and f.suffix.lower() in _CSV_SUFFIXES + _PARQUET_SUFFIXES + _SHEET_SUFFIXES)
-        where = f"the folder {p}"
-    elif p.is_file():
-        files = [p]
-        where = str(p)
-    else:
-        files = sorted(Path(f) for f in glob.glob(str(spec)) if Path(f).is_file())
-        where = f"the pattern {spec}"
-    if not files:
-        raise BatchError(f"{where}: no input file found (CSV, TSV, Parquet or Excel .xlsx)")
-    kinds = {_input_type(f) for f in files}
-    if len(kinds) > 1:
-        raise BatchError(f"{where}: mixes {' and '.join(sorted(kinds))} files; give one type")
-    return files
-
-
-def _input_type(f: Path) -> str:
-    suffix = f.suffix.lower()
-    return "Parquet" if suffix in _PARQUET_SUFFIXES else "Excel" if suffix in _SHEET_SUFFIXES else "CSV"
-
-
-def _is_parquet(files: list[Path]) -> bool:
-    return _input_type(files[0]) == "Parquet"
 
 
 def _delimiter(first: Path) -> str:
@@ -347,48 +145,6 @@ def _sheet_rows(path: Path, columns: list[str] | None) -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False, na_values=[""], usecols=columns)
 
 
-# ---------------------------------------------------------------------------- worker-side context
-@dataclass(frozen=True)
-class _Ctx:
-    """What every release task needs (sent once per run, shared by all tasks)."""
-
-    outdir: str
-    options: BatchOptions
-    fingerprint: str
-    topic: str
-    split: frozenset[str]
-    landmarks: Mapping[str, pd.DataFrame] | None
-    landmarks_name: str
-    delimiter: str = ","  # the CSV input's (its decimal commas are read as a single file's would be)
-    sheet: bool = False  # Excel input (a numeric time column holds day numbers, as for a single workbook)
-    inputs: tuple[str, ...] = ()  # the input file(s): for the private ledger; no release may replace one
-    #: CSV input: per partition, (its input file's index in ``inputs``, the file's data rows before it); a
-    #: row's line in its file is then offset + position in the partition + 2 (the header is line 1)
-    parts: tuple[tuple[int, int], ...] | None = None
-    # Categorical tables (see BatchOptions): the published list is options.settings.categories (resolved by the
-    # driver); categories_from_data: that list is the table's union of labels (the sidecars say so);
-    # unlisted_to: labels outside ``listed`` (the user's public list) become this category.
-    categories_from_data: bool = False
-    listed: frozenset[str] | None = None
-    unlisted_to: str | None = None
-
-    @property
-    def state(self) -> Path:
-        return Path(self.outdir) / STATE_DIR
-
-    def marker(self, safe: str) -> Path:
-        return self.state / "done" / f"{safe}.json"
-
-    def files(self, safe: str) -> tuple[str, str]:
-        """(release, sidecar) paths relative to OUTDIR."""
-        if self.options.format == "parquet":
-            return f"{PARQUET_DIR}/id={safe}/part-0.parquet", f"{PARQUET_DIR}/id={safe}/_release.json"
-        return f"{safe}.csv", f"{safe}.csv.json"
-
-
-_COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "duplicates", "date_order")
-
-
 def _typed(frame: pd.DataFrame, o: BatchOptions) -> pd.DataFrame:
     """Text columns as a CSV reader would type them (numbers where every present value is one, else text):
     what ``load_series`` sees for the same rows in a file of their own."""
@@ -433,39 +189,6 @@ def _landmarks_for(pid: str, series, ctx: _Ctx) -> np.ndarray:
                              f"{series.kind}")
         return apply_rule(series, rule, **dict(o.rule_params))
     return np.zeros(0, dtype=np.int64)
-
-
-def _write_json(path: Path, doc: dict[str, Any]) -> None:
-    with AtomicFile(path, private=True) as af:
-        af.file.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-        af.commit()
-
-
-def _write_marker(path: Path, doc: dict[str, Any]) -> None:
-    """Atomic (rename) but not fsync'ed: a marker lost in a power cut only makes --resume redo that person,
-    and its fsync would cost as much as the release's own."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _done_before(ctx: _Ctx, safe: str) -> dict[str, Any] | None:
-    m = ctx.marker(safe)
-    try:
-        rec = json.loads(m.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if rec.get("fingerprint") != ctx.fingerprint or rec.get("status") != "released":
-        return None
-    if not all((Path(ctx.outdir) / rec[k]).is_file() for k in ("file", "sidecar")):
-        return None
-    return rec
 
 
 def _to_parquet(csv_path: Path, target: Path, series) -> None:
@@ -721,110 +444,6 @@ def _part_offsets(per_part: pd.DataFrame, files: list[Path], n_parts: int) -> tu
         out.append((f, seen.get(f, 0)))
         seen[f] = seen.get(f, 0) + int(rows.get(p, 0))
     return tuple(out)
-
-
-# --------------------------------------------------------------------------------------- driver side
-def _settings_doc(options: BatchOptions, files: list[Path], landmark_sha: str | None) -> dict[str, Any]:
-    o = options
-    lm: dict[str, Any] | None = None
-    if o.landmarks_file:
-        lm = {"file": Path(o.landmarks_file).name, "sha256": landmark_sha}
-    elif o.rule:
-        lm = {"rule": o.rule, "params": dict(o.rule_params)}
-    doc = {
-        "scheme": o.scheme,
-        "privacy": o.settings.to_dict(),
-        "columns": {"id_col": o.id_col, **{k: getattr(o, k) for k in _COLUMN_OPTIONS}},
-        "landmarks": lm,
-        "dummies": asdict(o.dummies) if o.dummies is not None else None,
-        "include_budget": o.include_budget,
-        "include_flags": o.include_flags,
-        "seeded": o.key is not None,
-        "key_id": _key_id(o.key) if o.key is not None else None,
-        "noise_backend": o.backend or "exact",
-        "format": o.format,
-        "categories_from_data": o.categories_from_data,
-        "map_unlisted_to": o.map_unlisted_to,
-    }
-    if o.resolution:  # (only then: the fingerprint of a batch without one is as before)
-        doc["resolution"] = {"resolution": o.resolution, "aggregate": o.aggregate}
-    return doc
-
-
-def _fingerprint(settings: dict[str, Any], inputs: list[dict[str, str]]) -> str:
-    text = json.dumps({"settings": settings, "inputs": inputs, "batch": MANIFEST_FORMAT}, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _precheck_outdir(outdir: Path, options: BatchOptions, files: list[Path]) -> None:
-    """Refuse to mix runs: a non-empty OUTDIR needs --resume or --force (checked before any cluster starts)."""
-    if any(outdir.resolve() == f.resolve().parent for f in files):
-        raise BatchError(f"the output folder {outdir} is the input's folder; choose another (the releases "
-                         "would mix with the input files)")
-    state = outdir / STATE_DIR
-    run_file = state / "run.json"
-    if outdir.exists() and not outdir.is_dir():
-        raise BatchError(f"{outdir} is a file; the output must be a folder")
-    entries = [e for e in outdir.iterdir()] if outdir.exists() else []
-    if entries and not options.force:
-        if not run_file.exists():
-            raise BatchError(f"the output folder {outdir} is not empty and holds no batch run; choose an empty "
-                             "folder, or pass --force to write into it")
-        if not options.resume:
-            raise BatchError(f"the output folder {outdir} holds a batch run; pass --resume to finish it or "
-                             "--force to start over")
-
-
-def check_outdir(input: str | os.PathLike, outdir: str | os.PathLike, options: BatchOptions) -> None:
-    """What :func:`run_batch` checks before any worker starts (options, input files, OUTDIR not holding other
-    files or another run), as one :class:`BatchError`: for the app's dialog to say it before the run."""
-    options.validate()
-    _precheck_outdir(Path(outdir), options, resolve_inputs(input))
-
-
-def _claim_outdir(outdir: Path, options: BatchOptions, fingerprint: str) -> None:
-    """--resume needs the same fingerprint; --force removes the earlier run; then the run's state is set up."""
-    state = outdir / STATE_DIR
-    run_file = state / "run.json"
-    if options.resume and run_file.exists():
-        try:
-            before = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
-        except (OSError, ValueError):
-            before = None
-        if before != fingerprint:
-            raise BatchError(f"the run in {outdir} used other settings, another key or other input (its "
-                             "fingerprint differs); --resume needs the same ones, or pass --force to start over")
-    if options.force and state.exists():
-        _remove_previous(outdir)
-    try:
-        (state / "done").mkdir(parents=True, exist_ok=True)
-        (state / "tmp").mkdir(exist_ok=True)
-    except OSError as e:
-        raise BatchError(f"cannot create the output folder {outdir}: {e.strerror or e}") from None
-    _write_json(run_file, {"format": MANIFEST_FORMAT, "fingerprint": fingerprint})
-
-
-def _remove_previous(outdir: Path) -> None:
-    """--force: delete the files an earlier run recorded (and its state); nothing else in OUTDIR."""
-    for m in (outdir / STATE_DIR / "done").glob("*.json"):
-        with contextlib.suppress(OSError, ValueError):
-            rec = json.loads(m.read_text(encoding="utf-8"))
-            for k in ("file", "sidecar"):
-                if rec.get(k):
-                    (outdir / rec[k]).unlink(missing_ok=True)
-                    with contextlib.suppress(OSError):
-                        (outdir / rec[k]).parent.rmdir() if (outdir / rec[k]).parent != outdir else None
-    (outdir / MANIFEST).unlink(missing_ok=True)
-    shutil.rmtree(outdir / STATE_DIR, ignore_errors=True)
-
-
-def _case_insensitive(folder: Path) -> bool:
-    probe = folder / STATE_DIR / "tmp" / "case-Probe"
-    try:
-        probe.touch()
-        return (folder / STATE_DIR / "tmp" / "CASE-PROBE").exists()
-    finally:
-        probe.unlink(missing_ok=True)
 
 
 def _read_landmark_table(path: str, id_col: str) -> dict[str, pd.DataFrame]:
@@ -1103,92 +722,3 @@ def _stage1_meta(ddf) -> pd.DataFrame:
     meta[_ORDER] = pd.Series(dtype=np.int64)
     meta[_BUCKET] = pd.Series(dtype=np.int64)
     return meta
-
-
-def _refuse_case_clashes(ids: pd.Index, out: Path) -> None:
-    """On a case-insensitive disk, two ids whose file names differ only by case would share files."""
-    if not _case_insensitive(out):
-        return
-    seen: dict[str, str] = {}
-    for pid in map(str, ids):
-        with contextlib.suppress(ValueError):
-            other = seen.setdefault(safe_name(pid).casefold(), pid)
-            if other != pid:
-                raise BatchError(f"ids {other!r} and {pid!r} differ only by upper/lower case, and this disk "
-                                 "does not tell their file names apart; write OUTDIR on a case-sensitive disk "
-                                 "or rename the ids")
-
-
-def _finish(out: Path, options: BatchOptions, settings: dict[str, Any], inputs: list[dict[str, str]],
-            fingerprint: str, run: str, per_id: pd.Series, missing_rows: int, n_parts: int, t0: float,
-            dash: str | None, lm_tables, categories: dict[str, Any] | None = None) -> BatchSummary:
-    """The manifest from the markers (the record of what exists on disk), written last and atomically."""
-    persons = []
-    errors = []
-    released = resumed = rows = max_task = 0
-    again: list[tuple[int, float]] = []  # earlier releases of the persons released in this run
-    ctx = _Ctx(str(out), options, fingerprint, "", frozenset(), None, "")
-    for pid, n_in in per_id.sort_index().items():
-        pid = str(pid)
-        try:
-            rec = json.loads(ctx.marker(safe_name(pid)).read_text(encoding="utf-8"))
-        except ValueError as e:  # the id cannot be a file name
-            rec = {"id": pid, "input_rows": int(n_in), "status": "failed", "error": str(e)}
-        except OSError:
-            rec = {"id": pid, "input_rows": int(n_in), "status": "failed",
-                   "error": "not released (the run stopped before this person)"}
-        if rec.get("fingerprint") not in (None, fingerprint):
-            rec = {"id": pid, "input_rows": int(n_in), "status": "failed", "error": "stale marker of another run"}
-        max_task = max(max_task, int(rec.get("task_rows") or 0))
-        if rec["status"] == "released":
-            released += 1
-            if rec.get("run") == run:
-                rows += int(rec["rows"])
-                k, eps = rec.get("prior_releases") or (0, 0.0)
-                if k:
-                    again.append((int(k), float(eps)))
-            else:
-                resumed += 1
-        else:
-            errors.append((pid, str(rec.get("error"))))
-        persons.append({k: rec.get(k) for k in ("id", "file", "sidecar", "input_rows", "rows", "landmarks",
-                                                  "landmark_sum", "verdict", "status", "error")})
-    seconds = time.monotonic() - t0
-    unknown = sorted(set(lm_tables) - {str(i) for i in per_id.index}) if lm_tables else []
-    doc = {
-        "format": MANIFEST_FORMAT,
-        "private": True,
-        "comment": _MANIFEST_COMMENT,
-        "tool_version": __version__,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "inputs": inputs,
-        "settings": settings,
-        # a categorical table's one published category list and how it was chosen (null for other kinds)
-        "categories": categories,
-        "fingerprint": fingerprint,
-        "totals": {"persons": len(persons), "released": released, "failed": len(errors),
-                   "rows_released": rows, "rows_without_id": missing_rows,
-                   "landmark_ids_not_in_input": len(unknown)},
-        "persons": persons,
-    }
-    _write_json(out / MANIFEST, doc)
-    shutil.rmtree(out / STATE_DIR / "tmp", ignore_errors=True)
-    for f in (out / STATE_DIR).glob("cancel-*"):  # earlier cancelled runs' tasks are long gone
-        f.unlink(missing_ok=True)
-    return BatchSummary(out, out / MANIFEST, len(persons), released, len(errors), resumed, rows, seconds,
-                        missing_rows, n_parts, max_task, dash, tuple(errors),
-                        _composition_note(again, options.settings.epsilon), categories)
-
-
-def _composition_note(again: list[tuple[int, float]], epsilon: float) -> str | None:
-    """The ledger's composition note for the persons of this run released before (the worst of them)."""
-    from .ledger import notice_text
-
-    if not again:
-        return None
-    k, total = max(again, key=lambda a: (a[1], a[0]))
-    if len(again) == 1:
-        return f"one person of this run: {notice_text(k, total, epsilon)}"
-    return (f"{len(again)} persons of this run were released before from the same data (up to {k} time"
-            f"{'s' if k > 1 else ''}, total ε up to {total:g}); with this run, anyone holding all of a person's "
-            f"releases faces up to ε = {total + float(epsilon):g} (sequential composition)")
