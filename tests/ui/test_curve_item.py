@@ -10,7 +10,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from lmdk_gui.ui.views.curve import CurveItem, DotsItem
+from lmdk_gui.ui.views.multiples.curve import CurveItem, DotsItem
 
 W, H = 320, 200
 

@@ -21,8 +21,19 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pe
 @pytest.fixture
 def launcher_priorities(monkeypatch):
     """As ``lmdk-gui`` runs with ``priority`` switched on (only the hook's state; switching on does nothing
-    at once)."""
+    at once). Afterwards the threads it lowered go back to the process' priority where allowed (root), so
+    that threads they start later for other tests do not inherit theirs (tests/ui/test_runtime.py)."""
+    import os
+
     monkeypatch.setattr(runtime, "_on", {"priority"})
+    yield
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    for tid in os.listdir("/proc/self/task") if sys.platform.startswith("linux") else ():
+        try:
+            if os.getpriority(os.PRIO_PROCESS, int(tid)) != nice:
+                os.setpriority(os.PRIO_PROCESS, int(tid), nice)
+        except OSError:  # ended meanwhile, or not allowed to raise a priority
+            pass
 
 
 def _nice_of(run_on) -> int | None:

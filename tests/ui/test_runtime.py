@@ -50,6 +50,7 @@ def test_a_window_changes_nothing_process_wide(qtbot, monkeypatch):
     collector = (gc.isenabled(), gc.get_freeze_count(), gc.get_threshold())
     environ = dict(os.environ)
     nice = os.getpriority(os.PRIO_PROCESS, 0)
+    earlier = set(_thread_nices())  # (threads an earlier test started with the runtime switched on are not ours)
     mapped = heap._mapped
     for name in ("disable", "freeze", "set_threshold"):
         monkeypatch.setattr(gc, name, _refuse(f"gc.{name}"))

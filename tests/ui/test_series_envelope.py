@@ -134,7 +134,8 @@ def test_budget_bars_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path,
     """Above ASYNC_ROWS rows in view the budget rows are computed off the GUI thread; what arrives is what
     the synchronous path draws, and a stale result (an older view) is never drawn."""
 
-    from lmdk_gui.ui.views import multiples, rows
+    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views.multiples import grid as rows
 
     from .conftest import wait_preview
 
@@ -165,7 +166,9 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
     """Above ASYNC_ROWS rows in view the preview rows (points, bands, rings, ▲/▼, denoised lines) are reduced
     off the GUI thread (they held it ≈ 0.2 s on opening 10^7 events): what arrives is what the synchronous
     path draws at the same view, its counts reach the notes, and a stale result is never drawn."""
-    from lmdk_gui.ui.views import multiples, preview_plot, rows
+    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views.multiples import grid as rows
+    from lmdk_gui.ui.views.multiples import preview as preview_plot
 
     from .conftest import wait_denoised
 
@@ -215,7 +218,8 @@ def test_preview_rows_reduced_on_a_helper_thread_when_zoomed_out(qtbot, tmp_path
 def test_budget_bars_split_a_group_of_columns_at_a_time(monkeypatch, dummies):
     """Zoomed out, each column's highest regular / landmark / dummy bar is taken a group of whole columns at
     a time (no arrays the size of the view): the maxima of the whole split, NaN and zero budgets included."""
-    from lmdk_gui.ui.views import budget_plot, multiples
+    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views.multiples import budget as budget_plot
 
     rng = np.random.default_rng(9)
     n = 50_000
@@ -240,7 +244,9 @@ def test_a_stale_helper_job_is_dropped_before_it_starts(qtbot, tmp_path, monkeyp
     would only hold the older preview's arrays (80 MB each at 10^7 events) for a result nobody draws."""
     import threading
 
-    from lmdk_gui.ui.views import budget_plot, multiples, rows
+    from lmdk_gui.ui.views import multiples
+    from lmdk_gui.ui.views.multiples import budget as budget_plot
+    from lmdk_gui.ui.views.multiples import grid as rows
 
     from .conftest import wait_preview
 

@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from lmdk_gui.ui.views.curve import CurveItem
+from lmdk_gui.ui.views.multiples.curve import CurveItem
 from lmdk_gui.ui.views.plots import set_data
 
 from .conftest import wait_denoised

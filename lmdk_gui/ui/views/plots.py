@@ -46,7 +46,6 @@ from .axes import (
     cache_axes,
     format_time,
 )
-from .curve import DotsItem
 from .envelopes import (
     BLOCK,
     EVENTS_PER_COLUMN,
@@ -69,6 +68,7 @@ from .items import (
     set_data,
     still_release_no_rehover,
 )
+from .multiples.curve import DotsItem
 from .text import InfoBox, Run, TextLines, markup_runs
 from .theme import (
     DUMMY_COLOR,

@@ -9,23 +9,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QTransform
 
-from ...core.data.series import Series
-from ...core.kernel.settings import LANDMARK_SCHEMES, SCHEME_LABELS
-from .axes import TimeAxis
+from ....core.data.series import Series
+from ....core.kernel.settings import LANDMARK_SCHEMES, SCHEME_LABELS
+from ..axes import TimeAxis
+from ..envelopes import step_runs
+from ..items import set_data
+from ..theme import DUMMY_COLOR, EPSILON_LINE_COLOR, LANDMARK_COLOR, SCHEME_COLORS, css, darker, rgba
 from .binning import _shifted, bin_edges, mark_positions, segments, split_bars, view_bins
 from .curve import CurveItem
-from .envelopes import step_runs
-from .items import set_data
-from .rows import _helper_pool, _Rows
-from .theme import (
-    DUMMY_COLOR,
-    EPSILON_LINE_COLOR,
-    LANDMARK_COLOR,
-    SCHEME_COLORS,
-    css,
-    darker,
-    rgba,
-)
+from .grid import _helper_pool, _Rows
 
 
 def _fmt_scale(top: float, epsilon: float) -> str:

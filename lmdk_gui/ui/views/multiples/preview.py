@@ -11,10 +11,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 
-from ...core.analysis.metrics import compact_count, readable_number, unit_label
-from ...core.data.series import Series
-from ...core.kernel.settings import ALL_SCHEMES
-from .axes import CategoryAxis, TimeAxis
+from ....core.analysis.metrics import compact_count, readable_number, unit_label
+from ....core.data.series import Series
+from ....core.kernel.settings import ALL_SCHEMES
+from ..axes import CategoryAxis, TimeAxis
+from ..items import set_data
+from ..theme import OFFCHART_COLOR, ORIGINAL_PREVIEW_COLOR, SCHEME_COLORS, css, darker, rgba
+from ..values import display_values, robust_range, series_range, y_label
 from .binning import (
     column_bins,
     column_quantiles,
@@ -27,17 +30,7 @@ from .binning import (
     view_bins,
 )
 from .curve import CurveItem, DotsItem
-from .items import set_data
-from .rows import _helper_pool, _Rows
-from .theme import (
-    OFFCHART_COLOR,
-    ORIGINAL_PREVIEW_COLOR,
-    SCHEME_COLORS,
-    css,
-    darker,
-    rgba,
-)
-from .values import display_values, robust_range, series_range, y_label
+from .grid import _helper_pool, _Rows
 
 
 def preview_rows(values: dict, approx: dict, lines: dict, y_original: np.ndarray, yrange: tuple[float, float],

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .envelopes import step_runs
+from ..envelopes import step_runs
 
 #: pixel columns per reduced bin (1 = one envelope per screen column)
 PX_PER_BIN = 1.0

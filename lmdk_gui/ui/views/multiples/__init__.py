@@ -15,19 +15,23 @@ flattening every row; values beyond it are marked at the edge (▲/▼ per colum
 note. Republished (approximated) events are rings (zoomed out: one ring per column, its last republished
 value). A denoised line per scheme can be drawn over faint raw points with :meth:`PreviewPlot.set_denoised`.
 
-The parts, each in its own module of ``views`` and importable from here as well (their names were defined
-here; the window and the tests import them from ``views.multiples``):
+The parts, each a module of this package (the window and the tests import them from ``views.multiples``):
 
 * ``binning`` — numpy only: bins of about one pixel column and what each bin draws;
-* ``rows`` — the [name | plot | note] grid both widgets are (:class:`_Rows`), its notes, its helper thread,
+* ``grid`` — the [name | plot | note] grid both widgets are (:class:`_Rows`), its notes, its helper thread,
   the ``ASYNC_ROWS`` size beyond which a view is reduced there, and :class:`AfterPaint`;
-* ``budget_plot`` — :class:`BudgetPlot` and :func:`bar_data`;
-* ``preview_plot`` — :class:`PreviewPlot` and :func:`preview_rows`.
+* ``curve`` — the light line and dot items the rows draw with;
+* ``budget`` — :class:`BudgetPlot` and :func:`bar_data`;
+* ``preview`` — :class:`PreviewPlot` and :func:`preview_rows`.
 """
 
 from __future__ import annotations
 
-from .axes import AXIS_W, LABEL_W, NOTE_W, CategoryAxis, TimeAxis, cache_axes
+from ..axes import AXIS_W, LABEL_W, NOTE_W, CategoryAxis, TimeAxis, cache_axes
+from ..envelopes import step_runs
+from ..items import set_data
+from ..text import TextLines
+from ..values import display_values, robust_range, series_range, y_label
 from .binning import (
     EVENTS_PER_PX,
     PX_PER_BIN,
@@ -47,13 +51,18 @@ from .binning import (
     triangles,
     view_bins,
 )
-from .budget_plot import ROW_TOP, SPLIT_ROWS, BudgetPlot, _fmt_scale, bar_data, bin_tops, view_mask
-from .envelopes import step_runs
-from .items import set_data
-from .preview_plot import PreviewPlot, line_xy, original_xy, preview_rows, row_xy
-from .rows import ASYNC_ROWS, AfterPaint, NoteItem, _HeaderLabel, _helper_pool, _Label, _NameLabel, _Rows
-from .text import TextLines
-from .values import display_values, robust_range, series_range, y_label
+from .budget import ROW_TOP, SPLIT_ROWS, BudgetPlot, _fmt_scale, bar_data, bin_tops, view_mask
+from .grid import (
+    ASYNC_ROWS,
+    AfterPaint,
+    NoteItem,
+    _HeaderLabel,
+    _helper_pool,
+    _Label,
+    _NameLabel,
+    _Rows,
+)
+from .preview import PreviewPlot, line_xy, original_xy, preview_rows, row_xy
 
 __all__ = [
     "AfterPaint",

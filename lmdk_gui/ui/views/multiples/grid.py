@@ -12,14 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt, QTimer, Signal
 
-from ... import runtime
-from ...core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
-from ...runtime.priority import HELPER
-from .axes import AXIS_W, LABEL_W, NOTE_W, cache_axes
-from .text import TextLines
-from .theme import (
-    SCHEME_COLORS,
-)
+from .... import runtime
+from ....core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
+from ....runtime.priority import HELPER
+from ..axes import AXIS_W, LABEL_W, NOTE_W, cache_axes
+from ..text import TextLines
+from ..theme import SCHEME_COLORS
 
 #: above this many rows in view the budget bars and preview rows are reduced on a helper thread (at 10^6 in
 #: view the budget rows alone held the GUI thread ≈ 55 ms per preview; at this size ≈ 14 ms)
