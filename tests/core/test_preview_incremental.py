@@ -290,7 +290,7 @@ STEPS = [("range", 495), ("toggle", 3), ("toggle", 1999), ("eps", 2.5), ("dummie
          ("public", True), ("toggle", 701), ("seed", 2), ("clear", 0), ("toggle", 5)]
 
 
-def _previews_after(kind: str, steps) -> list:
+def _previews_after(kind: str, steps, interpret: bool = False) -> list:
     """The raw previews of the long series after each step, incremental (one cache for the sequence)."""
     series = LONG[kind]
     cache, opts = NoiseCache(), OptionsCache()
@@ -299,7 +299,7 @@ def _previews_after(kind: str, steps) -> list:
     for op, arg in steps:
         _apply(kind, series.n, state, op, arg)
         out.append(compute_preview(Snapshot(series, state["lm"], state["ps"], state["seed"],
-                                            dummies=state["dummies"]), cache, opts))
+                                            dummies=state["dummies"]), cache, opts, interpret=interpret))
     return out
 
 
@@ -338,21 +338,26 @@ def test_the_side_thread_gives_the_same_previews(kind, monkeypatch):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_interpreted_kernels_give_the_same_previews(kind, monkeypatch):
-    """Before numba is imported, small series get their raw previews with the kernels run as the Python
-    functions they are (core/engine/lazyjit.py, preview.INTERPRET_MAX): with and without dummies, incremental,
-    they equal the compiled kernels' bit for bit."""
+    """Asked to (a small series' opening preview: core/engine/lazyjit.py, preview.INTERPRET_MAX), the raw
+    previews are computed by the kernels run as the Python functions they are: with and without dummies,
+    incremental, they equal the compiled kernels' bit for bit. Whether numba has been imported changes
+    nothing: the call decides, not the process' history."""
     from lmdk_gui.core.engine import lazyjit, preview
 
+    assert LONG[kind].n <= preview.INTERPRET_MAX
     lazyjit.real_numba()
     interpreted = []
     real = lazyjit._interpret
     monkeypatch.setattr(lazyjit, "_interpret", lambda: interpreted.append(real()) or interpreted[-1])
     runs = {}
-    for mode in ("compiled", "interpreted"):
-        if mode == "interpreted":
+    for mode, numba_before in (("compiled", None), ("interpreted", True), ("interpreted-early", False)):
+        if numba_before is False:
             monkeypatch.setattr(lazyjit, "_numba", None)  # as in a process that has not imported numba yet
-        runs[mode] = _previews_after(kind, STEPS)
-        assert all(interpreted) if mode == "interpreted" else not any(interpreted)
-        assert interpreted or mode == "compiled" and LONG[kind].n <= preview.INTERPRET_MAX
+        runs[mode] = _previews_after(kind, STEPS, interpret=mode != "compiled")
+        assert interpreted and (all(interpreted) if mode != "compiled" else not any(interpreted))
         interpreted.clear()
+    monkeypatch.setattr(lazyjit, "_numba", None)
+    _previews_after(kind, STEPS[:2])  # not asked: compiled even before numba is imported
+    assert interpreted and not any(interpreted)
     _same_runs(runs["compiled"], runs["interpreted"])
+    _same_runs(runs["compiled"], runs["interpreted-early"])

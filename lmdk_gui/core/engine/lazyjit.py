@@ -10,11 +10,13 @@ A kernel calling another kernel, or receiving one as an argument, still compiles
 by its ``_numba_type_`` attribute, which a LazyKernel forwards (like every other attribute) to its
 dispatcher.
 
-Small inputs need no compiler at all: inside ``interpreted(True)`` (the raw preview of a small series
-uses it), until numba has been imported by anyone, kernels run as the Python functions they were written
-as (the ``py_func`` numba would compile; IEEE arithmetic, numpy's integer scalars and the same libm, so the
-same bits: ``tests/core/test_preview_incremental.py``). The first preview of a small series is then drawn
-without waiting for numba, which loads later, off the GUI thread, with the first computation that needs it.
+Compile or interpret is the caller's decision, from the call alone, never from what the process has done
+before: inside ``interpreted(True)`` kernels called on that thread run as the Python functions they were
+written as (the ``py_func`` numba would compile; IEEE arithmetic, numpy's integer scalars and the same libm,
+so the same bits: ``tests/core/test_preview_incremental.py``); everywhere else they run compiled. The one
+caller that asks is the opening preview of a small series (``preview.INTERPRET_MAX``): it is drawn without
+waiting for numba, which loads later, off the GUI thread, with the first computation that needs it. Every
+other preview, the denoise stage, every export and every command run compiled.
 """
 
 from __future__ import annotations
@@ -34,8 +36,7 @@ _local = threading.local()  # .on: kernels called on this thread may run interpr
 
 @contextlib.contextmanager
 def interpreted(on: bool) -> Iterator[None]:
-    """Within this block, on this thread, with ``on``, kernels run as Python while numba is not imported
-    (see the module's docstring)."""
+    """Within this block, on this thread, with ``on``, kernels run as Python (see the module's docstring)."""
     before = getattr(_local, "on", False)
     _local.on = on
     try:
@@ -45,12 +46,13 @@ def interpreted(on: bool) -> Iterator[None]:
 
 
 def imported() -> bool:
-    """Whether numba has been imported (by any kernel's first compiled call)."""
+    """Whether numba has been imported (by any kernel's first compiled call); diagnostics and tests only: no
+    code path depends on it."""
     return _numba is not None
 
 
 def _interpret() -> bool:
-    return _numba is None and getattr(_local, "on", False)
+    return getattr(_local, "on", False)
 
 
 def real_numba() -> Any:

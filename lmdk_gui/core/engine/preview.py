@@ -197,10 +197,11 @@ class AverageResult:
 #: from this many events on, the data-dependent schemes (Adaptive: one compiled pass that leaves the GIL)
 #: run on a second thread while this one computes the others (Adaptive's loop is a large share of a click)
 PARALLEL_MIN = 50_000
-#: Series up to this many events get their raw preview with numba's kernels run as Python until numba has
-#: been imported (core/engine/lazyjit.py): the first preview of a small series then waits for no compiler,
-#: and up to this size the kernels run as Python in a fraction of numba's loading time. Not the denoise
-#: stage: its iterative kernels (the categorical HMM's EM) would be far too slow as Python.
+#: Series up to this many events get their opening raw preview (``compute_preview(interpret=True)``) with
+#: numba's kernels run as Python (core/engine/lazyjit.py): it waits for no compiler, and up to this size the
+#: kernels run as Python in a fraction of numba's loading time. Every later preview runs compiled (as Python
+#: a click at this size would cost ≈ 20 ms instead of 1), and so does the denoise stage: its iterative
+#: kernels (the categorical HMM's EM) would be far too slow as Python.
 INTERPRET_MAX = 3_000
 
 _side = ThreadPoolExecutor(1, thread_name_prefix="lmdk-preview-side")
@@ -513,13 +514,15 @@ def _mean_abs(series: Series, memo: dict | None) -> float:
 
 
 def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: OptionsCache | None = None, *,
-                    should_cancel=None, denoise: bool = True) -> PreviewResult | None:
+                    should_cancel=None, denoise: bool = True, interpret: bool = False) -> PreviewResult | None:
     """Every scheme's preview release; with dummies on, also the selection and the releases on L'. With
     ``denoise`` (and ``snap.settings.denoise``) also their post-processing, by :func:`denoise_preview` (the
-    session asks for the raw releases and runs that stage on its own thread afterwards)."""
+    session asks for the raw releases and runs that stage on its own thread afterwards). With ``interpret``
+    (a series' opening preview) and at most :data:`INTERPRET_MAX` events, the raw releases are computed by
+    the kernels run as Python; the bits are the same."""
     noise = noise_cache.get(snap.series, snap.seed)
     memo = noise_cache.memo(snap.series, snap.seed)
-    with interpreted(snap.series.n <= INTERPRET_MAX):
+    with interpreted(interpret and snap.series.n <= INTERPRET_MAX):
         raw = _raw_preview(snap, noise, memo, options_cache, should_cancel)
         # The yardstick every error is shown against (cached on the series): made here, on the preview's
         # thread, so that the metrics table never computes it, nor loads the compiler for it, on the GUI thread.

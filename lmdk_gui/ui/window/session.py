@@ -58,7 +58,6 @@ from ... import runtime
 from ...core.analysis.metrics import RunStats
 from ...core.data.periods import PeriodView, parse_resolution, period_settings, to_periods
 from ...core.data.series import Series
-from ...core.engine import lazyjit
 from ...core.engine.memory import MemoryPolicy
 from ...core.engine.preview import (
     INTERPRET_MAX,
@@ -461,9 +460,9 @@ class Session(QObject):
         self.landmarksChanged.emit()
         self.settingsChanged.emit()
         self.dirtyChanged.emit(False)
-        # A small series' preview runs as Python in a few ms (core/engine/lazyjit.py): it overlaps the window's
-        # first paint, which is what makes the cold start ≈ the bare imports.
-        self._schedule(after_paint=series.n > INTERPRET_MAX)
+        # A small series' opening preview runs as Python in a few ms (core/engine/lazyjit.py): it overlaps the
+        # window's first paint, which is what makes the cold start ≈ the bare imports.
+        self._schedule(after_paint=series.n > INTERPRET_MAX, opening=True)
 
     # ------------------------------------------------------------------------------- landmarks
     def _apply_landmarks(self, rows: np.ndarray) -> None:
@@ -673,7 +672,7 @@ class Session(QObject):
             self._let_go_of_hidden_values()
 
     # ------------------------------------------------------------------------------ computation
-    def _schedule(self, *, after_paint: bool = False) -> None:
+    def _schedule(self, *, after_paint: bool = False, opening: bool = False) -> None:
         """Invalidate the results and compute the new state's preview: at once, or with ``after_paint`` (a new
         series) once the views have painted it and made ready for its preview (``before_first_preview``).
         The first preview of a large series draws its unit noise and loads the compiled kernels: started with
@@ -696,22 +695,22 @@ class Session(QObject):
                 return version == self._state_version and not self._closed
 
             passes.after_paint(self, lambda: current() and self.before_first_preview(
-                lambda: current() and self._submit()))
+                lambda: current() and self._submit(opening)))
             return
         # Submit now rather than after the event loop's next pass (which paints first, ~20 ms at 10^5): the
         # worker computes while the GUI thread repaints. Bursts still coalesce: the runner keeps only the
         # newest pending job and tells a running one to stop.
-        self._submit()
+        self._submit(opening)
 
-    def _submit(self) -> None:
+    def _submit(self, opening: bool = False) -> None:
         if self.series is None:
             return
         snap = self.snapshot()
         # Large series: raw only, the window draws it at once and denoising follows (_on_preview). Small ones:
         # the same denoise_preview in the same job (a few ms): as a later stage the lines vanished for the
-        # ≈ 30 ms of the raw redraw on every click. Not before numba is imported (the first preview of a small
-        # series needs no compiler, core/engine/lazyjit.py; the denoise stage does).
-        inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and lazyjit.imported()
+        # ≈ 30 ms of the raw redraw on every click. Not the opening preview: it runs interpreted and needs no
+        # compiler (core/engine/lazyjit.py); its denoise stage loads numba, off this thread.
+        inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and not opening
         lean = self.lean
         stages = (self._average_runner, self._denoise_runner, self._post_runner) if lean else ()
         before = self._before_preview(snap) if lean else None
@@ -720,7 +719,7 @@ class Session(QObject):
         noise = self._noise_cache
         after = (lambda: noise.get(snap.series, snap.seed).forget("sample")) if lean else None
         gen = self._preview_runner.submit(_after_stopped, stages, before, after, compute_preview, snap,
-                                          self._noise_cache, self._options_cache, denoise=inline)
+                                          self._noise_cache, self._options_cache, denoise=inline, interpret=opening)
         self._inline_denoise_generation = gen if inline else -1
 
     def _before_preview(self, snap: Snapshot) -> Callable[[], None] | None:
