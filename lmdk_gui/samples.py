@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-#: the folder of the bundled samples (resources/samples of the checkout or installed tree)
-SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "samples"
+
+def samples_folder(package: Path = Path(__file__).resolve().parent, prefix: str = sys.prefix) -> Path:
+    """The bundled samples: resources/samples of the checkout (or an editable install) beside the package,
+    else where an installed wheel put them (``share/lmdk_gui/samples`` under the environment's prefix,
+    pyproject's data-files)."""
+    checkout = package.parent / "resources" / "samples"
+    installed = Path(prefix) / "share" / "lmdk_gui" / "samples"
+    return checkout if checkout.is_dir() or not installed.is_dir() else installed
+
+
+#: the folder of the bundled samples
+SAMPLES = samples_folder()
 
 #: ``--sample`` name → (file in resources/samples, the loader options it needs: column keywords only)
 SAMPLE_FILES: dict[str, tuple[str, dict[str, Any]]] = {
