@@ -21,31 +21,28 @@ from .argtypes import (
     OneLineParser,
     existing_file,
     file_name_bytes_on_console,
+    from_parser,
     image_output,
-    number_in,
     path_arg,
+    positive,
     size_type,
 )
 from .samples import SAMPLE_FILES, SAMPLES
 
 
+@from_parser
 def _runtime_spec(text: str) -> frozenset[str]:
     from . import runtime
 
-    try:
-        return runtime.parse(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    return runtime.parse(text)
 
 
+@from_parser
 def _row_spec(text: str) -> str:
     """--landmark-rows: the syntax is checked now (before any window); the rows against the file once open."""
     from .core.data.landmark_files import row_spec_ranges
 
-    try:
-        row_spec_ranges(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    row_spec_ranges(text)
     return text
 
 
@@ -58,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open one of the bundled sample series")
     p.add_argument("--landmark-rows", type=_row_spec, metavar="ROWS",
                    help="mark these 0-based rows, e.g. 3,7,10-20")
-    p.add_argument("--epsilon", type=number_in(0.0, low_open=True, what="a positive number"),
+    p.add_argument("--epsilon", type=positive,
                    help="total privacy budget ε")
     p.add_argument("--screenshot", type=image_output, metavar="OUT.png",
                    help="render the window offscreen to a PNG and exit")
@@ -96,28 +93,59 @@ def main(argv: list[str] | None = None) -> int:
     file_name_bytes_on_console()
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.install_desktop or args.uninstall_desktop:  # no Qt: works without a display
+    desktop = _desktop_entry(parser, args)
+    if desktop is not None:
+        return desktop
+    if args.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not _switch_runtime_on(args.runtime_tuning):
+        return EXIT_USAGE
+    _import_numerics_before_qt()
+    app, window = _create_window(args)
+    failed = _open_input(window, args) or _apply_options(window, args)
+    if failed:
+        return failed
+    if args.screenshot:
+        return _screenshot(app, window, args.screenshot, args.size)
+    from .ui.window.startup import run_smoke_test, show_window
+
+    if args.smoke_test:
+        return run_smoke_test(app, window)
+    show_window(window)
+    return app.exec()
+
+
+def _desktop_entry(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int | None:
+    """``--install-desktop`` / ``--uninstall-desktop``: their exit code (no Qt: works without a display);
+    None when the window is to start."""
+    if args.install_desktop or args.uninstall_desktop:
         from .desktop import run
 
         return run(args.install_desktop, args.prefix)
     if args.prefix is not None:
         parser.error("--prefix needs --install-desktop or --uninstall-desktop")
-    if args.screenshot:
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return None
+
+
+def _switch_runtime_on(spec: frozenset[str] | None) -> bool:
+    """Apply the process-wide tuning (lmdk_gui/runtime): ``--runtime-tuning``, else ``$LMDK_RUNTIME``, else
+    the default. This launcher is the only caller of ``runtime.switch_on``. False (the error printed) for a
+    bad ``$LMDK_RUNTIME``."""
     from . import runtime
 
     try:
-        tuning = args.runtime_tuning if args.runtime_tuning is not None else runtime.from_environment()
+        tuning = spec if spec is not None else runtime.from_environment()
     except ValueError as e:  # a bad $LMDK_RUNTIME
         print(f"lmdk-gui: error: {runtime.ENV}: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return False
     runtime.switch_on(tuning)  # before the imports (``freeze``) and before Qt's first fill (``serial-fills``)
-    _import_numerics_before_qt()
-    from PySide6.QtCore import QTimer
+    return True
+
+
+def _create_window(args: argparse.Namespace):
+    """The QApplication and the main window (tabs deferred), with ``--memory``'s policy; nothing opened yet."""
     from PySide6.QtWidgets import QApplication
 
-    from .core.data.landmark_files import parse_row_spec
-    from .core.data.loader import slow_to_inspect
     from .ui.window.identity import identify_application
     from .ui.window.main_window import MainWindow
 
@@ -128,73 +156,94 @@ def main(argv: list[str] | None = None) -> int:
         from .core.engine.memory import MemoryPolicy
 
         window.session.set_memory_policy(MemoryPolicy(args.memory))
+    return app, window
+
+
+def _open_input(window, args: argparse.Namespace) -> int | None:
+    """Open ``--sample`` or FILE in ``window``. A file that does not open is reported on stderr; the exit code
+    2 for the scripted modes (``--screenshot``, ``--smoke-test``), None otherwise (the window shows)."""
     if args.sample:
         name, opts = SAMPLE_FILES[args.sample]
         window.open_series(SAMPLES / name, **opts)
-    elif args.file:
-        project = window.extensions.get("project_ui")
-        if args.file.endswith(".lmdk.json") and project is not None:
-            ok = project.open_project(args.file)
-        elif not (args.screenshot or args.smoke_test or args.landmark_rows) and slow_to_inspect(args.file):
-            # a large file, a workbook or a track: the window shows first, then reads it (5 s without a window
-            # at 10^7 rows); --landmark-rows needs the series now, the scripted modes a synchronous result
-            QTimer.singleShot(0, lambda: window.open_path_in_background(args.file))
-            ok = True
-        else:
-            # An ambiguous or problematic file opens the import dialog (not offscreen: nobody could answer it)
-            ok = window.open_series(args.file) if args.screenshot else window.open_path(args.file)
-        if not ok:
-            print(f"lmdk-gui: {window.last_error}", file=sys.stderr)
-            if args.screenshot or args.smoke_test:
-                return 2
+        return None
+    if not args.file:
+        return None
+    from PySide6.QtCore import QTimer
+
+    from .core.data.loader import slow_to_inspect
+
+    project = window.extensions.get("project_ui")
+    if args.file.endswith(".lmdk.json") and project is not None:
+        ok = project.open_project(args.file)
+    elif not (args.screenshot or args.smoke_test or args.landmark_rows) and slow_to_inspect(args.file):
+        # a large file, a workbook or a track: the window shows first, then reads it (5 s without a window
+        # at 10^7 rows); --landmark-rows needs the series now, the scripted modes a synchronous result
+        QTimer.singleShot(0, lambda: window.open_path_in_background(args.file))
+        ok = True
+    else:
+        # An ambiguous or problematic file opens the import dialog (not offscreen: nobody could answer it)
+        ok = window.open_series(args.file) if args.screenshot else window.open_path(args.file)
+    if not ok:
+        print(f"lmdk-gui: {window.last_error}", file=sys.stderr)
+        if args.screenshot or args.smoke_test:
+            return 2
+    return None
+
+
+def _apply_options(window, args: argparse.Namespace) -> int | None:
+    """``--epsilon`` and ``--landmark-rows`` on the session; EXIT_USAGE (the window closed) for a row past the
+    end of the file just opened, else None."""
     session = window.session
     if args.epsilon is not None:
         session.set_epsilon(args.epsilon)
     if args.landmark_rows and session.series is not None:
+        from .core.data.landmark_files import parse_row_spec
+
         try:
             rows = parse_row_spec(args.landmark_rows, session.n)
-        except ValueError as e:  # a row past the end of the file just opened
+        except ValueError as e:
             print(f"lmdk-gui: error: --landmark-rows: {e} (see lmdk-gui --help)", file=sys.stderr)
             window.close()
             return EXIT_USAGE
         session.set_landmarks(rows)
-    if args.screenshot:
-        w, h = args.size
-        window.resize(w, h)
-        window.show()
+    return None
 
-        saved: list[bool] = []
 
-        def shoot() -> None:
-            app.processEvents()
-            saved.append(window.grab().save(args.screenshot))
-            if saved[-1]:
-                print(f"saved {args.screenshot}")
-            window.close()
-            app.quit()
+def _screenshot(app, window, path: str, size: tuple[int, int]) -> int:
+    """Show ``window`` at ``size`` (offscreen), save it to ``path`` once its preview (or the empty state) is
+    drawn, and quit: 0, or EXIT_USAGE when the image could not be written (60 s at most: never hang a
+    script)."""
+    from PySide6.QtCore import QTimer
 
-        def when_ready() -> None:
-            if (session.is_denoised_current() and session.average is not None) or \
-                    (session.series is None and not window.is_loading()):  # the empty state
-                QTimer.singleShot(200, shoot)
-            else:
-                QTimer.singleShot(50, when_ready)
+    session = window.session
+    w, h = size
+    window.resize(w, h)
+    window.show()
 
-        QTimer.singleShot(0, when_ready)
-        QTimer.singleShot(60_000, app.quit)  # never hang a script
-        app.exec()
-        if not (saved and saved[-1]):
-            print(f"lmdk-gui: error: could not write the screenshot {args.screenshot!r}", file=sys.stderr)
-            return EXIT_USAGE
-        return 0
-    if args.smoke_test:
-        from .ui.window.startup import run_smoke_test
+    saved: list[bool] = []
 
-        return run_smoke_test(app, window)
-    from .ui.window.startup import show_window
+    def shoot() -> None:
+        app.processEvents()
+        saved.append(window.grab().save(path))
+        if saved[-1]:
+            print(f"saved {path}")
+        window.close()
+        app.quit()
 
-    show_window(window)
-    return app.exec()
+    def when_ready() -> None:
+        if (session.is_denoised_current() and session.average is not None) or \
+                (session.series is None and not window.is_loading()):  # the empty state
+            QTimer.singleShot(200, shoot)
+        else:
+            QTimer.singleShot(50, when_ready)
+
+    QTimer.singleShot(0, when_ready)
+    QTimer.singleShot(60_000, app.quit)  # never hang a script
+    app.exec()
+    if not (saved and saved[-1]):
+        print(f"lmdk-gui: error: could not write the screenshot {path!r}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

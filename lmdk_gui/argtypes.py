@@ -12,7 +12,10 @@ import math
 import os
 import re
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
+
+T = TypeVar("T")
 
 EXIT_USAGE = 2
 
@@ -70,17 +73,36 @@ def number_in(low: float, high: float = math.inf, *, low_open: bool = False, wha
     return parse
 
 
-def int_in(low: int, high: int, *, what: str):
-    """An argparse type: an integer in [low, high] (ASCII decimal digits only), with a one-line message
-    ``expected {what}, got '…'`` (``what`` names the range)."""
+#: the shared number types of ``lmdk`` and ``lmdk-gui``
+positive = number_in(0.0, low_open=True, what="a positive number")
+non_negative = number_in(0.0, what="a number ≥ 0")
+fraction = number_in(0.0, 1.0, what="a number between 0 and 1")
+finite = number_in(-math.inf, what="a finite number")
+
+
+def int_in(low: int, high: int | None, *, what: str):
+    """An argparse type: an integer in [low, high] (ASCII decimal digits only; no upper limit for ``high``
+    None), with a one-line message ``expected {what}, got '…'`` (``what`` names the range)."""
 
     def parse(text: str) -> int:
         t = text.strip()
-        if not re.fullmatch(r"[+-]?[0-9]{1,40}", t) or not low <= int(t) <= high:
+        if not re.fullmatch(r"[+-]?[0-9]{1,40}", t) or int(t) < low or (high is not None and int(t) > high):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return int(t)
 
     return parse
+
+
+def from_parser(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse type from a parser that raises ValueError: its message becomes the one-line error."""
+
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    return convert
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -94,12 +116,8 @@ def parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def size_type(text: str) -> tuple[int, int]:
-    """:func:`parse_size` as an argparse type."""
-    try:
-        return parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+#: :func:`parse_size` as an argparse type
+size_type = from_parser(parse_size)
 
 
 def existing_file(text: str) -> str:

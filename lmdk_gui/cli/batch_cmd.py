@@ -11,6 +11,7 @@ import re
 import sys
 from typing import Any
 
+from ..argtypes import int_in
 from ..core.analysis.suggestions import RULES
 from ..core.kernel.settings import (
     LANDMARK_SCHEMES,
@@ -24,8 +25,8 @@ from .common import (
     add_dummy_options,
     add_privacy_options,
     add_resolution_options,
-    add_selection_options,
     dummy_settings,
+    series_command,
 )
 from .landmarks_cmd import _OPTIONS as _RULE_OPTIONS
 from .landmarks_cmd import add_rule_options, rule_params
@@ -44,25 +45,17 @@ def _size(text: str) -> int:
     return int(float(m.group(1)) * _UNITS[unit])
 
 
-def _workers(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of workers ≥ 1, got {text!r}")
-    return n
+_workers = int_in(1, None, what="a whole number of workers ≥ 1")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "batch", help="release every person of one long table (id column) on Dask",
+    p = series_command(
+        sub, "batch", run, help="release every person of one long table (id column) on Dask",
         description="Release each person's series of INPUT (a CSV/TSV/Parquet file, a folder of them or a "
         "glob; one row per event with an id column) exactly as 'lmdk export' would release it alone, on a "
         "local Dask cluster or an existing one. OUTDIR gets one release per person and manifest.json (the "
         "steward's private record: input checksums, settings, per person rows, landmark count and sum, "
         "verdict, status).")
-    add_selection_options(p)
     for action in p._actions:  # same options as export; only INPUT may also be a folder or a glob
         if action.dest == "input":
             action.help = "CSV/TSV/Parquet file, a folder of them, or a glob (quote it)"
@@ -115,7 +108,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "see INPUT and OUTDIR at the same paths)")
     d.add_argument("--blocksize", type=_size, default="32MB", metavar="SIZE",
                    help="bytes of CSV per partition (default 32MB); a task holds about one partition")
-    p.set_defaults(run=run)
 
 
 def _rule(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:

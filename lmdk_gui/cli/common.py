@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..argtypes import int_in, number_in, path_arg
+from ..argtypes import finite, fraction, from_parser, int_in, path_arg, positive
 from ..core.data.landmark_files import parse_row_spec, read_landmark_list
 from ..core.data.loader import DATE_ORDERS, DUPLICATE_POLICIES, load_series, scan_table
 from ..core.data.periods import AGGREGATES, apply_resolution, parse_resolution
@@ -24,9 +24,14 @@ seed_type = int_in(0, 2**63 - 1, what="a seed: a whole number from 0 to 2^63 - 1
 runs_type = int_in(1, 100_000, what="at least 1 run and at most 100,000")
 
 
-_positive = number_in(0.0, low_open=True, what="a positive number")
-_fraction = number_in(0.0, 1.0, what="a number between 0 and 1")
-_finite = number_in(-math.inf, what="a finite number")
+def series_command(sub: argparse._SubParsersAction, name: str, run: Callable[[argparse.Namespace], int], *,
+                   help: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a sub-command that reads one series: INPUT and the series selection options, running
+    ``run``; the command adds its own options after these."""
+    p = sub.add_parser(name, help=help, description=description)
+    add_selection_options(p)
+    p.set_defaults(run=run)
+    return p
 
 
 def add_selection_options(p: argparse.ArgumentParser) -> None:
@@ -129,38 +134,31 @@ def add_landmark_options(p: argparse.ArgumentParser) -> None:
 
 def add_privacy_options(p: argparse.ArgumentParser, *, epsilon_required: bool = False) -> None:
     g = p.add_argument_group("privacy")
-    g.add_argument("--epsilon", type=_positive, required=epsilon_required, default=None if epsilon_required
+    g.add_argument("--epsilon", type=positive, required=epsilon_required, default=None if epsilon_required
                    else 1.0, metavar="E", help="total privacy budget ε" + ("" if epsilon_required else
                                                                               " (default 1)"))
-    g.add_argument("--sensitivity", type=_positive, default=1.0, metavar="D",
+    g.add_argument("--sensitivity", type=positive, default=1.0, metavar="D",
                    help="numeric: sensitivity Δ in the data's units (default 1)")
-    g.add_argument("--bounds", type=_finite, nargs=2, metavar=("LO", "HI"),
+    g.add_argument("--bounds", type=finite, nargs=2, metavar=("LO", "HI"),
                    help="numeric: public bounds; inputs are clamped to them")
-    g.add_argument("--lower-bound", type=_finite, metavar="LO", default=None,
+    g.add_argument("--lower-bound", type=finite, metavar="LO", default=None,
                    help="numeric: a public lower bound alone (e.g. 0: values cannot be negative); inputs are "
                    "clamped to it and the denoised release is clipped to it. Give it only if it is a public "
                    "fact; it excludes --bounds (give --bounds LO HI for both ends)")
-    g.add_argument("--radius", type=_positive, default=100.0, metavar="METRES",
+    g.add_argument("--radius", type=positive, default=100.0, metavar="METRES",
                    help="location: protection radius in metres (default 100)")
     g.add_argument("--categories", metavar="a,b,c",
                    help="categorical: the public category list (default: the data's own, which leaks; export "
                    "and batch publish it only with --categories-from-data)")
-    g.add_argument("--adaptive-inc", type=_fraction, default=0.1, metavar="X")
-    g.add_argument("--adaptive-dec", type=_fraction, default=0.1, metavar="X")
-    g.add_argument("--adaptive-min-rate", type=_fraction, default=0.1, metavar="X")
-
-
-def _resolution(text: str) -> str:
-    try:
-        return parse_resolution(text)[0]
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    g.add_argument("--adaptive-inc", type=fraction, default=0.1, metavar="X")
+    g.add_argument("--adaptive-dec", type=fraction, default=0.1, metavar="X")
+    g.add_argument("--adaptive-min-rate", type=fraction, default=0.1, metavar="X")
 
 
 def add_resolution_options(p: argparse.ArgumentParser) -> None:
     """``--resample RES`` and ``--aggregate sum|mean`` (DESIGN §12: one value per period)."""
     g = p.add_argument_group("release resolution (numeric series)")
-    g.add_argument("--resample", type=_resolution, metavar="RES",
+    g.add_argument("--resample", type=from_parser(lambda text: parse_resolution(text)[0]), metavar="RES",
                    help="release one value per period instead of per event: 1h, 6h, 1D, 7D or 1W (weeks from "
                    "Monday); the same protection per event, a landmark's period counts as a landmark")
     g.add_argument("--aggregate", choices=AGGREGATES, default="sum",
@@ -176,6 +174,21 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a share strictly between 0 and 1 (or 0% and 100%), "
                                          f"got {text!r}")
     return v
+
+
+def add_release_options(p: argparse.ArgumentParser, *, epsilon_required: bool = False,
+                        categories_from_data: bool = False) -> None:
+    """What a release of one series is made of (``lmdk export``, and ``lmdk compare`` that simulates them):
+    the landmarks, the release resolution, the privacy settings and the dummy landmarks; with
+    ``categories_from_data`` also the flag that publishes the data's own category list."""
+    add_landmark_options(p)
+    add_resolution_options(p)
+    add_privacy_options(p, epsilon_required=epsilon_required)
+    if categories_from_data:
+        p.add_argument("--categories-from-data", action="store_true",
+                       help="categorical: publish the data's own category list (every label that occurs) when "
+                       "no --categories list is given; without either, a categorical export is refused")
+    add_dummy_options(p)
 
 
 def add_dummy_options(p: argparse.ArgumentParser) -> None:

@@ -32,29 +32,15 @@ from ..core.analysis.metrics import constant_error, share, spread_text, unit_lab
 from ..core.engine.preview import NoiseCache, Snapshot, compute_average, compute_preview
 from ..core.engine.release import normalize_landmarks
 from ..core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
-from .common import (
-    add_dummy_options,
-    add_landmark_options,
-    add_privacy_options,
-    add_resolution_options,
-    add_selection_options,
-    dummy_settings,
-    load_selection,
-    runs_type,
-    seed_type,
-)
+from .common import add_release_options, dummy_settings, load_selection, runs_type, seed_type, series_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="compare the schemes' budgets and errors",
+    p = series_command(sub, "compare", run, help="compare the schemes' budgets and errors",
                        description="For uniform, skip, adaptive, balanced and the event/user baselines: landmark sum and "
                        "verdict, mean ε_t, share of approximated events, and MAE averaged over R runs; with "
                        "--dummies, each scheme also with dummy landmarks.")
-    add_selection_options(p)
-    add_landmark_options(p)
-    add_resolution_options(p)
-    add_privacy_options(p)
-    add_dummy_options(p)
+    add_release_options(p)
     p.add_argument("--runs", type=runs_type, default=20, metavar="R", help="runs to average the MAE over (default 20)")
     p.add_argument("--seed", type=seed_type, default=0, metavar="N", help="seed of the simulated noise (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -66,7 +52,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--denoise", choices=("both", "on", "off"), default="both",
                    help="error of the denoised releases (post-processing; changes no guarantee) next to the raw "
                    "error (both, default), instead of it in the table (on), or not at all (off)")
-    p.set_defaults(run=run)
 
 
 def _row(r, stats, epsilon: float, denoise: bool = True) -> dict:

@@ -21,7 +21,7 @@ import json
 import sys
 from typing import Any
 
-from ..argtypes import path_arg, size_type
+from ..argtypes import from_parser, non_negative, path_arg, size_type
 from ..core.analysis.evaluation import DEFAULT_RUNS, PLACEMENTS, evaluate, parse_percentages
 from ..core.analysis.suggestions import RULES
 from ..core.kernel.settings import ALL_SCHEMES
@@ -29,12 +29,11 @@ from . import UsageError
 from .common import (
     add_privacy_options,
     add_resolution_options,
-    add_selection_options,
     check_outputs,
     load_selection,
-    number_in,
     runs_type,
     seed_type,
+    series_command,
 )
 
 #: --vary value -> (rule, parameter of rule_for_percentage)
@@ -42,28 +41,17 @@ _VARY = {"below": ("threshold", "below"), "above": ("threshold", "above"),
          "distance": ("stay", "distance_m"), "duration": ("stay", "duration_min")}
 
 
-def _percentages(text: str) -> tuple[float, ...]:
-    try:
-        return parse_percentages(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-_number = number_in(0.0, what="a number ≥ 0")
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "evaluate", help="error of every scheme for 0–100%% landmarks (thesis Figure 5.1), as CSV and PNG",
+    p = series_command(
+        sub, "evaluate", run, help="error of every scheme for 0–100%% landmarks (thesis Figure 5.1), as CSV and PNG",
         description="For each landmark percentage, build a landmark set (a suggestion rule swept over one "
         "parameter, or a synthetic placement) and report the mean absolute error of uniform, skip, adaptive "
         "and the event/user-level baselines, averaged over R runs of the noise, in the data's units. "
         "The numbers use the true data: they are for choosing a scheme, not for publication.")
-    add_selection_options(p)
     add_privacy_options(p)
     add_resolution_options(p)
     g = p.add_argument_group("landmark sets")
-    g.add_argument("--percentages", type=_percentages, default=(0.0, 20.0, 40.0, 60.0, 80.0, 100.0),
+    g.add_argument("--percentages", type=from_parser(parse_percentages), default=(0.0, 20.0, 40.0, 60.0, 80.0, 100.0),
                    metavar="P,P,…", help="landmark percentages (default 0,20,40,60,80,100)")
     how = g.add_mutually_exclusive_group()
     how.add_argument("--placement", choices=PLACEMENTS,
@@ -75,8 +63,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--vary", choices=tuple(_VARY),
                    help="parameter the rule sweeps: threshold below (default) or above; stay distance "
                    "(default) or duration")
-    g.add_argument("--distance", type=_number, metavar="M", help="stay: fixed Δl in metres when sweeping duration")
-    g.add_argument("--duration", type=_number, metavar="MIN",
+    g.add_argument("--distance", type=non_negative, metavar="M", help="stay: fixed Δl in metres when sweeping duration")
+    g.add_argument("--duration", type=non_negative, metavar="MIN",
                    help="stay: fixed Δt in minutes when sweeping distance (default 30, as the thesis)")
     r = p.add_argument_group("runs")
     r.add_argument("--runs", type=runs_type, default=DEFAULT_RUNS, metavar="R",
@@ -98,7 +86,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--size", type=size_type, default="1200x700", metavar="WxH", help="plot size in pixels (default 1200x700)")
     o.add_argument("--title", metavar="TEXT", help="plot title (default: the data's name and ε)")
     o.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.set_defaults(run=run, scale="auto")
+    p.set_defaults(scale="auto")
 
 
 def rule_options(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:

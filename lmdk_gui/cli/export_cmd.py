@@ -45,30 +45,15 @@ from ..core.publish.export import (
     new_export_key,
 )
 from . import INTERRUPTED, RELEASE_WRITTEN, UsageError
-from .common import (
-    add_dummy_options,
-    add_landmark_options,
-    add_privacy_options,
-    add_resolution_options,
-    add_selection_options,
-    dummy_settings,
-    load_selection,
-)
+from .common import add_release_options, dummy_settings, load_selection, series_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="write a protected CSV and its JSON sidecar",
+    p = series_command(sub, "export", run, help="write a protected CSV and its JSON sidecar",
                        description="Write the release of one scheme to OUTPUT and its metadata to OUTPUT.json.")
-    add_selection_options(p)
     p.add_argument("-o", "--output", type=path_arg, required=True, metavar="OUTPUT", help="release CSV to write")
     p.add_argument("--scheme", required=True, choices=ALL_SCHEMES)
-    add_landmark_options(p)
-    add_resolution_options(p)
-    add_privacy_options(p, epsilon_required=True)
-    p.add_argument("--categories-from-data", action="store_true",
-                   help="categorical: publish the data's own category list (every label that occurs) when "
-                   "no --categories list is given; without either, a categorical export is refused")
-    add_dummy_options(p)
+    add_release_options(p, epsilon_required=True, categories_from_data=True)
     g = p.add_argument_group("output")
     g.add_argument("--include-budget", action="store_true",
                    help="add an 'epsilon' column (ε_t); reveals landmark positions")
@@ -97,7 +82,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="numeric: use the data's own minimum and maximum as the public bounds; they are then "
                    "published (the sidecar and its statement say so). Without it, only --bounds are used")
     g.add_argument("--force", action="store_true", help="overwrite OUTPUT and OUTPUT.json if they exist")
-    p.set_defaults(run=run)
 
 
 def _key_argument(args: argparse.Namespace) -> str | None:

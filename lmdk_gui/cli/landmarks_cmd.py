@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..argtypes import finite, path_arg
 from ..core.analysis.suggestions import RULES, apply_rule, rule_for_percentage
 from ..core.data.landmark_files import write_landmark_file
 from ..core.publish.writers import format_timestamps
 from . import UsageError
-from .common import add_selection_options, check_outputs, load_input, number_in, path_arg
+from .common import check_outputs, load_input, series_command
 
 #: command-line option -> (rule, parameter)
 _OPTIONS = {
@@ -34,23 +34,19 @@ _SHOWN = 5
 TARGET_MISS = 1.0
 
 
-_number = number_in(-math.inf, what="a finite number")
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "landmarks", help="propose landmarks with a rule (threshold, stay points, categories, change points)",
+    p = series_command(
+        sub, "landmarks", run, help="propose landmarks with a rule (threshold, stay points, categories, change points)",
         description="Propose landmarks with a suggestion rule and print their number, or write them with -o "
         "as a landmark file for 'lmdk export --landmarks'. Rules: threshold (numeric: values strictly below "
         "--below and/or strictly above --above), stay (location: Li et al. 2008 stay points, within "
         "--distance metres for at least --duration minutes), category (categorical: --values a,b), "
         "changepoints (numeric: first event after each mean shift; --penalty in units of the noise "
         "variance, default 2·ln n). --target P instead finds the setting closest to P%% landmarks.")
-    add_selection_options(p)
     g = p.add_argument_group("rule")
     g.add_argument("--rule", required=True, choices=tuple(RULES), help="suggestion rule")
     add_rule_options(g)
-    g.add_argument("--target", type=_number, metavar="PERCENT",
+    g.add_argument("--target", type=finite, metavar="PERCENT",
                    help="find the rule's main parameter (threshold: --below, or --above if given; stay: "
                    "--distance; category: --values; changepoints: --penalty) that comes closest to this "
                    "percentage of landmarks; the other parameters keep the values given")
@@ -58,17 +54,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write the landmark file (timestamp,row,rule) here")
     o.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     o.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
-    p.set_defaults(run=run)
 
 
 def add_rule_options(g) -> None:
     """The parameters of the suggestion rules (shared with ``lmdk batch --rule``)."""
-    g.add_argument("--below", type=_number, metavar="X", help="threshold: landmark when value < X")
-    g.add_argument("--above", type=_number, metavar="X", help="threshold: landmark when value > X")
-    g.add_argument("--distance", type=_number, metavar="M", help="stay: distance Δl in metres (default 200)")
-    g.add_argument("--duration", type=_number, metavar="MIN", help="stay: duration Δt in minutes (default 30)")
+    g.add_argument("--below", type=finite, metavar="X", help="threshold: landmark when value < X")
+    g.add_argument("--above", type=finite, metavar="X", help="threshold: landmark when value > X")
+    g.add_argument("--distance", type=finite, metavar="M", help="stay: distance Δl in metres (default 200)")
+    g.add_argument("--duration", type=finite, metavar="MIN", help="stay: duration Δt in minutes (default 30)")
     g.add_argument("--values", metavar="a,b", help="category: comma-separated category labels")
-    g.add_argument("--penalty", type=_number, metavar="P",
+    g.add_argument("--penalty", type=finite, metavar="P",
                    help="changepoints: penalty per change, × noise variance (default 2·ln n)")
 
 

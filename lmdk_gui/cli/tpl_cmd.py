@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 import numpy as np
 
+from ..argtypes import non_negative, path_arg
 from ..core.analysis.correlation import (
     CorrelationModel,
     landmark_tpl_for_schemes,
@@ -29,39 +29,27 @@ from . import UsageError
 from .common import (
     add_landmark_options,
     add_privacy_options,
-    add_selection_options,
     check_outputs,
     load_selection,
-    path_arg,
     seed_type,
+    series_command,
 )
 
 #: --states beyond this would spend seconds building the loss function (its candidates grow as m³)
 MAX_STATES = 100
 
 
-def _smoothing(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(v) and v >= 0):
-        raise argparse.ArgumentTypeError(f"expected a number ≥ 0, got {text!r}")
-    return v
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "tpl", help="temporal privacy loss of the schemes under temporal correlation",
+    p = series_command(
+        sub, "tpl", run, help="temporal privacy loss of the schemes under temporal correlation",
         description="For uniform, skip, adaptive and the event/user baselines: the maximum over events of "
         "the landmark temporal privacy loss (thesis Definition 10) under a Markov chain, next to ε and to "
         "the same maximum without correlation (the landmark sum).")
-    add_selection_options(p)
     add_landmark_options(p)
     add_privacy_options(p)
     g = p.add_argument_group("temporal correlation (one of --s or --matrix)")
     c = g.add_mutually_exclusive_group(required=True)
-    c.add_argument("--s", type=_smoothing, metavar="S",
+    c.add_argument("--s", type=non_negative, metavar="S",
                    help="Laplacian-smoothed chain P_ij = (I_ij + s)/(1 + m·s): smaller is stronger "
                    "(thesis: 1 weak, 0.1 moderate, 0.01 strong)")
     c.add_argument("--matrix", type=path_arg, metavar="FILE",
@@ -75,7 +63,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--curve", type=path_arg, metavar="FILE",
                    help="write the landmark TPL of every event as CSV: row,uniform,skip,adaptive,event,user")
     p.add_argument("--force", action="store_true", help="overwrite the --curve FILE if it exists")
-    p.set_defaults(run=run)
 
 
 def build_model(args: argparse.Namespace) -> CorrelationModel:
