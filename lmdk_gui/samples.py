@@ -6,8 +6,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+_PACKAGE = Path(__file__).resolve().parent
 
-def samples_folder(package: Path = Path(__file__).resolve().parent, prefix: str = sys.prefix) -> Path:
+
+def samples_folder(package: Path = _PACKAGE, prefix: str = sys.prefix) -> Path:
     """The bundled samples: resources/samples of the checkout (or an editable install) beside the package,
     else where an installed wheel put them (``share/lmdk_gui/samples`` under the environment's prefix,
     pyproject's data-files)."""
