@@ -290,10 +290,10 @@ def test_stay_or_jump_pass_equals_the_full_matrix_pass():
     codes = np.where(rng.random(n) < 0.2, -1, rng.integers(0, k, n))
     keep = np.where(codes < 0, 1.0 / k, rng.uniform(0.3, 0.9, n))
     out = []
-    for fn, args, counts in ((dn._hmm_pass, (full,), np.empty((k, k))),
-                             (dn._hmm_pass_jump, (stay, land), np.empty((3, k)))):
+    for chain, counts in (((full, dn._NO_VECTOR, dn._NO_VECTOR), np.empty((k, k))),
+                          ((dn._NO_MATRIX, stay, land), np.empty((3, k)))):
         post = np.empty((n, k))
-        ll = fn(codes, keep, k, *args, np.empty((n, k)), np.empty(n), counts, post)
+        ll = dn._hmm_pass(codes, keep, k, *chain, np.empty((n, k)), np.empty(n), counts, post)
         out.append((ll, post, counts))
     (ll_f, post_f, xi), (ll_j, post_j, c3) = out
     assert ll_j == pytest.approx(ll_f, rel=1e-12)

@@ -348,6 +348,12 @@ def _to_latlon(xy: np.ndarray, lat0: float, lon0: float) -> np.ndarray:
     return out
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _planar_nll(s, nx, ny):  # pragma: no cover - compiled
+    """−log of the density of the innovation (nx, ny) with variance ``s`` on each (independent) axis."""
+    return _LOG_2PI + math.log(s) + 0.5 * (nx * nx + ny * ny) / s
+
+
 @numba.njit(cache=True, nogil=True)
 def _level2_filter(y, r, fresh, q, m0x, m0y, p0, skip, start, stop, out_m, out_p):  # pragma: no cover
     """Local level on both axes at once: equal noise variances r_t, so one shared variance recursion."""
@@ -368,7 +374,7 @@ def _level2_filter(y, r, fresh, q, m0x, m0y, p0, skip, start, stop, out_m, out_p
             my += k * ny
             p = p * r[t] / s
             if seen >= skip:
-                ll -= _LOG_2PI + math.log(s) + 0.5 * (nx * nx + ny * ny) / s
+                ll -= _planar_nll(s, nx, ny)
             seen += 1
         out_m[t - start, 0] = mx
         out_m[t - start, 1] = my
@@ -378,9 +384,9 @@ def _level2_filter(y, r, fresh, q, m0x, m0y, p0, skip, start, stop, out_m, out_p
 
 @numba.njit(cache=True, nogil=True)
 def _level2_smooth(m, p, q, out):  # pragma: no cover - compiled
+    """RTS backward pass of :func:`_level2_filter` (``m`` has at least one row: the caller denoises only a
+    release with a fresh event, as for :func:`_cv_smooth`)."""
     n = m.shape[0]
-    if n == 0:
-        return
     out[n - 1, 0] = m[n - 1, 0]
     out[n - 1, 1] = m[n - 1, 1]
     for t in range(n - 2, -1, -1):
@@ -424,7 +430,7 @@ def _cv_filter(y, r, fresh, q, m0x, m0y, p0, v0, skip, start, stop, out_m, out_p
             c = c * r[t] / s
             a = a * r[t] / s
             if seen >= skip:
-                ll -= _LOG_2PI + math.log(s) + 0.5 * (nx * nx + ny * ny) / s
+                ll -= _planar_nll(s, nx, ny)
             seen += 1
         i = t - start
         out_m[i, 0] = px
@@ -441,8 +447,6 @@ def _cv_filter(y, r, fresh, q, m0x, m0y, p0, v0, skip, start, stop, out_m, out_p
 def _cv_smooth(m, p, q, out):  # pragma: no cover - compiled
     """RTS backward pass: x̂_t = m_t + P_t F' (F P_t F' + Q)^{-1} (x̂_{t+1} − F m_t), positions only out."""
     n = m.shape[0]
-    if n == 0:
-        return
     sx = m[n - 1, 0]
     svx = m[n - 1, 1]
     sy = m[n - 1, 2]
@@ -532,118 +536,106 @@ def _location(latlon: np.ndarray, budgets: np.ndarray, approximated: np.ndarray,
 
 
 # ----------------------------------------------------------------------------------------- categorical
-@numba.njit(cache=True, nogil=True)
-def _weigh_by_emission(tmp, o, keep_t, k):  # pragma: no cover - compiled
-    """``tmp[j] *= Pr[release o | state j]`` (randomized response: keep ``keep_t``, else uniform over the
-    other k − 1; no fresh release (o < 0) weighs nothing) and the total: the forward step of both passes."""
-    off = (1.0 - keep_t) / (k - 1) if k > 1 else 1.0
-    tot = 0.0
-    for j in range(k):
-        e = 1.0 if o < 0 else (keep_t if j == o else off)
-        tmp[j] *= e
-        tot += tmp[j]
-    return tot
+#: The chain the HMM kernels do not use: an empty matrix selects the stay-or-jump chain, and the full chain
+#: passes empty stay and jump vectors.
+_NO_MATRIX = np.empty((0, 0))
+_NO_VECTOR = np.empty(0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _emission(o, keep_t, off, j):  # pragma: no cover - compiled
+    """Pr[release o | state j] under randomized response: ``keep_t`` if j = o, else ``off`` = (1 − keep_t)/(k − 1);
+    no fresh release (o < 0) weighs 1 in every state."""
+    return 1.0 if o < 0 else (keep_t if j == o else off)
 
 
 @numba.njit(cache=True, nogil=True)
-def _hmm_pass(codes, keep, k, trans, alpha, scale, counts, post):  # pragma: no cover - compiled
-    """One forward–backward pass with scaling. Fills the posterior ``post`` (n, k) and the expected
-    transition counts; returns the log-likelihood. Emission of code o from state j: keep_t if j == o,
-    else (1 − keep_t)/(k − 1); code < 0 (nothing released) emits 1 from every state."""
+def _forward(codes, keep, k, trans, stay, jump, alpha, scale):  # pragma: no cover - compiled
+    """The scaled forward pass of both chains: fills the filtered ``alpha`` (n, k) and the scales c_t;
+    returns the log-likelihood. The prediction uses the full matrix ``trans`` (k, k), or when that is empty
+    (0, 0) the stay-or-jump chain A_ij = s_i·[i = j] + (1 − s_i)·π_j (``stay``, ``jump``) in O(k)."""
     n = codes.shape[0]
     ll = 0.0
     tmp = np.empty(k)
-    beta = np.empty(k)
+    full = trans.shape[0] > 0
     for t in range(n):
         if t == 0:
             for j in range(k):
                 tmp[j] = 1.0 / k
-        else:
+        elif full:
             for j in range(k):
                 tmp[j] = 0.0
             for i in range(k):
                 ai = alpha[t - 1, i]
                 for j in range(k):
                     tmp[j] += ai * trans[i, j]
-        tot = _weigh_by_emission(tmp, codes[t], keep[t], k)
-        scale[t] = tot
-        ll += math.log(tot)
-        for j in range(k):
-            alpha[t, j] = tmp[j] / tot
-    for i in range(k):
-        for j in range(k):
-            counts[i, j] = 0.0
-        beta[i] = 1.0
-    for j in range(k):
-        post[n - 1, j] = alpha[n - 1, j]
-    for t in range(n - 1, 0, -1):
-        o = codes[t]
-        off = (1.0 - keep[t]) / (k - 1) if k > 1 else 1.0
-        for j in range(k):
-            e = 1.0 if o < 0 else (keep[t] if j == o else off)
-            tmp[j] = e * beta[j] / scale[t]  # e_t(j) β_t(j) / c_t
-        for i in range(k):
-            acc = 0.0
-            ai = alpha[t - 1, i]
-            for j in range(k):
-                w = trans[i, j] * tmp[j]
-                acc += w
-                counts[i, j] += ai * w
-            beta[i] = acc
-        for i in range(k):
-            post[t - 1, i] = alpha[t - 1, i] * beta[i]
-    return ll
-
-
-@numba.njit(cache=True, nogil=True)
-def _hmm_pass_jump(codes, keep, k, stay, jump, alpha, scale, counts, post):  # pragma: no cover - compiled
-    """:func:`_hmm_pass` for the stay-or-jump chain A_ij = s_i·[i = j] + (1 − s_i)·π_j in O(k) per event.
-
-    ``counts`` rows: expected stays per state, expected jumps from each state, expected jumps to each
-    state (a jump may land on its own state)."""
-    n = codes.shape[0]
-    ll = 0.0
-    tmp = np.empty(k)
-    beta = np.empty(k)
-    for t in range(n):
-        if t == 0:
-            for j in range(k):
-                tmp[j] = 1.0 / k
         else:
             mass = 0.0
             for i in range(k):
                 mass += alpha[t - 1, i] * (1.0 - stay[i])
             for j in range(k):
                 tmp[j] = alpha[t - 1, j] * stay[j] + jump[j] * mass
-        tot = _weigh_by_emission(tmp, codes[t], keep[t], k)
+        o = codes[t]
+        off = (1.0 - keep[t]) / (k - 1) if k > 1 else 1.0
+        tot = 0.0
+        for j in range(k):
+            tmp[j] *= _emission(o, keep[t], off, j)
+            tot += tmp[j]
         scale[t] = tot
         ll += math.log(tot)
         for j in range(k):
             alpha[t, j] = tmp[j] / tot
-    for i in range(k):
-        counts[0, i] = 0.0
-        counts[1, i] = 0.0
-        counts[2, i] = 0.0
-        beta[i] = 1.0
+    return ll
+
+
+@numba.njit(cache=True, nogil=True)
+def _backward_weights(codes, keep, k, scale, beta, t, out):  # pragma: no cover - compiled
+    """``out[j] = e_t(j) β_t(j) / c_t``: what every transition into event t is weighed by in the backward
+    pass of both chains."""
+    o = codes[t]
+    off = (1.0 - keep[t]) / (k - 1) if k > 1 else 1.0
     for j in range(k):
-        post[n - 1, j] = alpha[n - 1, j]
+        out[j] = _emission(o, keep[t], off, j) * beta[j] / scale[t]
+
+
+@numba.njit(cache=True, nogil=True)
+def _hmm_pass(codes, keep, k, trans, stay, jump, alpha, scale, counts, post):  # pragma: no cover - compiled
+    """One forward–backward pass with scaling (chains as in :func:`_forward`). Fills the posterior ``post``
+    (n, k) and the expected transition counts; returns the log-likelihood. Emission: :func:`_emission`.
+
+    ``counts``: the full chain's (k, k) expected transitions; the stay-or-jump chain's (3, k) rows are the
+    expected stays per state, jumps from each state, and jumps to each state (a jump may land on its own)."""
+    n = codes.shape[0]
+    full = trans.shape[0] > 0
+    ll = _forward(codes, keep, k, trans, stay, jump, alpha, scale)
+    tmp = np.empty(k)
+    beta = np.full(k, 1.0)
+    counts[:, :] = 0.0
+    post[n - 1, :] = alpha[n - 1, :]
     for t in range(n - 1, 0, -1):
-        o = codes[t]
-        off = (1.0 - keep[t]) / (k - 1)
-        landing = 0.0  # Σ_j π_j e_t(j) β_t(j) / c_t
-        for j in range(k):
-            e = 1.0 if o < 0 else (keep[t] if j == o else off)
-            tmp[j] = e * beta[j] / scale[t]
-            landing += jump[j] * tmp[j]
-        mass = 0.0
-        for i in range(k):
-            mass += alpha[t - 1, i] * (1.0 - stay[i])
-        for i in range(k):
-            a = alpha[t - 1, i]
-            counts[0, i] += a * stay[i] * tmp[i]
-            counts[1, i] += a * (1.0 - stay[i]) * landing
-            counts[2, i] += jump[i] * tmp[i] * mass
-            beta[i] = stay[i] * tmp[i] + (1.0 - stay[i]) * landing
+        _backward_weights(codes, keep, k, scale, beta, t, tmp)
+        if full:
+            for i in range(k):
+                acc = 0.0
+                ai = alpha[t - 1, i]
+                for j in range(k):
+                    w = trans[i, j] * tmp[j]
+                    acc += w
+                    counts[i, j] += ai * w
+                beta[i] = acc
+        else:
+            landing = 0.0  # Σ_j π_j e_t(j) β_t(j) / c_t
+            for j in range(k):
+                landing += jump[j] * tmp[j]
+            mass = 0.0
+            for i in range(k):
+                mass += alpha[t - 1, i] * (1.0 - stay[i])
+            for i in range(k):
+                a = alpha[t - 1, i]
+                counts[0, i] += a * stay[i] * tmp[i]
+                counts[1, i] += a * (1.0 - stay[i]) * landing
+                counts[2, i] += jump[i] * tmp[i] * mass
+                beta[i] = stay[i] * tmp[i] + (1.0 - stay[i]) * landing
         for i in range(k):
             post[t - 1, i] = alpha[t - 1, i] * beta[i]
     return ll
@@ -675,8 +667,8 @@ def _categorical(codes: np.ndarray, budgets: np.ndarray, approximated: np.ndarra
 
     def e_step(p: tuple[np.ndarray, ...], o, kp, a, sc, po) -> float:
         if full:
-            return _hmm_pass(o, kp, k, p[0], a, sc, counts, po)
-        return _hmm_pass_jump(o, kp, k, p[0], p[1], a, sc, counts, po)
+            return _hmm_pass(o, kp, k, p[0], _NO_VECTOR, _NO_VECTOR, a, sc, counts, po)
+        return _hmm_pass(o, kp, k, _NO_MATRIX, p[0], p[1], a, sc, counts, po)
 
     def m_step() -> tuple[np.ndarray, ...]:  # MAP with one pseudo-count per row (and per jump vector)
         if full:
