@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .securenoise import CHUNK_EVENTS, Cancelled, _per_event, laplace_grid_exponent
+from .securenoise import CHUNK_EVENTS, Cancelled, _per_event, laplace_grid_exponent, rr_inputs
 
 
 def _dp():
@@ -104,17 +104,8 @@ def opendp_rr(
     should_cancel: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """k-ary randomized response by opendp (one call per event, so slow; its own OS randomness)."""
-    cs = np.asarray(codes, dtype=np.int64)
-    if cs.ndim != 1:
-        raise ValueError("codes must be 1-D")
+    cs, ep, k, out = rr_inputs(codes, eps, k, 2, "opendp randomized response needs k >= 2")
     n = cs.shape[0]
-    k = int(k)
-    if k < 2:
-        raise ValueError("opendp randomized response needs k >= 2")
-    ep = _per_event(eps, n, "eps")
-    if n and (cs.min() < 0 or cs.max() >= k):
-        raise ValueError(f"codes must lie in [0, {k})")
-    out = np.empty(n, dtype=np.int64)
     dp = _dp()
     cache: dict[float, Callable[[int], int]] = {}
     for i in range(n):

@@ -697,6 +697,23 @@ def _per_event(values, n: int, what: str) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+def rr_inputs(codes, eps, k, min_k: int, too_few: str) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """Randomized response's checked inputs, for every backend: the codes (1-D int64 in ``[0, k)``), the
+    per-event ε (:func:`_per_event`), ``k`` (at least ``min_k``, else ``ValueError(too_few)``), and the
+    (uninitialised) int64 array the released codes go to."""
+    cs = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
+    if cs.ndim != 1:
+        raise ValueError("codes must be 1-D")
+    n = cs.shape[0]
+    k = int(k)
+    if k < min_k:
+        raise ValueError(too_few)
+    ep = _per_event(eps, n, "eps")
+    if n and (cs.min() < 0 or cs.max() >= k):
+        raise ValueError(f"codes must lie in [0, {k})")
+    return cs, ep, k, np.empty(n, dtype=np.int64)
+
+
 class WordBuffer:
     """The one refill loop for the ``*_one`` samplers: a word buffer over a :class:`WordSource` that keeps
     at least ``RESERVE_WORDS`` unread words before each event (``ensure``), and turns a sampler's negative
@@ -822,20 +839,9 @@ def secure_rr(
     should_cancel: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """k-ary randomized response for integer ``codes`` in ``[0, k)`` with per-event ``eps`` (scalar ok)."""
-    cs = np.ascontiguousarray(np.asarray(codes, dtype=np.int64))
-    if cs.ndim != 1:
-        raise ValueError("codes must be 1-D")
-    n = cs.shape[0]
-    k = int(k)
-    if k < 1:
-        raise ValueError("k must be >= 1")
-    ep = _per_event(eps, n, "eps")
-    if n and (cs.min() < 0 or cs.max() >= k):
-        raise ValueError(f"codes must lie in [0, {k})")
-    out = np.empty(n, dtype=np.int64)
-    _run(
-        _rr_kernel, (cs, ep, np.int64(k), out), n, source or WordSource.from_os(), 3, progress, should_cancel
-    )
+    cs, ep, k, out = rr_inputs(codes, eps, k, 1, "k must be >= 1")
+    _run(_rr_kernel, (cs, ep, np.int64(k), out), len(cs), source or WordSource.from_os(), 3, progress,
+         should_cancel)
     return out
 
 
