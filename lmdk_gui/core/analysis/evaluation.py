@@ -393,25 +393,40 @@ def _jsonable(d: Mapping[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ compiled kernels
 @numba.njit(cache=True, nogil=True)
-def _mae_numeric(x_in, x, src, scale, fallback, lap, out):  # pragma: no cover - compiled
-    """Per run r: mean over t of |o_t − x_t| with o_t = x_in[j] + lap[r, j]·scale[j], j = src[t]
-    (src −1: the public fallback; −2: nothing published, not counted). Same formulas as
-    ``compute_release`` (Laplace on unit noise, then republish the last fresh value)."""
-    runs, n = lap.shape
+def _mae_fixed(x_in, truth, src, param, k, fallback, u1, u2, out):  # pragma: no cover - compiled
+    """Per run r: the mean error over t of the release of x_in[j], j = src[t], against truth[t] (src −1: the
+    public fallback; −2: nothing published, not counted). The formulas of ``compute_release``: numeric
+    (k = 0) x_in[j] + u1[r, j]·param[j] (Laplace on unit noise, param = Δ/ε_j), error |o − x_t|; categorical
+    randomized response of the code x_in[j] (kept when u1[r, j] < param[j], else the other category u2[r, j]
+    picks), error 1 where it differs from the true code."""
+    runs, n = u1.shape
     for r in range(runs):
         acc = 0.0
         cnt = 0
         for t in range(n):
             j = src[t]
-            if j >= 0:
-                o = x_in[j] + lap[r, j] * scale[j]
-            elif j == -1:
-                o = fallback
-            else:
+            if j < -1:
                 continue
-            acc += abs(o - x[t])
+            if k == 0:
+                o = fallback if j < 0 else x_in[j] + u1[r, j] * param[j]
+                acc += abs(o - truth[t])
+            else:
+                c = fallback if j < 0 else _rr_code(x_in[j], param[j], k, u1[r, j], u2[r, j])
+                if c != truth[t]:
+                    acc += 1.0
             cnt += 1
         out[r] = acc / cnt if cnt > 0 else np.nan
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rr_code(c, keep_p, k, ukeep, uother):  # pragma: no cover - compiled
+    """The randomized-response release of code ``c`` from its two unit uniforms (``mechanisms.rr_unit``)."""
+    if k > 1 and not (ukeep < keep_p):
+        jj = int(uother * (k - 1))
+        if jj > k - 2:
+            jj = k - 2
+        c = (c + 1 + jj) % k
+    return c
 
 
 @numba.njit(cache=True, nogil=True)
@@ -491,33 +506,6 @@ def _mean_distance(x, coslat, values):  # pragma: no cover - compiled
         acc += 2.0 * R * math.asin(math.sqrt(a))
         cnt += 1
     return acc / cnt if cnt > 0 else np.nan
-
-
-@numba.njit(cache=True, nogil=True)
-def _mae_categorical(codes, src, keep_p, k, fallback, ukeep, uother, out):  # pragma: no cover - compiled
-    """Per run: share of events whose randomized-response release (of codes[src[t]], kept with probability
-    keep_p[src[t]]) differs from codes[t]."""
-    runs, n = ukeep.shape
-    for r in range(runs):
-        acc = 0.0
-        cnt = 0
-        for t in range(n):
-            j = src[t]
-            if j >= 0:
-                c = codes[j]
-                if k > 1 and not (ukeep[r, j] < keep_p[j]):
-                    jj = int(uother[r, j] * (k - 1))
-                    if jj > k - 2:
-                        jj = k - 2
-                    c = (c + 1 + jj) % k
-            elif j == -1:
-                c = fallback
-            else:
-                continue
-            if c != codes[t]:
-                acc += 1.0
-            cnt += 1
-        out[r] = acc / cnt if cnt > 0 else np.nan
 
 
 # ------------------------------------------------------------------------------------- evaluation
@@ -622,13 +610,15 @@ class _Context:
         out = np.empty(runs)
         if self.kind == "numeric":
             fb = float(self.fallback) if self.fallback is not None else 0.0
-            _mae_numeric(self.x_in, self.series.values, batch.src, batch.scale, fb, stacks["laplace"], out)
+            lap = stacks["laplace"]
+            _mae_fixed(self.x_in, self.series.values, batch.src, batch.scale, 0, fb, lap, lap, out)
         elif self.kind == "location":
             _mae_location(self.x_in, self.coslat, batch.src, batch.scale, stacks["gamma"], stacks["cos"],
                           stacks["sin"], out)
         else:
             fb = int(self.fallback) if self.fallback is not None else 0
-            _mae_categorical(self.codes, batch.src, batch.scale, self.k, fb, stacks["keep"], stacks["other"], out)
+            _mae_fixed(self.x_in, self.codes, batch.src, batch.scale, self.k, fb, stacks["keep"], stacks["other"],
+                       out)
         return out
 
     # ------------------------------------------------------------------------------- adaptive MAE
