@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import BudgetsFn, Scheme, constant_budgets
+from .base import BudgetsFn, Scheme, baseline, constant_budgets
 
 
 def _discover() -> dict[str, Scheme]:
@@ -35,4 +35,4 @@ SCHEMES: dict[str, Scheme] = _discover()
 #: stay.
 REMADE_BY_EDIT: frozenset[str] = frozenset(k for k, s in SCHEMES.items() if s.remade_by_edit)
 
-__all__ = ["REMADE_BY_EDIT", "SCHEMES", "BudgetsFn", "Scheme", "constant_budgets"]
+__all__ = ["REMADE_BY_EDIT", "SCHEMES", "BudgetsFn", "Scheme", "baseline", "constant_budgets"]

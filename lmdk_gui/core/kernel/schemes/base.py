@@ -38,3 +38,23 @@ def constant_budgets(n: int, value: float) -> np.ndarray:
     like the materialised array (numpy's sums, means and extremes give the same bits, see the tests); the
     kernels read it through its strides, and code that needs contiguous memory copies it."""
     return np.broadcast_to(np.float64(value), (n,))
+
+
+@dataclass(frozen=True)
+class _EveryEvent:
+    """A baseline's :data:`BudgetsFn`: ``share(n, ε_a)`` at every event, whatever the landmarks."""
+
+    share: Callable[[int, float], float]  # module-level, so that a Scheme pickles by reference
+
+    def __call__(self, n: int, landmarks: np.ndarray, eps_a: float) -> np.ndarray:
+        return constant_budgets(n, self.share(n, eps_a))
+
+
+def baseline(name: str, label: str, position: int, share: Callable[[int, float], float],
+             color: tuple[int, int, int], help: tuple[str, str]) -> Scheme:
+    """A baseline scheme (DESIGN §4): not landmark-private, the same budget ``share(n, ε_a)`` at every event
+    (so planned without the landmarks, and a landmark edit leaves it as it is), nothing republished; its
+    prose name is its label in lower case."""
+    return Scheme(name=name, label=label, prose_name=label.lower(), position=position, landmark_private=False,
+                  budgets=_EveryEvent(share), uses_landmarks=False, republishes=False, remade_by_edit=False,
+                  color=color, help=help)
