@@ -9,14 +9,39 @@ the location streams).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import overload
 
 import numpy as np
 
-_STREAMS = ("laplace", "gamma", "angle", "keep", "other", "sample")
+_STREAMS = ("laplace", "gamma", "angle", "keep", "other", "sample")  # (the order gives each its child seed)
+
+
+class _Stream:
+    """A :class:`UnitNoise` attribute that reads one stream (drawn on first read, then kept)."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Stream: ...
+    @overload
+    def __get__(self, obj: UnitNoise, owner: type | None = None) -> np.ndarray: ...
+    def __get__(self, obj: UnitNoise | None, owner: type | None = None) -> np.ndarray | _Stream:
+        return self if obj is None else obj._get(self.name)
 
 
 class UnitNoise:
+    laplace = _Stream("Standard Laplace draws (scale 1).")
+    gamma = _Stream("Gamma(shape 2, scale 1) radii.")
+    angle = _Stream("Uniform angles on [0, 2π).")
+    keep = _Stream("Uniforms on [0, 1) deciding randomized response's keep/flip.")
+    other = _Stream("Uniforms on [0, 1) choosing the other category.")
+    sample = _Stream("Adaptive's public sampling uniforms u_t (independent of the data).")
+
     def __init__(self, n: int, seed: int) -> None:
         self.n = int(n)
         self.seed = int(seed)
@@ -27,51 +52,28 @@ class UnitNoise:
     def _rng(self, stream: str) -> np.random.Generator:
         return np.random.Generator(np.random.PCG64(self._seeds[stream]))
 
-    def _get(self, stream: str) -> np.ndarray:
-        arr = self._cache.get(stream)
+    def _kept(self, key: str, make: Callable[[], np.ndarray], read_only: bool = True) -> np.ndarray:
+        """The array kept under ``key``, made (and, ``read_only``, write-protected) on first use."""
+        arr = self._cache.get(key)
         if arr is None:
-            rng = self._rng(stream)
-            if stream == "laplace":
-                arr = rng.laplace(0.0, 1.0, self.n)
-            elif stream == "gamma":
-                arr = rng.gamma(2.0, 1.0, self.n)
-            elif stream == "angle":
-                arr = rng.uniform(0.0, 2.0 * np.pi, self.n)
-            else:
-                arr = rng.random(self.n)
-            arr.setflags(write=False)
-            self._cache[stream] = arr
+            arr = make()
+            if read_only:
+                arr.setflags(write=False)
+            self._cache[key] = arr
         return arr
 
-    @property
-    def laplace(self) -> np.ndarray:
-        """Standard Laplace draws (scale 1)."""
-        return self._get("laplace")
+    def _get(self, stream: str) -> np.ndarray:
+        return self._kept(stream, lambda: self._draw(stream))
 
-    @property
-    def gamma(self) -> np.ndarray:
-        """Gamma(shape 2, scale 1) radii."""
-        return self._get("gamma")
-
-    @property
-    def angle(self) -> np.ndarray:
-        """Uniform angles on [0, 2π)."""
-        return self._get("angle")
-
-    @property
-    def keep(self) -> np.ndarray:
-        """Uniforms on [0, 1) deciding randomized response's keep/flip."""
-        return self._get("keep")
-
-    @property
-    def other(self) -> np.ndarray:
-        """Uniforms on [0, 1) choosing the other category."""
-        return self._get("other")
-
-    @property
-    def sample(self) -> np.ndarray:
-        """Adaptive's public sampling uniforms u_t (independent of the data)."""
-        return self._get("sample")
+    def _draw(self, stream: str) -> np.ndarray:
+        rng = self._rng(stream)
+        if stream == "laplace":
+            return rng.laplace(0.0, 1.0, self.n)
+        if stream == "gamma":
+            return rng.gamma(2.0, 1.0, self.n)
+        if stream == "angle":
+            return rng.uniform(0.0, 2.0 * np.pi, self.n)
+        return rng.random(self.n)
 
     def sample_chunks(self, size: int) -> Iterator[tuple[int, np.ndarray]]:
         """Adaptive's sampling uniforms as ``(first event, draws)`` in consecutive chunks of ``size`` events, the
@@ -95,32 +97,19 @@ class UnitNoise:
     def derived(self, key: str, fn) -> np.ndarray:
         """``fn(self)``, computed once per noise (e.g. the cosines and sines of the angles, which every
         location preview of every scheme would otherwise recompute)."""
-        arr = self._cache.get(key)
-        if arr is None:
-            arr = fn(self)
-            arr.setflags(write=False)
-            self._cache[key] = arr
-        return arr
+        return self._kept(key, lambda: fn(self))
 
     def at(self, idx: np.ndarray) -> NoiseAt:
         """This noise at the events ``idx`` only (see :class:`NoiseAt`)."""
         return NoiseAt(self, idx)
 
+    # The compiled preview kernels' per-event auxiliary columns; writable, as they always were (read-only
+    # arrays would be other signatures for those kernels to compile and cache).
     def location_aux(self) -> np.ndarray:
-        key = "_loc"
-        arr = self._cache.get(key)
-        if arr is None:
-            arr = np.column_stack([self.gamma, self.angle])
-            self._cache[key] = arr
-        return arr
+        return self._kept("_loc", lambda: np.column_stack([self.gamma, self.angle]), read_only=False)
 
     def categorical_aux(self) -> np.ndarray:
-        key = "_cat"
-        arr = self._cache.get(key)
-        if arr is None:
-            arr = np.column_stack([self.keep, self.other])
-            self._cache[key] = arr
-        return arr
+        return self._kept("_cat", lambda: np.column_stack([self.keep, self.other]), read_only=False)
 
 
 class NoiseAt:
