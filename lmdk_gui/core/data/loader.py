@@ -47,6 +47,7 @@ Design choices (the non-obvious ones):
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -100,6 +101,7 @@ __all__ = [
     "ColumnGuess",
     "DATE_ORDERS",
     "DUPLICATE_POLICIES",
+    "LOAD_OPTIONS",
     "TablePreview",
     "TableScan",
     "inspect_table",
@@ -517,6 +519,11 @@ def _load_file(path: str | os.PathLike[str], request: ColumnChoice, categories: 
         scan=scan,
     )
     return series, plan
+
+
+#: The keyword arguments :func:`load_series` takes besides the file: the fields of :class:`ColumnChoice` and the
+#: public category list (what the app may remember between runs).
+LOAD_OPTIONS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(ColumnChoice)), "categories")
 
 
 def load_series(path: str | os.PathLike[str], request: ColumnChoice | None = None, *,
