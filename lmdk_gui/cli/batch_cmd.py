@@ -122,7 +122,9 @@ def _rule(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
 
 
 def options_from_args(args: argparse.Namespace):
+    from ..core.data.series import ColumnChoice
     from ..core.publish.batch import BatchError, BatchOptions, parse_key
+    from ..core.publish.batch_base import _COLUMN_OPTIONS
 
     rule, params = _rule(args)
     if args.categories and args.categories_from_data:
@@ -142,10 +144,9 @@ def options_from_args(args: argparse.Namespace):
     except BatchError as e:
         raise UsageError(f"--seed: {e}") from None
     return BatchOptions(
-        id_col=args.id_col, scheme=args.scheme, settings=settings, time_col=args.time_col,
-        value_col=args.value_col, lat_col=args.lat_col, lon_col=args.lon_col, hour_col=args.hour_col,
-        kind=args.kind, duplicates=args.duplicates, date_order=args.date_order, landmarks_file=args.landmarks, rule=rule,
-        rule_params=params, dummies=dummy_settings(args), include_budget=args.include_budget,
+        id_col=args.id_col, scheme=args.scheme, settings=settings,
+        columns=ColumnChoice.of(**{k: getattr(args, k) for k in _COLUMN_OPTIONS}), landmarks_file=args.landmarks,
+        rule=rule, rule_params=params, dummies=dummy_settings(args), include_budget=args.include_budget,
         include_flags=args.include_flags, key=key, backend=args.noise_backend, format=args.format,
         resume=args.resume, force=args.force, workers=args.workers, scheduler=args.scheduler,
         blocksize=args.blocksize, resolution=args.resample, aggregate=args.aggregate,

@@ -108,7 +108,7 @@ def load_input(args: argparse.Namespace, categories: Sequence[str] | None = None
         dropped = []
         # Exact copies change nothing under first/last (and are dropped before a mean): noted only when
         # dropping them was the point of the chosen policy.
-        if src.exact_duplicates_dropped and src.duplicates == "drop-exact":
+        if src.exact_duplicates_dropped and src.columns.duplicates == "drop-exact":
             n = src.exact_duplicates_dropped
             dropped.append(f"dropped {n:,} exact duplicate row{'s' if n > 1 else ''} (same time and value)")
         if src.missing_skipped:

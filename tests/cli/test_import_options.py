@@ -97,7 +97,7 @@ def test_batch_shares_date_order(tmp_path):
     args = build_parser().parse_args(["batch", "in.csv", "-o", str(tmp_path / "out"), "--id-col", "id",
                                       "--scheme", "uniform", "--epsilon", "1", "--date-order", "dmy"])
     options = options_from_args(args)
-    assert options.date_order == "dmy" and "date_order" in batch._COLUMN_OPTIONS
+    assert options.columns.date_order == "dmy" and "date_order" in batch._COLUMN_OPTIONS
 
 
 def test_ledger_reexport_reads_the_dates_in_the_same_order(capsys, tmp_path):

@@ -77,13 +77,13 @@ def test_energy_sample_numeric_autodetected() -> None:
     assert s.values[-1] == 2.613
     src = s.source
     assert src is not None
-    assert (src.time_col, src.value_cols, src.time_format, src.hour_col) == (
+    assert (src.time_col, src.value_cols, src.time_format, src.columns.hour_col) == (
         "timestamp",
         ("kwh",),
         "iso",
         None,
     )
-    assert (src.duplicates, src.delimiter, src.path) == ("error", ",", str(ENERGY_JAN))
+    assert (src.columns.duplicates, src.delimiter, src.path) == ("error", ",", str(ENERGY_JAN))
 
 
 def test_gps_sample_location_autodetected() -> None:
@@ -173,7 +173,7 @@ def test_hue_duplicates_default_error_names_both_rows() -> None:
 def test_hue_duplicate_policies(policy: str, nov3: float) -> None:
     s = load_series(HUE, duplicates=policy)
     check_invariants(s)
-    assert s.n == 8761 - 2 and s.source is not None and s.source.duplicates == policy
+    assert s.n == 8761 - 2 and s.source is not None and s.source.columns.duplicates == policy
     at = {str(t): v for t, v in zip(s.times.astype("datetime64[s]"), s.values, strict=True)}
     assert at["2013-11-03T01:00:00"] == pytest.approx(nov3, abs=1e-12)
     assert at["2013-04-01T01:00:00"] == pytest.approx(0.55, abs=1e-12)
@@ -220,7 +220,7 @@ def test_date_hour_layout(tmp_path: Path) -> None:
     ]
     assert s.values.tolist() == [0.931, 0.595, 0.0, 1.0]
     assert s.source is not None
-    assert (s.source.time_format, s.source.time_col, s.source.hour_col) == ("date+hour", "date", "hour")
+    assert (s.source.time_format, s.source.time_col, s.source.columns.hour_col) == ("date+hour", "date", "hour")
     assert s.source.value_cols == ("energy_kWh",)
     p = inspect_table(path)
     assert p.guess == ColumnGuess(time_col="date", value_col="energy_kWh", hour_col="hour", kind="numeric")

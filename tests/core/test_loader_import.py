@@ -82,7 +82,7 @@ def test_skip_missing_rows_and_rows_stay_numbered_as_in_the_file(tmp_path: Path)
     assert err2.rows == [6] and err2.column == "kwh" and "expected a number, got 'x5'" in str(err2)
     path2 = energy(tmp_path, [r for r in rows if r[1] != "x5"], "e2.csv")
     s = load_series(path2, skip_missing=True)
-    assert s.values.tolist() == [1, 4, 6] and s.source.missing_skipped == 2 and s.source.skip_missing
+    assert s.values.tolist() == [1, 4, 6] and s.source.missing_skipped == 2 and s.source.columns.skip_missing
 
 
 def test_skip_missing_everything_missing(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_contacts_of_one_person(tmp_path: Path) -> None:
     raw = pd.read_csv(PAIRS, dtype=str)
     mine = raw[(raw.i == "1006") | (raw.j == "1006")]
     s = load_series(PAIRS, person=1006, duplicates="first")
-    assert s.kind == "categorical" and s.source.pair_cols == ("i", "j") and s.source.person == "1006"
+    assert s.kind == "categorical" and s.source.columns.pair_cols == ("i", "j") and s.source.columns.person == "1006"
     assert s.source.value_cols == (CONTACT_COLUMN,)
     others = np.where(mine.i == "1006", mine.j, mine.i)
     first = pd.Series(others, index=mine.timestamp.astype(int)).groupby(level=0).first()

@@ -89,7 +89,7 @@ def test_the_chosen_order_reads_the_dates_and_is_recorded(tmp_path):
     mdy = load_series(p, date_order="mdy")
     assert [str(t)[:10] for t in dmy.times] == ["2013-02-01", "2013-02-02", "2013-02-03"]
     assert [str(t)[:10] for t in mdy.times] == ["2013-01-02", "2013-02-02", "2013-03-02"]
-    assert dmy.source is not None and dmy.source.date_order == "dmy"
+    assert dmy.source is not None and dmy.source.columns.date_order == "dmy"
     with pytest.raises(LoadError, match="unknown date_order='ymd'"):
         load_series(p, date_order="ymd")
 

@@ -58,7 +58,7 @@ def test_loader_reads_one_person_and_names_file_rows(long_csv, tmp_path):
     df = _frame(long_csv)
     s = load_series(long_csv, id_col="household", person_id="h003")
     mine = df[df["household"] == "h003"].sort_values("timestamp")
-    assert s.n == 200 and s.source.id_col == "household" and s.source.person_id == "h003"
+    assert s.n == 200 and s.source.columns.id_col == "household" and s.source.columns.person_id == "h003"
     np.testing.assert_allclose(s.values, mine["kwh"].to_numpy())
     # a bad value of that person is reported at its line in the file; other persons' bad rows do not matter
     bad = df.copy()
@@ -141,7 +141,7 @@ def win(qtbot, long_csv):
 def test_import_picks_one_person(win, long_csv):
     s = win.session.series
     df = _frame(long_csv)
-    assert s.n == 200 and s.source.person_id == "h002"
+    assert s.n == 200 and s.source.columns.person_id == "h002"
     assert np.allclose(np.sort(s.values), np.sort(df.loc[df["household"] == "h002", "kwh"].to_numpy()))
 
 
@@ -170,7 +170,7 @@ def test_switch_person_keeps_settings_and_clears_landmarks(qtbot, win, long_csv)
         ui.chooser.select("h004")  # what picking in the chooser does
     s = win.session.series
     df = _frame(long_csv)
-    assert s.source.person_id == "h004" and s.n == 200
+    assert s.source.columns.person_id == "h004" and s.n == 200
     assert np.allclose(np.sort(s.values), np.sort(df.loc[df["household"] == "h004", "kwh"].to_numpy()))
     assert win.session.settings.epsilon == pytest.approx(0.37)
     assert win.session.landmarks.size == 0

@@ -83,7 +83,7 @@ def test_repeated_hours_numeric_in_one_pass(qtbot):
     assert dlg.table.item(len(labels) - 1, 1).toolTip() == "repeated time"
     dlg.duplicates.setCurrentIndex(dlg.duplicates.findData("mean"))
     s = press_open(qtbot, dlg)
-    assert s.n == 8759 and s.source.duplicates == "mean"
+    assert s.n == 8759 and s.source.columns.duplicates == "mean"
 
 
 def test_repeated_fix_location_mean_refused(qtbot, tmp_path):
@@ -109,7 +109,7 @@ def test_several_contacts_per_instant_categorical(qtbot):
     dlg.duplicates.setCurrentIndex(dlg.duplicates.findData("last"))
     dlg._policy_activated(0)
     s = press_open(qtbot, dlg)
-    assert s.n == 2271 and s.source.duplicates == "last"
+    assert s.n == 2271 and s.source.columns.duplicates == "last"
 
 
 def test_exact_duplicate_rows_dropped_with_a_note(qtbot, tmp_path):
@@ -152,7 +152,7 @@ def test_pair_style_contact_log(qtbot):
     assert dlg.options()["pair_class_cols"] == ("class_i", "class_j")
     dlg.pair_value.setCurrentIndex(0)
     s = press_open(qtbot, dlg)
-    assert s.kind == "categorical" and s.source.person == "1006" and "1006" not in s.categories
+    assert s.kind == "categorical" and s.source.columns.person == "1006" and "1006" not in s.categories
 
 
 def test_error_keeps_the_dialog_open_with_the_choices(qtbot, tmp_path):
@@ -193,7 +193,7 @@ def test_lmdk_gui_file_opens_the_dialog_for_an_ambiguous_file(qtbot, monkeypatch
     window = shown[0].parent()
     qtbot.addWidget(window)
     s = window.session.series
-    assert s is not None and s.source.person == "1005" and window.session.settings.epsilon == 0.5
+    assert s is not None and s.source.columns.person == "1005" and window.session.settings.epsilon == 0.5
     window.close()
 
 
@@ -409,7 +409,7 @@ def test_dates_that_read_either_way_ask_for_the_order(qtbot, tmp_path):
     assert dlg.error.isHidden() and dlg.open_button.isEnabled()
     assert dlg.options()["date_order"] == "dmy"
     series = press_open(qtbot, dlg)
-    assert str(series.times[0])[:10] == "2013-02-01" and series.source.date_order == "dmy"
+    assert str(series.times[0])[:10] == "2013-02-01" and series.source.columns.date_order == "dmy"
 
 
 def test_unambiguous_dates_ask_nothing(qtbot, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from .context import (
     _norm,
     _Plan,
 )
-from .series import KINDS
+from .series import KINDS, ColumnChoice
 
 #: Rows read to guess column types (the full read then checks every row).
 _SAMPLE_ROWS = 200
@@ -164,29 +165,17 @@ def _match_column(name: str, columns: list[str], ctx: _Context, option: str) -> 
     )
 
 
-def _detect(
-    sample: pd.DataFrame,
-    ctx: _Context,
-    *,
-    time_col: str | None = None,
-    value_col: str | None = None,
-    lat_col: str | None = None,
-    lon_col: str | None = None,
-    hour_col: str | None = None,
-    kind: str | None = None,
-    pair_cols: Sequence[str] | str | None = None,
-    pair_class_cols: Sequence[str] | str | None = None,
-    person: str | None = None,
-    id_col: str | None = None,
-    delimiter: str | None = None,
-) -> tuple[ColumnGuess, list[str], list[str]]:
-    """Guess the column roles, honouring any explicit choice.
+def _detect(sample: pd.DataFrame, ctx: _Context, request: ColumnChoice, *,
+            delimiter: str | None = None) -> tuple[ColumnGuess, list[str], list[str]]:
+    """Guess the column roles, honouring any explicit choice of ``request``.
 
-    Returns ``(guess, notes, problems)``: ``notes`` are informative, ``problems`` say what is still
-    ambiguous or missing and which option resolves it (load_series raises them; inspect_table shows them).
-    Explicitly named columns that do not exist raise LoadError right away. ``delimiter``: that of the text
-    file the sample comes from (decimal commas are read only there, see :func:`_decimal_mark`).
+    Returns ``(guess, notes, problems)``: ``guess`` is ``request`` with the columns found filled in,
+    ``notes`` are informative, ``problems`` say what is still ambiguous or missing and which option resolves
+    it (load_series raises them; inspect_table shows them). Explicitly named columns that do not exist raise
+    LoadError right away. ``delimiter``: that of the text file the sample comes from (decimal commas are read
+    only there, see :func:`_decimal_mark`).
     """
+    kind: str | None = request.kind
     columns = [str(c) for c in sample.columns]
     notes: list[str] = []
     problems: list[str] = []
@@ -196,12 +185,12 @@ def _detect(
     def find(opt_value: str | None, opt_name: str) -> str | None:
         return None if opt_value is None else _match_column(opt_value, columns, ctx, opt_name)
 
-    time_col = find(time_col, "time_col")
-    value_col = find(value_col, "value_col")
-    lat_col = find(lat_col, "lat_col")
-    lon_col = find(lon_col, "lon_col")
-    hour_col = find(hour_col, "hour_col")
-    id_col = find(id_col, "id_col")
+    time_col = find(request.time_col, "time_col")
+    value_col = find(request.value_col, "value_col")
+    lat_col = find(request.lat_col, "lat_col")
+    lon_col = find(request.lon_col, "lon_col")
+    hour_col = find(request.hour_col, "hour_col")
+    id_col = find(request.id_col, "id_col")
     if id_col is not None and id_col in (time_col, value_col, lat_col, lon_col, hour_col):
         raise ctx.error("the person id column cannot also be the time or a value", column=id_col, option="id_col")
     by_norm: dict[str, list[str]] = {}
@@ -229,9 +218,8 @@ def _detect(
 
     lats, lons = pick_named(_LAT_NAMES), pick_named(_LON_NAMES)
     # --- contact logs: two id columns, the person followed may be in either
-    pair_guess = _guess_pair(sample, columns, rest, ctx, notes, kind=kind, value_col=value_col, lat_col=lat_col,
-                             lon_col=lon_col, time_col=time_col, hour_col=hour_col, pair_cols=pair_cols,
-                             pair_class_cols=pair_class_cols, person=person, id_col=id_col,
+    pair_guess = _guess_pair(sample, columns, rest, ctx, notes, request, value_col=value_col, lat_col=lat_col,
+                             lon_col=lon_col, time_col=time_col, hour_col=hour_col, id_col=id_col,
                              located=bool(lats and lons))
     if pair_guess is not None:
         return pair_guess, notes, problems
@@ -251,15 +239,8 @@ def _detect(
     elif kind == "location" and lat_col is not None and lon_col is not None:
         notes += _number_notes(sample, kind, [lat_col, lon_col], delimiter)
 
-    guess = ColumnGuess(
-        time_col=time_col,
-        value_col=value_col,
-        lat_col=lat_col,
-        lon_col=lon_col,
-        hour_col=hour_col,
-        kind=kind,  # type: ignore[arg-type]
-        id_col=id_col,
-    )
+    guess = replace(request, time_col=time_col, value_col=value_col, lat_col=lat_col, lon_col=lon_col,
+                    hour_col=hour_col, kind=kind, id_col=id_col, person=None)  # type: ignore[arg-type]
     return guess, notes, problems
 
 
@@ -308,13 +289,14 @@ def _guess_time(sample: pd.DataFrame, columns: list[str], by_norm: dict[str, lis
     return time_col, hour_col
 
 
-def _guess_pair(sample: pd.DataFrame, columns: list[str], rest: list[str], ctx: _Context, notes: list[str], *,
-                kind: str | None, value_col: str | None, lat_col: str | None, lon_col: str | None,
-                time_col: str | None, hour_col: str | None, pair_cols: Sequence[str] | str | None,
-                pair_class_cols: Sequence[str] | str | None, person: str | None, id_col: str | None,
+def _guess_pair(sample: pd.DataFrame, columns: list[str], rest: list[str], ctx: _Context, notes: list[str],
+                request: ColumnChoice, *, value_col: str | None, lat_col: str | None, lon_col: str | None,
+                time_col: str | None, hour_col: str | None, id_col: str | None,
                 located: bool) -> ColumnGuess | None:
-    """A contact log's guess (two id columns, the person followed may be in either), or None."""
-    pair = _two_columns(pair_cols, "pair_cols", columns, ctx)
+    """A contact log's guess (two id columns, the person followed may be in either), or None. ``request``
+    gives the kind, pair and class columns and person asked for; the other columns are those already found."""
+    kind, person = request.kind, request.person
+    pair = _two_columns(request.pair_cols, "pair_cols", columns, ctx)
     if pair is None and kind in (None, "categorical") and value_col is None \
             and lat_col is None and lon_col is None and not (kind is None and located):
         found = pair_columns([c for c in rest if _is_integerish(sample[c])])
@@ -328,15 +310,14 @@ def _guess_pair(sample: pd.DataFrame, columns: list[str], rest: list[str], ctx: 
                             column=value_col, option="value_col")
         if time_col in pair:
             raise ctx.error("the same column cannot be both the time and a person id", column=time_col)
-        classes = _two_columns(pair_class_cols, "pair_class_cols", columns, ctx)
+        classes = _two_columns(request.pair_class_cols, "pair_class_cols", columns, ctx)
         notes.append(f"contact log: person ids in columns {pair[0]}, {pair[1]}; the value is the other "
                      "person of each contact" + (f" (their class, from {classes[0]}, {classes[1]})"
                                                  if classes else ""))
-        guess = ColumnGuess(time_col=time_col, hour_col=hour_col, kind="categorical", pair_cols=pair,
-                            pair_class_cols=classes, person=None if person is None else str(person).strip(),
-                            id_col=id_col)
-        return guess
-    if pair_class_cols is not None:
+        return replace(request, time_col=time_col, value_col=None, lat_col=None, lon_col=None, hour_col=hour_col,
+                       kind="categorical", pair_cols=pair, pair_class_cols=classes,
+                       person=None if person is None else person.strip(), id_col=id_col)
+    if request.pair_class_cols is not None:
         raise ctx.error("class columns need the two id columns of a contact log (pair_cols)",
                         option="pair_cols")
 
@@ -494,11 +475,12 @@ def _plan_from(guess: ColumnGuess, problems: list[str], ctx: _Context) -> _Plan:
     assert guess.time_col is not None and guess.kind is not None
     if guess.pair_cols is not None:
         return _Plan(guess.time_col, guess.hour_col, "categorical", (CONTACT_COLUMN,), guess.pair_cols,
-                     guess.pair_class_cols, guess.person, guess.id_col)
+                     guess.pair_class_cols, guess.person, guess.id_col, guess.person_id, date_order=guess.date_order)
     if guess.kind == "location":
         assert guess.lat_col is not None and guess.lon_col is not None
         values: tuple[str, ...] = (guess.lat_col, guess.lon_col)
     else:
         assert guess.value_col is not None
         values = (guess.value_col,)
-    return _Plan(guess.time_col, guess.hour_col, guess.kind, values, id_col=guess.id_col)
+    return _Plan(guess.time_col, guess.hour_col, guess.kind, values, id_col=guess.id_col, person_id=guess.person_id,
+                 date_order=guess.date_order)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from .series import Kind, LoadError
+from .series import ColumnChoice, Kind, LoadError
 
 #: How many row numbers a message lists before saying "and N more".
 _MAX_LISTED_ROWS = 5
@@ -41,22 +41,9 @@ _DOT_RE = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{4}(?: \d{1,2}:\d{2}(?P<sec>:\d{2})?
 _COMMA_NUMBER_RE = re.compile(r"^\s*[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?\s*$")
 
 
-@dataclass
-class ColumnGuess:
-    """Which column plays which role (``None`` where unknown or not applicable)."""
-
-    time_col: str | None = None
-    value_col: str | None = None
-    lat_col: str | None = None
-    lon_col: str | None = None
-    hour_col: str | None = None
-    kind: Kind | None = None
-    #: contact logs (one row per contact between the persons in two id columns)
-    pair_cols: tuple[str, str] | None = None
-    pair_class_cols: tuple[str, str] | None = None
-    person: str | None = None
-    #: long tables of many persons: the column naming the person (one person's rows are read)
-    id_col: str | None = None
+#: What the detection found: the request with every column it settled filled in (``None`` where unknown
+#: or not applicable), so that the plan and the resolved :class:`~.series.SourceInfo` carry the rest along.
+ColumnGuess = ColumnChoice
 
 
 def _fmt_rows(lines: Sequence[int]) -> str:
@@ -196,8 +183,8 @@ class _Plan:
     hour_col: str | None
     kind: Kind
     value_cols: tuple[str, ...]
-    pair_cols: tuple[str, str] | None = None
-    pair_class_cols: tuple[str, str] | None = None
+    pair_cols: tuple[str, ...] | None = None
+    pair_class_cols: tuple[str, ...] | None = None
     person: str | None = None
     id_col: str | None = None
     person_id: str | None = None

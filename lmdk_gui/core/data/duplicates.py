@@ -35,7 +35,7 @@ def _most_rows(counts: list[tuple[str, int]], k: int = 5) -> str:
     return ", ".join(f"{pid} ({n:,} rows)" for pid, n in counts[:k]) + (", …" if len(counts) > k else "")
 
 
-def _person_problem(pair: tuple[str, str], counts: list[tuple[str, int]] | None) -> str:
+def _person_problem(pair: tuple[str, ...], counts: list[tuple[str, int]] | None) -> str:
     top = f"; ids with most rows: {_most_rows(counts)}" if counts else ""
     return (
         f"2 numeric columns ({pair[0]}, {pair[1]}) look like a contact log: choose the person to follow "

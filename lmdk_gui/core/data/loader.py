@@ -47,10 +47,11 @@ Design choices (the non-obvious ones):
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ from .duplicates import (
     _Scan,
 )
 from .reading import _prepare, _Raw, _raw_header, _read_csv, _read_parquet
-from .series import KINDS, Kind, LoadError, Series, SourceInfo
+from .series import KINDS, ColumnChoice, Kind, LoadError, Series, SourceInfo
 from .timeparse import (
     _days_since_1899,
     _excel_days,
@@ -96,9 +97,11 @@ from .timeparse import (
 
 __all__ = [
     "CONTACT_COLUMN",
+    "ColumnChoice",
     "ColumnGuess",
     "DATE_ORDERS",
     "DUPLICATE_POLICIES",
+    "LOAD_OPTIONS",
     "TablePreview",
     "TableScan",
     "inspect_table",
@@ -134,13 +137,6 @@ class TablePreview:
     head_lines: list[int] = field(default_factory=list)  # the file row of each row of ``head``
 
 
-@dataclass(frozen=True)
-class _Options:
-    duplicates: str = "error"
-    skip_missing: bool = False
-    categories: Sequence[str] | None = None
-
-
 def _check_mean(duplicates: str, plan: _Plan, ctx: _Context) -> None:
     if duplicates == "mean" and plan.kind != "numeric":
         what = "categories" if plan.kind == "categorical" else "locations (a mean of positions is a place " \
@@ -158,7 +154,8 @@ def _build(
     path: str,
     sha256: str,
     delimiter: str,
-    opts: _Options,
+    request: ColumnChoice,
+    categories: Sequence[str] | None,
     text_of: Callable[[], pd.Series] | None,
     started_ns: int,
     scan: _Scan | None = None,
@@ -169,18 +166,18 @@ def _build(
     if len(df) == 0:
         raise ctx.error("no data rows (only a header)")
     if scan is None:
-        _check_mean(opts.duplicates, plan, ctx)
+        _check_mean(request.duplicates, plan, ctx)
     if plan.id_col is not None:
         df = _id_rows(df, plan, ctx, scan)
     if plan.pair_cols is not None:
-        df = _pair_rows(df, plan, ctx, opts.skip_missing, scan)
-    df, n_missing = _missing_rows(df, plan, ctx, opts.skip_missing, scan)
+        df = _pair_rows(df, plan, ctx, request.skip_missing, scan)
+    df, n_missing = _missing_rows(df, plan, ctx, request.skip_missing, scan)
     times_text = text_of
     if text_of is not None and ctx._kept is not None:
         kept = ctx._kept
         times_text = lambda: text_of().iloc[kept].reset_index(drop=True)  # noqa: E731
     t, time_format = _times(df, plan, ctx, times_text, started_ns)
-    values, cats = _values(df, plan, ctx, opts.categories)
+    values, cats = _values(df, plan, ctx, categories)
     positions: np.ndarray | None = None  # file-order position of each sorted row; None = identity
     n_late = 0  # rows whose time is earlier than the row above them: sorting moves them (said, not silent)
     if len(t) > 1 and not np.all(t[1:] >= t[:-1]):
@@ -192,29 +189,20 @@ def _build(
         order = np.argsort(t, kind="stable")  # stable: equal times keep file order (first/last semantics)
         t, values, positions = t[order], values[order], order
     rows_read = len(t) + n_missing
-    t, values, n_exact = _resolve_duplicates(t, values, positions, opts.duplicates, plan, ctx, scan)
+    t, values, n_exact = _resolve_duplicates(t, values, positions, request.duplicates, plan, ctx, scan)
     if scan is not None:
         return None
     source = SourceInfo(
         path=path,
         sha256=sha256,
-        time_col=plan.time_col,
         value_cols=plan.value_cols,
+        columns=_resolved(request, plan),
         time_format=time_format,
-        hour_col=plan.hour_col,
-        duplicates=opts.duplicates,
         delimiter=delimiter,
-        skip_missing=opts.skip_missing,
-        pair_cols=plan.pair_cols,
-        person=plan.person,
-        pair_class_cols=plan.pair_class_cols,
-        id_col=plan.id_col,
-        person_id=plan.person_id,
         exact_duplicates_dropped=n_exact,
         missing_skipped=n_missing,
         rows_read=rows_read,
         out_of_order=n_late,
-        date_order=plan.date_order,
     )
     return Series(
         kind=plan.kind,
@@ -227,19 +215,34 @@ def _build(
     )
 
 
+def _resolved(request: ColumnChoice, plan: _Plan) -> ColumnChoice:
+    """``request`` with the columns the loader used filled in (what reads the same series again)."""
+    lat = lon = value = None
+    if plan.kind == "location" and len(plan.value_cols) == 2:
+        lat, lon = plan.value_cols
+    elif plan.value_cols and plan.pair_cols is None:  # a contact log's value column is made, not read
+        value = plan.value_cols[0]
+    return replace(request, time_col=plan.time_col, value_col=value, lat_col=lat, lon_col=lon,
+                   hour_col=plan.hour_col, kind=plan.kind, pair_cols=plan.pair_cols, person=plan.person,
+                   pair_class_cols=plan.pair_class_cols, id_col=plan.id_col, person_id=plan.person_id,
+                   date_order=plan.date_order)
+
+
 #: How d/d/yyyy dates may be read (the ``date_order`` option): day first, month first.
 DATE_ORDERS: tuple[str, ...] = ("dmy", "mdy")
 
 
-def _check_options(duplicates: str, kind: str | None, ctx: _Context, date_order: str | None = None) -> None:
-    if date_order is not None and date_order not in DATE_ORDERS:
-        raise ctx.error(f"unknown date_order={date_order!r}; choose one of: " + ", ".join(DATE_ORDERS),
+def _check_options(request: ColumnChoice, ctx: _Context) -> None:
+    if request.date_order is not None and request.date_order not in DATE_ORDERS:
+        raise ctx.error(f"unknown date_order={request.date_order!r}; choose one of: " + ", ".join(DATE_ORDERS),
                         option="date_order", choices=DATE_ORDERS)
-    if duplicates not in DUPLICATE_POLICIES:
-        raise ctx.error(f"unknown duplicates={duplicates!r}; choose one of: " + ", ".join(DUPLICATE_POLICIES),
-                        option="duplicates", choices=DUPLICATE_POLICIES[1:])
-    if kind is not None and kind not in KINDS:
-        raise ctx.error(f"unknown kind {kind!r}; choose one of: " + ", ".join(KINDS), option="kind")
+    if request.duplicates not in DUPLICATE_POLICIES:
+        raise ctx.error(f"unknown duplicates={request.duplicates!r}; choose one of: "
+                        + ", ".join(DUPLICATE_POLICIES), option="duplicates", choices=DUPLICATE_POLICIES[1:])
+    if request.kind is not None and request.kind not in KINDS:
+        raise ctx.error(f"unknown kind {request.kind!r}; choose one of: " + ", ".join(KINDS), option="kind")
+    if request.person_id is not None and request.id_col is None:
+        raise ctx.error("a person id needs the column holding the ids (id_col)", option="id_col")
 
 
 #: a file larger than this is read by :func:`inspect_table` for more than a moment (its encoding is checked over
@@ -301,7 +304,7 @@ def inspect_table(path: str | os.PathLike[str], nrows: int = 20, *, date_order: 
     if not raw.parquet and len(sample) == 0:
         notes.append("the file has a header but no data rows")
     id_col = suggest_id_column(sample)
-    guess, more_notes, problems = _detect(sample, ctx, id_col=id_col,
+    guess, more_notes, problems = _detect(sample, ctx, ColumnChoice(id_col=id_col),
                                           delimiter=None if raw.parquet else raw.delimiter)
     if id_col is not None:  # (not "1 id in the first 200 rows" beside the dialog's count of the whole file)
         more_notes.insert(0, f"'{id_col}' looks like a person id column: one person's rows are read at a time")
@@ -441,39 +444,26 @@ class TableScan:
         return "drop-exact" if self.exact_rows else "error"
 
 
-_COLUMN_OPTIONS = ("time_col", "value_col", "lat_col", "lon_col", "hour_col", "kind", "pair_cols",
-                   "pair_class_cols", "person", "id_col", "person_id", "date_order")
-
-
-def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Options,
+def _load_file(path: str | os.PathLike[str], request: ColumnChoice, categories: Sequence[str] | None,
                scan: _Scan | None) -> tuple[Series | None, _Plan]:
     started_ns = _load_started_ns()
     raw = _prepare(path)
     if scan is not None:
         scan.raw = raw
     ctx = _Context(raw.display, raw.path, None if raw.parquet else raw.data)
-    cols = dict(cols)
-    date_order = cols.pop("date_order", None)
-    _check_options(opts.duplicates, cols.get("kind"), ctx, date_order)
-    person_id = cols.pop("person_id", None)
-    if person_id is not None and cols.get("id_col") is None:
-        raise ctx.error("a person id needs the column holding the ids (id_col)", option="id_col")
+    _check_options(request, ctx)
     if raw.parquet:
         df = _read_parquet(raw, ctx)
         df.columns = [str(c) for c in df.columns]
-        guess, _, problems = _detect(df.head(_SAMPLE_ROWS), ctx, **cols)
+        guess, _, problems = _detect(df.head(_SAMPLE_ROWS), ctx, request)
         plan = _plan_from(guess, problems, ctx)
-        plan.person_id = person_id
-        plan.date_order = date_order
     else:
         header = _raw_header(raw)
         sample = _read_csv(raw, ctx, nrows=_SAMPLE_ROWS)
         if len(sample) == 0:
             raise ctx.error("no data rows (only a header)")
-        guess, _, problems = _detect(sample, ctx, **cols)
+        guess, _, problems = _detect(sample, ctx, request)
         plan = _plan_from(guess, problems, ctx)
-        plan.person_id = person_id
-        plan.date_order = date_order
         plan.sheet = bool(raw.sheet)
         needed = plan.file_columns()
         for c in needed:
@@ -522,7 +512,8 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
         path=raw.path,
         sha256="" if scan is not None else raw.sha.value,
         delimiter=raw.delimiter,
-        opts=opts,
+        request=request,
+        categories=categories,
         text_of=text_of,
         started_ns=started_ns,
         scan=scan,
@@ -530,54 +521,37 @@ def _load_file(path: str | os.PathLike[str], cols: dict[str, Any], opts: _Option
     return series, plan
 
 
-def load_series(
-    path: str | os.PathLike[str],
-    *,
-    time_col: str | None = None,
-    value_col: str | None = None,
-    lat_col: str | None = None,
-    lon_col: str | None = None,
-    hour_col: str | None = None,
-    kind: Kind | None = None,
-    duplicates: str = "error",
-    skip_missing: bool = False,
-    pair_cols: Sequence[str] | str | None = None,
-    person: str | int | None = None,
-    pair_class_cols: Sequence[str] | str | None = None,
-    categories: Sequence[str] | None = None,
-    id_col: str | None = None,
-    person_id: str | int | None = None,
-    date_order: str | None = None,
-) -> Series:
+#: The keyword arguments :func:`load_series` takes besides the file: the fields of :class:`ColumnChoice` and the
+#: public category list (what the app may remember between runs).
+LOAD_OPTIONS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(ColumnChoice)), "categories")
+
+
+def load_series(path: str | os.PathLike[str], request: ColumnChoice | None = None, *,
+                categories: Sequence[str] | None = None, **fields: Any) -> Series:
     """Read a CSV/TSV (or Parquet, if pyarrow is installed) file into a sorted :class:`Series`.
 
-    Columns not given are detected (see :func:`inspect_table`); if that is ambiguous a LoadError says
-    which option to pass. ``kind`` forces the kind (e.g. numeric-looking ids as ``"categorical"``).
-    ``duplicates`` decides what repeated timestamps become (see :data:`DUPLICATE_POLICIES`): ``"error"``
-    (default), ``"drop-exact"`` (drop exact copies, refuse other repeats), ``"first"``/``"last"`` (in file
-    order) or ``"mean"`` (numeric only). ``skip_missing`` sets aside rows with an empty field in a column
-    the series needs (instead of refusing them). A contact log (``pair_cols``: two id columns, detected when
-    unambiguous) is read for one ``person``: the value is the *other* id of each of their rows, or the other
-    person's class with ``pair_class_cols``. ``categories`` is an optional public category list; labels
-    outside it are an error. Without it, the categories are the sorted distinct labels of the rows read
-    (before duplicates are resolved, so the list does not change with the duplicate policy).
-    A long table of many persons (``id_col``, see :func:`suggest_id_column`) is read for one ``person_id``:
-    only the rows whose id (as written) equals it go through the steps above (row numbers stay the file's).
-    ``date_order`` (``"dmy"`` or ``"mdy"``) says how dates written d/d/yyyy read; without it they read in
-    the one order every date fits, and a column whose dates all fit both (01/02/2013) is a LoadError
-    asking for it (option ``date_order``). ``source.path`` is the path as given; ``source.out_of_order``
-    counts the rows that were not in time order (the series is sorted by time).
+    ``request`` says how (see :class:`ColumnChoice`); its fields may also be given as keywords (they replace
+    those of ``request``), e.g. ``load_series(path, time_col="t", duplicates="first")``. Columns not given
+    are detected (see :func:`inspect_table`); if that is ambiguous a LoadError says which option to pass.
+    Repeated timestamps are refused unless ``duplicates`` says what they become; with ``skip_missing``, rows
+    with an empty field in a column the series needs are set aside. A contact log (``pair_cols``, detected
+    when unambiguous) is read for one ``person``; a long table of many persons (``id_col``, see
+    :func:`suggest_id_column`) for one ``person_id``: only the rows whose id (as written) equals it go through
+    the steps above (row numbers stay the file's). Without ``date_order``, d/d/yyyy dates read in the one order
+    every date fits, and a column whose dates all fit both (01/02/2013) is a LoadError asking for it.
+    ``categories`` is an optional public category list; labels outside it are an error. Without it, the
+    categories are the sorted distinct labels of the rows read (before duplicates are resolved, so the list
+    does not change with the duplicate policy). ``source.path`` is the path as given; ``source.columns`` the
+    request as resolved; ``source.out_of_order`` counts the rows that were not in time order (the series is
+    sorted by time).
     """
-    cols = dict(time_col=time_col, value_col=value_col, lat_col=lat_col, lon_col=lon_col, hour_col=hour_col,
-                kind=kind, pair_cols=pair_cols, pair_class_cols=pair_class_cols,
-                person=None if person is None else str(person), id_col=id_col,
-                person_id=None if person_id is None else str(person_id), date_order=date_order)
-    series, _ = _load_file(path, cols, _Options(duplicates, bool(skip_missing), categories), None)
+    series, _ = _load_file(path, ColumnChoice.of(request, **fields), categories, None)
     assert series is not None
     return series
 
 
-def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
+def scan_table(path: str | os.PathLike[str], request: ColumnChoice | None = None, *,
+               categories: Sequence[str] | None = None, **fields: Any) -> TableScan:
     """Run the whole-file checks of :func:`load_series` (same options) and report, instead of stopping at,
     missing values and repeated timestamps; for contact logs and an ``id_col`` also list every id with its row
     count (and, until a person is chosen, check the one with most rows).
@@ -585,15 +559,13 @@ def scan_table(path: str | os.PathLike[str], **options: Any) -> TableScan:
     For the import dialog: it shows these findings and the choices that resolve them before loading.
     Costs about one load. Never raises LoadError: any other problem is reported in ``error``.
     """
-    cols = {k: options.get(k) for k in _COLUMN_OPTIONS}
-    for k in ("person", "person_id"):
-        if cols[k] is not None:
-            cols[k] = str(cols[k])
+    # the scan meets every repeat and missing value instead of stopping at the first
+    request = ColumnChoice.of(request, **{**fields, "duplicates": "first", "skip_missing": True})
     scan = _Scan()
     kind: Kind | None = None
     error: LoadError | None = None
     try:
-        _, plan = _load_file(path, cols, _Options("first", True, options.get("categories")), scan)
+        _, plan = _load_file(path, request, categories, scan)
         kind = plan.kind
     except LoadError as exc:
         error = exc
@@ -653,66 +625,38 @@ def _rows_as_written(raw: _Raw | None, lines: list[int]) -> dict[int, tuple[str,
     return out
 
 
-def load_dataframe_series(
-    df: pd.DataFrame,
-    *,
-    name: str = "<memory>",
-    time_col: str | None = None,
-    value_col: str | None = None,
-    lat_col: str | None = None,
-    lon_col: str | None = None,
-    hour_col: str | None = None,
-    kind: Kind | None = None,
-    duplicates: str = "error",
-    skip_missing: bool = False,
-    pair_cols: Sequence[str] | str | None = None,
-    person: str | int | None = None,
-    pair_class_cols: Sequence[str] | str | None = None,
-    categories: Sequence[str] | None = None,
-    delimiter: str = ",",
-    sheet: bool = False,
-    date_order: str | None = None,
-    origin: RowOrigin | None = None,
-) -> Series:
-    """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet).
+def load_dataframe_series(df: pd.DataFrame, request: ColumnChoice | None = None, *, name: str = "<memory>",
+                          categories: Sequence[str] | None = None, delimiter: str = ",", sheet: bool = False,
+                          origin: RowOrigin | None = None, **fields: Any) -> Series:
+    """Same as :func:`load_series` on an in-memory DataFrame (tests, GUI paste, Parquet): one person's rows
+    (``id_col``/``person_id`` do not apply).
 
     Messages use ``name`` as the file name and number rows as if the frame were written to a CSV with one
     header line (row position 0 -> "row 2"). The frame's index is ignored (rows are taken in order).
     ``source.sha256`` is ``""`` (there are no file bytes). ``delimiter``: that of the text the frame was read
     from as text (``lmdk batch``), ``source.delimiter``; text numbers with decimal commas are read as a file
     with that delimiter would be (:func:`_decimal_mark`). ``sheet``: the rows come from an Excel sheet (a
-    numeric time column holds day numbers, as :func:`load_series` reads them). ``date_order``: as for
-    :func:`load_series`. ``origin``: the input file and line each row came from (``lmdk batch``); messages then
-    name those instead of positions in the frame.
+    numeric time column holds day numbers, as :func:`load_series` reads them). ``origin``: the input file and
+    line each row came from (``lmdk batch``); messages then name those instead of positions in the frame.
     """
     started_ns = _load_started_ns()
+    request = ColumnChoice.of(request, **fields)
     ctx = _Context(name, name, origin=origin)
     if not isinstance(df, pd.DataFrame):
         raise ctx.error(f"expected a pandas DataFrame, got {type(df).__name__}")
-    _check_options(duplicates, kind, ctx, date_order)
+    _check_options(request, ctx)
+    if request.id_col is not None:
+        raise ctx.error("a frame is read whole: choose one person's rows before reading them", option="id_col")
     frame = df.reset_index(drop=True)
     names = [str(c) for c in frame.columns]
     for c, k in Counter(names).items():
         if k > 1:
             raise ctx.error("this column name appears twice; rename one", column=c)
     frame.columns = names
-    guess, _, problems = _detect(
-        frame.head(_SAMPLE_ROWS),
-        ctx,
-        time_col=time_col,
-        value_col=value_col,
-        lat_col=lat_col,
-        lon_col=lon_col,
-        hour_col=hour_col,
-        kind=kind,
-        pair_cols=pair_cols,
-        pair_class_cols=pair_class_cols,
-        person=None if person is None else str(person),
-    )
+    guess, _, problems = _detect(frame.head(_SAMPLE_ROWS), ctx, request)
     plan = _plan_from(guess, problems, ctx)
     plan.decimal = _decimal_mark(frame.head(_SAMPLE_ROWS), plan, delimiter)
     plan.sheet = sheet
-    plan.date_order = date_order
     series = _build(
         frame,
         plan,
@@ -721,7 +665,8 @@ def load_dataframe_series(
         path=name,
         sha256="",
         delimiter=delimiter,
-        opts=_Options(duplicates, bool(skip_missing), categories),
+        request=request,
+        categories=categories,
         text_of=None if _is_time_dtype(frame[plan.time_col]) else (lambda: frame[plan.time_col]),
         started_ns=started_ns,
     )

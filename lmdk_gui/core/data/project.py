@@ -31,7 +31,7 @@ from ... import __version__
 from ..kernel.settings import PrivacySettings
 from ..publish.guard import check_output
 from ..publish.writers import AtomicFile
-from .series import KINDS, Kind, LoadError, Series
+from .series import KINDS, ColumnChoice, LoadError, Series
 
 __all__ = [
     "ColumnChoice",
@@ -63,64 +63,6 @@ class ProjectError(LoadError):
 
 
 # ------------------------------------------------------------------------------------------ the model
-@dataclass(frozen=True)
-class ColumnChoice:
-    """How the data file is read: the arguments of :func:`lmdk_gui.core.data.loader.load_series` that matter.
-
-    ``None`` means "detect it" (as the loader does); a project made from a loaded series records the
-    columns the loader actually used.
-    """
-
-    time_col: str | None = None
-    value_col: str | None = None
-    lat_col: str | None = None
-    lon_col: str | None = None
-    hour_col: str | None = None
-    kind: Kind | None = None
-    duplicates: str = "error"
-    skip_missing: bool = False
-    #: a contact log read for one person (see load_series); absent in projects of earlier versions
-    pair_cols: tuple[str, str] | None = None
-    person: str | None = None
-    pair_class_cols: tuple[str, str] | None = None
-    #: a long table of many persons read for one (issue 16); absent in projects of earlier versions
-    id_col: str | None = None
-    person_id: str | None = None
-    #: how d/d/yyyy dates read ("dmy"/"mdy"; None: detected); absent in projects of earlier versions
-    date_order: str | None = None
-
-    @classmethod
-    def from_series(cls, series: Series) -> ColumnChoice:
-        src = series.source
-        if src is None:
-            return cls(kind=series.kind)
-        lat = lon = value = None
-        if series.kind == "location" and len(src.value_cols) == 2:
-            lat, lon = src.value_cols
-        elif src.value_cols and src.pair_cols is None:  # a contact log's value column is made, not read
-            value = src.value_cols[0]
-        return cls(time_col=src.time_col, value_col=value, lat_col=lat, lon_col=lon, hour_col=src.hour_col,
-                   kind=series.kind, duplicates=src.duplicates, skip_missing=src.skip_missing,
-                   pair_cols=src.pair_cols, person=src.person, pair_class_cols=src.pair_class_cols,
-                   id_col=src.id_col, person_id=src.person_id, date_order=src.date_order)
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"time_col": self.time_col, "value_col": self.value_col, "lat_col": self.lat_col,
-                             "lon_col": self.lon_col, "hour_col": self.hour_col, "kind": self.kind,
-                             "duplicates": self.duplicates}
-        # Written only when used, so that projects without them read the same in earlier versions.
-        if self.skip_missing:
-            d["skip_missing"] = True
-        if self.pair_cols is not None:
-            d.update(pair_cols=list(self.pair_cols), person=self.person,
-                     pair_class_cols=None if self.pair_class_cols is None else list(self.pair_class_cols))
-        if self.id_col is not None:
-            d.update(id_col=self.id_col, person_id=self.person_id)
-        if self.date_order is not None:
-            d["date_order"] = self.date_order
-        return d
-
-
 @dataclass(eq=False)
 class Project:
     """Everything needed to reopen a session. ``landmarks`` are sorted distinct int64 rows and
@@ -308,6 +250,29 @@ def load_project(path: str | os.PathLike) -> Project:
     """Read and validate a project file. Raises :class:`ProjectError` naming the file and key otherwise."""
     p = Path(path)
     r = _Reader(p.name, str(p))
+    doc = _document(r, p)
+    input_path, relpath, sha, nrows = _input(r, doc)
+    columns = _columns(r, r.get(doc, "columns", "", (dict,), what="an object"))
+    rows, times, rules = _landmarks(r, r.get(doc, "landmarks", "", (dict,), what="an object"), nrows)
+    sdict = r.get(doc, "settings", "", (dict,), what="an object")
+    try:
+        settings = PrivacySettings.from_dict(sdict)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+        raise r.error("settings", f"invalid privacy settings ({e})") from None
+    seed = r.get(doc, "seed", "", (int, type(None)), required=False, what="a non-negative integer or null")
+    if seed is not None and seed < 0:
+        raise r.error("seed", f"expected a non-negative integer or null, got {seed}")
+    view = r.get(doc, "view", "", (dict,), required=False, default={}, what="an object")
+    resolution, aggregate = _resolution(r, doc)
+    tool = doc.get("tool_version", "")
+    return Project(input_path=input_path, input_sha256=sha.lower(), columns=columns, landmarks=rows,
+                   landmark_times=times, settings=settings, seed=seed, view=view, rows=nrows,
+                   input_relpath=relpath, tool_version=str(tool), landmark_rules=tuple(rules),
+                   resolution=resolution, aggregate=aggregate)
+
+
+def _document(r: _Reader, p: Path) -> dict:
+    """The file's JSON object, after checking that it is a project of a version this lmdk reads."""
     try:
         raw = p.read_bytes()
     except OSError as e:
@@ -330,7 +295,11 @@ def load_project(path: str | os.PathLike) -> Project:
     if version > PROJECT_VERSION or version < 1:
         raise r.error("version", f"format version {version} is not supported (this lmdk reads version "
                                  f"{PROJECT_VERSION}{'; it was written by a newer lmdk' if version > 1 else ''})")
+    return doc
 
+
+def _input(r: _Reader, doc: dict) -> tuple[str, str | None, str, int | None]:
+    """The ``input`` object: the data file's path, its path relative to the project, SHA-256 and rows."""
     inp = r.get(doc, "input", "", (dict,), what="an object")
     input_path = r.get(inp, "path", "input.", (str,), what="the data file's path")
     if not input_path:
@@ -342,40 +311,43 @@ def load_project(path: str | os.PathLike) -> Project:
     nrows = r.get(inp, "rows", "input.", (int, type(None)), required=False, what="a row count or null")
     if nrows is not None and nrows < 0:
         raise r.error("input.rows", f"expected a row count, got {nrows}")
+    return input_path, relpath, sha, nrows
 
-    cols = r.get(doc, "columns", "", (dict,), what="an object")
-    col_args: dict[str, Any] = {}
+
+def _columns(r: _Reader, cols: dict) -> ColumnChoice:
+    """The ``columns`` object (keys absent in projects of earlier versions take their defaults)."""
+    args: dict[str, Any] = {}
     for key in ("time_col", "value_col", "lat_col", "lon_col", "hour_col"):
-        col_args[key] = r.get(cols, key, "columns.", (str, type(None)), required=False, what="a column name "
-                              "or null")
-    kind = r.get(cols, "kind", "columns.", (str, type(None)), required=False, what="a kind or null")
-    if kind is not None and kind not in KINDS:
-        raise r.error("columns.kind", f"expected one of {', '.join(KINDS)} or null, got {kind!r}")
-    dup = r.get(cols, "duplicates", "columns.", (str,), required=False, default="error",
-                what="a duplicate policy")
-    if dup not in _DUPLICATES:
-        raise r.error("columns.duplicates", f"expected one of {', '.join(_DUPLICATES)}, got {dup!r}")
-    skip = r.get(cols, "skip_missing", "columns.", (bool,), required=False, default=False, what="true or false")
-    pairs: dict[str, Any] = {}
+        args[key] = r.get(cols, key, "columns.", (str, type(None)), required=False, what="a column name or null")
+    args["kind"] = r.get(cols, "kind", "columns.", (str, type(None)), required=False, what="a kind or null")
+    if args["kind"] is not None and args["kind"] not in KINDS:
+        raise r.error("columns.kind", f"expected one of {', '.join(KINDS)} or null, got {args['kind']!r}")
+    args["duplicates"] = r.get(cols, "duplicates", "columns.", (str,), required=False, default="error",
+                               what="a duplicate policy")
+    if args["duplicates"] not in _DUPLICATES:
+        raise r.error("columns.duplicates", f"expected one of {', '.join(_DUPLICATES)}, got {args['duplicates']!r}")
+    args["skip_missing"] = r.get(cols, "skip_missing", "columns.", (bool,), required=False, default=False,
+                                 what="true or false")
     for key in ("pair_cols", "pair_class_cols"):
         v = r.get(cols, key, "columns.", (list, type(None)), required=False, what="two column names or null")
         if v is not None and (len(v) != 2 or not all(isinstance(c, str) for c in v)):
             raise r.error(f"columns.{key}", f"expected two column names, got {json.dumps(v)}")
-        pairs[key] = None if v is None else (v[0], v[1])
-    person = r.get(cols, "person", "columns.", (str, type(None)), required=False, what="a person id or null")
+        args[key] = None if v is None else (v[0], v[1])
+    args["person"] = r.get(cols, "person", "columns.", (str, type(None)), required=False,
+                           what="a person id or null")
     for key in ("id_col", "person_id"):
-        col_args[key] = r.get(cols, key, "columns.", (str, type(None)), required=False, what="text or null")
-    order = r.get(cols, "date_order", "columns.", (str, type(None)), required=False, what="dmy, mdy or null")
-    if order not in (None, "dmy", "mdy"):
-        raise r.error("columns.date_order", f"expected dmy, mdy or null, got {order!r}")
-    columns = ColumnChoice(kind=kind, duplicates=dup, skip_missing=skip, person=person, date_order=order, **pairs,
-                           **col_args)
+        args[key] = r.get(cols, key, "columns.", (str, type(None)), required=False, what="text or null")
+    args["date_order"] = r.get(cols, "date_order", "columns.", (str, type(None)), required=False,
+                               what="dmy, mdy or null")
+    if args["date_order"] not in (None, "dmy", "mdy"):
+        raise r.error("columns.date_order", f"expected dmy, mdy or null, got {args['date_order']!r}")
+    return ColumnChoice(**args)
 
-    lmk = r.get(doc, "landmarks", "", (dict,), what="an object")
-    rows_list = r.get(lmk, "rows", "landmarks.", (list,), what="a list of row numbers")
-    times_list = r.get(lmk, "timestamps", "landmarks.", (list,), what="a list of timestamps")
-    rows = _rows_array(r, rows_list)
-    times = _times_array(r, times_list)
+
+def _landmarks(r: _Reader, lmk: dict, nrows: int | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The ``landmarks`` object: rows and timestamps (paired, sorted by row) and the rules they come from."""
+    rows = _rows_array(r, r.get(lmk, "rows", "landmarks.", (list,), what="a list of row numbers"))
+    times = _times_array(r, r.get(lmk, "timestamps", "landmarks.", (list,), what="a list of timestamps"))
     if rows.size != times.size:
         raise r.error("landmarks", f"{rows.size} rows but {times.size} timestamps (they must pair up)")
     if "count" in lmk and lmk["count"] != rows.size:
@@ -390,23 +362,7 @@ def load_project(path: str | os.PathLike) -> Project:
     rules = r.get(lmk, "rules", "landmarks.", (list,), required=False, default=[], what="a list of rule names")
     if not all(isinstance(x, str) for x in rules):
         raise r.error("landmarks.rules", f"expected rule names, got {json.dumps(rules)}")
-
-    sdict = r.get(doc, "settings", "", (dict,), what="an object")
-    try:
-        settings = PrivacySettings.from_dict(sdict)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
-        raise r.error("settings", f"invalid privacy settings ({e})") from None
-
-    seed = r.get(doc, "seed", "", (int, type(None)), required=False, what="a non-negative integer or null")
-    if seed is not None and seed < 0:
-        raise r.error("seed", f"expected a non-negative integer or null, got {seed}")
-    view = r.get(doc, "view", "", (dict,), required=False, default={}, what="an object")
-    resolution, aggregate = _resolution(r, doc)
-    tool = doc.get("tool_version", "")
-    return Project(input_path=input_path, input_sha256=sha.lower(), columns=columns, landmarks=rows,
-                   landmark_times=times, settings=settings, seed=seed, view=view, rows=nrows,
-                   input_relpath=relpath, tool_version=str(tool), landmark_rules=tuple(rules),
-                   resolution=resolution, aggregate=aggregate)
+    return rows, times, rules
 
 
 def _resolution(r: _Reader, doc: dict) -> tuple[str | None, str]:

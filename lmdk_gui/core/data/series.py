@@ -12,8 +12,8 @@ Rows are identified by their position; landmarks are sorted arrays of row positi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import numpy as np
 
@@ -54,26 +54,100 @@ class LoadError(ValueError):
 
 
 @dataclass(frozen=True)
+class ColumnChoice:
+    """How a table is to be read: which column plays which role, and what to do with rows that do not fit.
+
+    The one request that :func:`~lmdk_gui.core.data.loader.load_series` takes (or builds from its keyword
+    arguments), that a project saves (``columns``), that :class:`SourceInfo` records as resolved (every
+    detected column filled in) and that ``lmdk batch`` applies to each person. ``None`` means "detect it" for
+    a column and "as detected" for ``kind`` and ``date_order``. The public category list is not part of it: it
+    is a privacy setting (``PrivacySettings.categories``), passed to the loader beside the request.
+
+    * ``time_col``: the timestamps (with ``hour_col``: the dates, and ``hour_col`` their hours 0–23);
+    * ``value_col``: the values of a numeric or categorical series; ``lat_col``/``lon_col``: a location's;
+    * ``kind``: ``"numeric"``, ``"location"`` or ``"categorical"`` (e.g. numeric-looking ids as categories);
+    * ``duplicates``: what repeated timestamps become (``error``, ``drop-exact``, ``first``, ``last``,
+      ``mean``; see ``loader.DUPLICATE_POLICIES``); ``skip_missing``: set aside rows with an empty field in a
+      needed column instead of refusing them;
+    * ``pair_cols``: a contact log's two person-id columns, read for one ``person`` (the value is the other
+      id of each contact, or the other person's class from ``pair_class_cols``);
+    * ``id_col``: a long table's person-id column, read for one ``person_id`` (ids as written);
+    * ``date_order``: how d/d/yyyy dates read, ``"dmy"`` or ``"mdy"``.
+
+    Ids are kept as text and column pairs as tuples (``"i,j"`` and lists are accepted and converted), so
+    that requests compare equal however they were spelled.
+    """
+
+    time_col: str | None = None
+    value_col: str | None = None
+    lat_col: str | None = None
+    lon_col: str | None = None
+    hour_col: str | None = None
+    kind: Kind | None = None
+    duplicates: str = "error"
+    skip_missing: bool = False
+    pair_cols: tuple[str, ...] | None = None
+    person: str | None = None
+    pair_class_cols: tuple[str, ...] | None = None
+    id_col: str | None = None
+    person_id: str | None = None
+    date_order: str | None = None
+
+    def __post_init__(self) -> None:
+        # Keyword callers (the command line, settings saved by the app) pass ids as numbers and column
+        # pairs as "i,j" or lists; the loader checks the names against the file.
+        for name in ("pair_cols", "pair_class_cols"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, tuple):
+                names = v.split(",") if isinstance(v, str) else v
+                object.__setattr__(self, name, tuple(str(c).strip() for c in names))
+        for name in ("person", "person_id"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                object.__setattr__(self, name, str(v))
+        object.__setattr__(self, "skip_missing", bool(self.skip_missing))
+
+    @classmethod
+    def of(cls, request: ColumnChoice | None = None, **fields: Any) -> ColumnChoice:
+        """``request`` (default: detect everything) with the given fields replaced; an unknown field name is
+        a TypeError, as an unknown keyword argument was."""
+        return replace(request if request is not None else cls(), **fields)
+
+    @classmethod
+    def from_series(cls, series: Series) -> ColumnChoice:
+        """The request that reads ``series`` again (its source's, with every detected column filled in)."""
+        return series.source.columns if series.source is not None else cls(kind=series.kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The project file's ``columns`` object (DESIGN §9)."""
+        d: dict[str, Any] = {"time_col": self.time_col, "value_col": self.value_col, "lat_col": self.lat_col,
+                             "lon_col": self.lon_col, "hour_col": self.hour_col, "kind": self.kind,
+                             "duplicates": self.duplicates}
+        # Written only when used, so that projects without them read the same in earlier versions.
+        if self.skip_missing:
+            d["skip_missing"] = True
+        if self.pair_cols is not None:
+            d.update(pair_cols=list(self.pair_cols), person=self.person,
+                     pair_class_cols=None if self.pair_class_cols is None else list(self.pair_class_cols))
+        if self.id_col is not None:
+            d.update(id_col=self.id_col, person_id=self.person_id)
+        if self.date_order is not None:
+            d["date_order"] = self.date_order
+        return d
+
+
+@dataclass(frozen=True)
 class SourceInfo:
-    """Where a series came from (recorded in the sidecar and project files)."""
+    """Where a series came from (recorded in the sidecar and project files) and how it was read."""
 
     path: str
     sha256: str
-    time_col: str
+    #: the columns the values were read from (a contact log's value column is made, not read)
     value_cols: tuple[str, ...]
+    #: the request as resolved: every detected column filled in (``columns.time_col`` is never None)
+    columns: ColumnChoice
     time_format: TimeFormat = "iso"
-    hour_col: str | None = None
-    duplicates: str = "error"
     delimiter: str = ","
-    skip_missing: bool = False
-    #: contact logs read as "the contacts of one person": the two id columns, the person followed and the
-    #: optional class columns (then the value is the other person's class instead of their id)
-    pair_cols: tuple[str, str] | None = None
-    person: str | None = None
-    pair_class_cols: tuple[str, str] | None = None
-    #: a long table of many persons read for one: the id column and the person's id (issue 16)
-    id_col: str | None = None
-    person_id: str | None = None
     #: what loading dropped: exact duplicate rows (same time and value) and rows skipped for missing values
     exact_duplicates_dropped: int = 0
     missing_skipped: int = 0
@@ -84,9 +158,12 @@ class SourceInfo:
     #: rows whose time is earlier than that of the row above them in the file: the rows were sorted by time
     #: (0 = the file was in time order)
     out_of_order: int = 0
-    #: how dates written d/d/yyyy were read: "dmy" (day first), "mdy" (month first), or None (as detected:
-    #: only dates that fit one order, or no such dates)
-    date_order: str | None = None
+
+    @property
+    def time_col(self) -> str:
+        """The time column read (with ``columns.hour_col``: the dates)."""
+        assert self.columns.time_col is not None
+        return self.columns.time_col
 
 
 @dataclass(frozen=True, eq=False)

@@ -153,7 +153,7 @@ def _typed(frame: pd.DataFrame, o: BatchOptions) -> pd.DataFrame:
         s = frame[c]
         if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object:
             s = pd.Series(s.to_numpy(dtype=object, na_value=np.nan), name=c)
-            if not (o.kind == "categorical" and c == o.value_col) and _first_is_number(s):
+            if not (o.columns.kind == "categorical" and c == o.columns.value_col) and _first_is_number(s):
                 num = pd.to_numeric(s, errors="coerce")
                 present = s.notna().to_numpy()
                 if present.any() and not num.isna().to_numpy()[present].any():
@@ -233,10 +233,10 @@ def _release_person(pid: str, rows: pd.DataFrame, ctx: _Ctx, task_rows: int,
     file, sidecar = ctx.files(safe)
     try:
         if ctx.unlisted_to is not None:
-            rows = _map_unlisted(rows, o.value_col, ctx)
+            rows = _map_unlisted(rows, o.columns.value_col, ctx)
         series = load_dataframe_series(_typed(rows, o), name=f"id {pid}",
                                        categories=o.settings.categories, delimiter=ctx.delimiter, sheet=ctx.sheet,
-                                       origin=origin, **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
+                                       origin=origin, **{k: getattr(o.columns, k) for k in _COLUMN_OPTIONS})
         lm = _landmarks_for(pid, series, ctx)
         series, lm, settings = apply_resolution(series, lm, o.settings, o.resolution, o.aggregate)
         opts = ExportOptions(scheme=o.scheme, include_budget=o.include_budget, include_flags=o.include_flags,
@@ -373,8 +373,8 @@ def _table_kind(ddf, options: BatchOptions, delimiter: str, sheet: bool) -> tupl
     import warnings
 
     o = options
-    if o.kind is not None and o.kind != "categorical":
-        return o.kind, o.value_col
+    if o.columns.kind is not None and o.columns.kind != "categorical":
+        return o.columns.kind, o.columns.value_col
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # dask: "insufficient elements for head" on a short first partition
         head = ddf.head(_SAMPLE_ROWS, npartitions=1)
@@ -386,12 +386,12 @@ def _table_kind(ddf, options: BatchOptions, delimiter: str, sheet: bool) -> tupl
         try:
             rows = rows.drop(columns=[c for c in (idc, _PATH) if c in rows.columns])
             series = load_dataframe_series(_typed(rows, o), name="sample", delimiter=delimiter,
-                                           sheet=sheet, **{k: getattr(o, k) for k in _COLUMN_OPTIONS})
+                                           sheet=sheet, **{k: getattr(o.columns, k) for k in _COLUMN_OPTIONS})
         except (LoadError, ValueError):
             continue
         src = series.source
-        return series.kind, (src.value_cols[0] if src is not None and src.value_cols else o.value_col)
-    return o.kind, o.value_col
+        return series.kind, (src.value_cols[0] if src is not None and src.value_cols else o.columns.value_col)
+    return o.columns.kind, o.columns.value_col
 
 
 _SAMPLE_ROWS = 5000
@@ -653,7 +653,8 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
         if label_col is not None:
             labels = sorted(set().union(*(c[1] for c in counted)))
             release_options, categories = resolve_categories(options, labels)
-            release_options = replace(release_options, kind="categorical", value_col=label_col)
+            release_options = replace(release_options, columns=replace(release_options.columns, kind="categorical",
+                                                                       value_col=label_col))
         _claim_outdir(out, options, fingerprint)
         missing_rows = int(per_part.loc[per_part["id"].isna(), "rows"].sum())
         n_parts = len(parts)

@@ -7,13 +7,14 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ..analysis.suggestions import RULES
+from ..data.series import ColumnChoice
 from ..kernel.dummies import DummySettings
 from ..kernel.settings import LANDMARK_SCHEMES, PrivacySettings
 from . import keys
@@ -76,15 +77,8 @@ class BatchOptions:
     id_col: str
     scheme: str
     settings: PrivacySettings
-    # Column options, as for one series (see loader.load_series).
-    time_col: str | None = None
-    value_col: str | None = None
-    lat_col: str | None = None
-    lon_col: str | None = None
-    hour_col: str | None = None
-    kind: str | None = None
-    duplicates: str = "error"
-    date_order: str | None = None  # d/d/yyyy dates: "dmy", "mdy" or None (see loader.load_series)
+    # How each person's rows are read, as one series is (its fields in _COLUMN_OPTIONS; the person is id_col's)
+    columns: ColumnChoice = field(default_factory=ColumnChoice)
     # Landmarks: a file with the id column and a 'row' or 'timestamp' column, or a suggestion rule run on each
     # person's series (rule name + its parameters); neither = no landmarks.
     landmarks_file: str | None = None
@@ -113,6 +107,11 @@ class BatchOptions:
     map_unlisted_to: str | None = None
 
     def validate(self) -> None:
+        other = [k for k in fields(ColumnChoice) if k.name not in _COLUMN_OPTIONS
+                 and getattr(self.columns, k.name) != k.default]
+        if other:
+            raise BatchError(f"{', '.join(k.name for k in other)}: not a column option of a batch, which reads "
+                             "each person's rows of a long table by its id column")
         if self.scheme not in LANDMARK_SCHEMES:
             raise BatchError(f"unknown scheme {self.scheme!r}; choose one of {', '.join(LANDMARK_SCHEMES)}")
         if self.format not in FORMATS:

@@ -78,7 +78,7 @@ def _settings_doc(options: BatchOptions, files: list[Path], landmark_sha: str | 
     doc = {
         "scheme": o.scheme,
         "privacy": o.settings.to_dict(),
-        "columns": {"id_col": o.id_col, **{k: getattr(o, k) for k in _COLUMN_OPTIONS}},
+        "columns": {"id_col": o.id_col, **{k: getattr(o.columns, k) for k in _COLUMN_OPTIONS}},
         "landmarks": lm,
         "dummies": asdict(o.dummies) if o.dummies is not None else None,
         "include_budget": o.include_budget,

@@ -547,7 +547,7 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
                     bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
                     resolution=describe_periods(series.periods) if series.periods is not None else None),
                 units=value_units(series),
-                duplicates=series.source.duplicates if series.source is not None else None,
+                duplicates=series.source.columns.duplicates if series.source is not None else None,
                 categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
                 precision=_precision_text(series.kind, settings),
                 formula_cells="verbatim" if options.verbatim_labels else "neutralised",

@@ -1,6 +1,6 @@
 """Many persons in the app (issue 16): switching person, and File › Export all persons….
 
-A series read from a long table (``source.id_col``, chosen in the import dialog) is one person's. The status
+A series read from a long table (``source.columns.id_col``, chosen in the import dialog) is one person's. The status
 bar then shows a searchable **Person** chooser (ids with their row counts, read by
 :func:`~lmdk_gui.core.data.loader.person_ids`); picking another id reloads the file for that person with the same
 column options (on a worker) and keeps the privacy settings, shown schemes and dummies. Landmarks are per
@@ -72,6 +72,7 @@ from ...core.publish.batch import (
     check_outdir,
     run_batch,
 )
+from ...core.publish.batch_base import _COLUMN_OPTIONS
 from ..views.plots import load_for_view
 from ..window.runner import LatestOnlyRunner, WorkerJob
 from .common import deleted_after, warning_label
@@ -112,9 +113,9 @@ def in_app_words(message: str) -> str:
 def person_of(series: Series | None) -> tuple[str, str, str] | None:
     """``(path, id column, person id)`` of a series read for one person of a long table, else None."""
     src = series.source if series is not None else None
-    if src is None or src.id_col is None or src.person_id is None:
+    if src is None or src.columns.id_col is None or src.columns.person_id is None:
         return None
-    return src.path, src.id_col, src.person_id
+    return src.path, src.columns.id_col, src.columns.person_id
 
 
 def load_options(series: Series, settings: PrivacySettings) -> dict[str, Any]:
@@ -137,10 +138,10 @@ def batch_options(series: Series, settings: PrivacySettings, dummies: DummySetti
     if where is None:
         raise BatchError("this series was not read from a table with a person id column")
     cc = ColumnChoice.from_series(series)
+    # the person's own rows are the batch's to choose (by id_col); the rest reads every person alike
+    columns = ColumnChoice.of(**{k: getattr(cc, k) for k in _COLUMN_OPTIONS})
     return BatchOptions(
-        id_col=where[1], scheme=scheme, settings=settings, time_col=cc.time_col, value_col=cc.value_col,
-        lat_col=cc.lat_col, lon_col=cc.lon_col, hour_col=cc.hour_col, kind=cc.kind, duplicates=cc.duplicates,
-        date_order=cc.date_order,
+        id_col=where[1], scheme=scheme, settings=settings, columns=columns,
         landmarks_file=landmarks_file or None, rule=rule, rule_params=dict(rule_params or {}), dummies=dummies,
         format=format, resume=resume, force=force, workers=workers, categories_from_data=categories_from_data,
         map_unlisted_to=map_unlisted_to)

@@ -12,7 +12,6 @@ also prints when the series was first drawn (the cold-start benchmark times both
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import sys
@@ -23,7 +22,7 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, QSize,
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QScrollArea
 
-from ...core.data.loader import load_series
+from ...core.data.loader import LOAD_OPTIONS
 from ...core.engine.memory import MemoryPolicy
 
 log = logging.getLogger("lmdk_gui.settings")
@@ -101,7 +100,7 @@ def write_options(settings: QSettings, key: str, options: dict) -> None:
 
 def clean_load_options(options: dict, key: str = "lastOptions") -> dict:
     """Keep only options :func:`load_series` accepts, with plain values (text, numbers, lists of text)."""
-    accepted = set(inspect.signature(load_series).parameters) - {"path"}
+    accepted = set(LOAD_OPTIONS)
     out = {}
     for k, v in options.items():
         plain = v is None or isinstance(v, str | int | float | bool) or (
