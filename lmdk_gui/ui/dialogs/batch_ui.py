@@ -33,6 +33,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ from ...core.publish.batch import (
 )
 from ..views.plots import load_for_view
 from ..window.runner import LatestOnlyRunner, WorkerJob
-from .common import deleted_after, warning_label
+from .common import ask_publish_categories, ask_yes_no, categories_question, deleted_after, warning_label
 from .person_chooser import PersonChooser, signals_blocked
 
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there
@@ -218,7 +219,7 @@ class ExportAllDialog(QDialog):
         self.dummies = dummies
         self.get_folder = get_folder or self._pick_folder
         self.get_landmark_file = get_landmark_file or self._pick_file
-        self.ask_categories_from_data = ask_categories_from_data or self._ask_categories_from_data
+        self.ask_categories_from_data = ask_categories_from_data or partial(ask_publish_categories, self)
         #: the user's answer to the data's-own-category-list question (asked on Export all)
         self.categories_from_data = False
         path, id_col, pid = person_of(series) or ("", "", "")
@@ -458,18 +459,8 @@ class ExportAllDialog(QDialog):
         """The export dialog's question (``lmdk batch --categories-from-data``), for the whole table."""
         if not categories_from_data(self.series.kind, self.settings):
             return True
-        self.categories_from_data = self.ask_categories_from_data(
-            "No public category list was given: every person's release would publish the category list of the "
-            "whole table (the union of all persons' labels, the same list for everyone), including labels that "
-            "occur only once. Randomized response can output any listed category, so the list is part of what "
-            "is published. Publish it with the releases?")
+        self.categories_from_data = self.ask_categories_from_data(categories_question(None))
         return self.categories_from_data
-
-    def _ask_categories_from_data(self, message: str) -> bool:
-        ans = QMessageBox.question(self, "Publish the category list?", message,
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
 
     def _pick_folder(self, start: str) -> str:
         return QFileDialog.getExistingDirectory(self, "Folder for the releases", start)
@@ -786,12 +777,9 @@ class BatchUI(QObject):
     def _confirm_cancel(self) -> bool:
         if QGuiApplication.platformName() in _HEADLESS_PLATFORMS:
             return True  # nobody to answer (e.g. a script): never hang, cancel (complete files stay)
-        ans = QMessageBox.question(self.window, "Export of all persons running",
-                                   "An export of all persons is still running. Cancel it and close the window? "
-                                   "(The persons released so far are complete; Resume finishes the run.)",
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
+        return ask_yes_no(self.window, "Export of all persons running",
+                          "An export of all persons is still running. Cancel it and close the window? "
+                          "(The persons released so far are complete; Resume finishes the run.)")
 
     def _close_guard(self) -> bool:
         if self.is_running():

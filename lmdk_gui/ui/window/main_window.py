@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from ... import runtime
 from ...samples import SAMPLES
+from ..dialogs.common import ask_yes_no
 from ..dialogs.help import HelpDialog, install_help_menu
 from ..panels.metrics_panel import MetricsTable
 from ..panels.settings_panel import SettingsPanel
@@ -532,11 +533,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------------------- close
     def confirm_cancel_export(self) -> bool:
         """Asked when the window closes during an export (tests replace it)."""
-        ans = QMessageBox.question(self, "Export running",
-                                   "An export is still running. Cancel it and close the window?",
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
+        return ask_yes_no(self, "Export running", "An export is still running. Cancel it and close the window?")
 
     def paintEvent(self, ev):  # noqa: N802 - Qt naming
         super().paintEvent(ev)
