@@ -572,11 +572,8 @@ class BatchUI(QObject):
         self.confirm_cancel_batch: Callable[[], bool] = self._confirm_cancel
         self._build_chooser()
         self._build_action()
-        self._loader = LatestOnlyRunner("person-load", self)
-        self._loader.finished.connect(self._on_loaded)
-        self._loader.failed.connect(self._on_load_failed)
-        self._ids = LatestOnlyRunner("person-ids", self)
-        self._ids.finished.connect(self._on_ids)
+        self._loader = LatestOnlyRunner("person-load", self, finished=self._on_loaded, failed=self._on_load_failed)
+        self._ids = LatestOnlyRunner("person-ids", self, finished=self._on_ids)
         self.session.seriesChanged.connect(self._on_series)
         window.close_guards.append(self._close_guard)
         self._on_series()

@@ -43,13 +43,10 @@ def deleted_after(dialog: QDialog) -> Iterator[QDialog]:
 
 
 def wrapped_label(text: str = "", name: str = "", style: str = "") -> QLabel:
-    """A word-wrapped label, named (``name``: its objectName) and styled when asked."""
-    label = QLabel(text)
-    if name:
-        label.setObjectName(name)
-    label.setWordWrap(True)
-    if style:
-        label.setStyleSheet(style)
+    """A word-wrapped label; ``name`` is its objectName, ``style`` its style sheet ("" for neither, Qt's default)."""
+    label = QLabel(text, wordWrap=True)
+    label.setObjectName(name)
+    label.setStyleSheet(style)
     return label
 
 

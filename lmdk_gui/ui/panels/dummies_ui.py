@@ -24,7 +24,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDockWidget,
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
@@ -44,6 +43,7 @@ from ...core.kernel.dummies import (
     DummySettings,
 )
 from ..views.theme import DUMMY_COLOR, count_noun, darker
+from ..window.docks import add_dock, new_dock
 
 GENERATOR_ITEMS = {
     "partitioned": "Partitioned (default)",
@@ -240,14 +240,8 @@ class DummiesExtension(QObject):
         self.session = session
         self.panel = HideLandmarksPanel(session)
         # Named for what it holds: its View-menu tick means "panel shown", not "landmarks hidden".
-        self.dock = QDockWidget("Dummy landmarks", window)
-        self.dock.setObjectName("hideLandmarksDock")
-        self.dock.setWidget(self.panel)
-        self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                              | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                              | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
-        window.tabifyDockWidget(window.settings_dock, self.dock)
+        self.dock = add_dock(window, new_dock(window, "Dummy landmarks", "hideLandmarksDock", self.panel),
+                             Qt.DockWidgetArea.LeftDockWidgetArea, tab_with=window.settings_dock)
         window.settings_dock.raise_()
         window.view_menu.addAction(self.dock.toggleViewAction())
 

@@ -12,10 +12,11 @@ adding one) installs the rest at once first, so a caller never sees a partial se
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
 
 #: the feature modules by name (the name is the key of ``window.extensions``)
 FEATURES = {
@@ -28,6 +29,30 @@ FEATURES = {
     "batch_ui": "dialogs.batch_ui",
 }
 _UI = __package__.rsplit(".", 1)[0]  # lmdk_gui.ui
+
+
+class _AfterClose(QObject):
+    def __init__(self, window: QWidget, fn: Callable[[], object]) -> None:
+        super().__init__(window)
+        self._window = window
+        self._fn = fn
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 - Qt naming
+        # A close guard may still refuse: look once the event loop has handled the close.
+        if obj is self._window and ev.type() == QEvent.Type.Close:
+            QTimer.singleShot(0, self._after)
+        return False
+
+    def _after(self) -> None:
+        if not self._window.isVisible():
+            self._fn()
+
+
+def after_close(window: QWidget, fn: Callable[[], object]) -> None:
+    """Call ``fn()`` once the window has really closed (every close guard agreed): how a feature that asks
+    nothing on close stops its worker threads (the window does not tell its extensions it closes)."""
+    _AfterClose(window, fn)
 
 
 class Extensions(MutableMapping):

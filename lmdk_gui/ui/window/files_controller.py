@@ -46,9 +46,7 @@ class FilesController(QObject):
         super().__init__(window)
         self.window = window
         self.session = window.session
-        self._loader = LatestOnlyRunner("loader", window)
-        self._loader.finished.connect(self._on_loaded)
-        self._loader.failed.connect(self._on_load_failed)
+        self._loader = LatestOnlyRunner("loader", window, finished=self._on_loaded, failed=self._on_load_failed)
         self._pending_load: tuple[str, dict] | None = None
         self._dialog_if_refused: TablePreview | None = None  # (open_series_async)
 

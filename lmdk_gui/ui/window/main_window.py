@@ -46,6 +46,7 @@ from ..panels.settings_panel import SettingsPanel
 from ..views.empty_state import EmptyState
 from ..views.multiples import BudgetPlot, PreviewPlot
 from ..views.plots import SeriesPlot, TrackPlot, display_values
+from .docks import add_dock, new_dock
 from .export_controller import ExportController
 from .extensions import Extensions
 from .files_controller import MAX_RECENT, FilesController, load_job, sample_files
@@ -178,23 +179,11 @@ class MainWindow(QMainWindow):
 
     def _build_docks(self) -> None:
         self.settings_panel = SettingsPanel(self.session)
-        self.settings_dock = QDockWidget("Settings", self)
-        self.settings_dock.setObjectName("settingsDock")
-        self.settings_dock.setWidget(self.settings_panel)
-        # Closable: a dock's toggleViewAction (View menu) is disabled for docks that cannot be closed.
-        self.settings_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                       | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                                       | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.settings_dock)
-
+        self.settings_dock = add_dock(self, new_dock(self, "Settings", "settingsDock", self.settings_panel),
+                                      Qt.DockWidgetArea.LeftDockWidgetArea)
         self.metrics_table = MetricsTable(self.session)
-        self.metrics_dock = QDockWidget("Metrics", self)
-        self.metrics_dock.setObjectName("metricsDock")
-        self.metrics_dock.setWidget(self.metrics_table)
-        self.metrics_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                      | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.metrics_dock)
+        self.metrics_dock = add_dock(self, new_dock(self, "Metrics", "metricsDock", self.metrics_table),
+                                     Qt.DockWidgetArea.BottomDockWidgetArea)
 
     def _action(self, text: str, name: str, slot=None, shortcut=None, tip: str = "") -> QAction:
         a = QAction(text, self)
