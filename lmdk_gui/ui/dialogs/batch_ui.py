@@ -687,8 +687,7 @@ class BatchUI(QObject):
             with signals_blocked(self.chooser):
                 self.chooser.select(where[2])
         msg = message.split(": ", 1)[1] if message.startswith("LoadError: ") else message
-        self.window.statusBar().clearMessage()
-        self.window.show_error("Cannot open this person", msg)
+        self.window.show_error("Cannot open this person", msg, clear_status=True)
 
     # --------------------------------------------------------------------------------- export all
     def is_running(self) -> bool:
@@ -756,8 +755,7 @@ class BatchUI(QObject):
 
     def _failed(self, message: str) -> None:
         self._end()
-        self.window.statusBar().clearMessage()
-        self.window.show_error("Export all persons failed", message)
+        self.window.show_error("Export all persons failed", message, clear_status=True)
 
     def _cancelled(self) -> None:
         self._end()

@@ -42,6 +42,7 @@ from ...core.kernel.dummies import (
     UTILITIES,
     DummySettings,
 )
+from ..dialogs.common import error_label, wrapped_label
 from ..views.theme import DUMMY_COLOR, count_noun, darker
 from ..window.docks import add_dock, new_dock
 
@@ -69,10 +70,21 @@ SHARE_TIP = ("ε_sel = share × ε is spent on choosing how many dummies to add 
 
 
 def _note(text: str = "") -> QLabel:
-    lab = QLabel(text)
-    lab.setWordWrap(True)
-    lab.setStyleSheet("color: #555;")
-    return lab
+    return wrapped_label(text, style="color: #555;")
+
+
+def _choice_row(form: QFormLayout, label: str, name: str, keys: tuple[str, ...],
+                words: dict[str, str]) -> tuple[QComboBox, QLabel]:
+    """A labelled row of ``form``: a combo box of ``keys`` (shown as ``words``, named ``name``) and, below it,
+    the note that says what the chosen one does."""
+    combo = QComboBox()
+    combo.setObjectName(name)
+    for key in keys:
+        combo.addItem(words[key], key)
+    form.addRow(label, combo)
+    note = _note()
+    form.addRow(note)
+    return combo, note
 
 
 class HideLandmarksPanel(QScrollArea):
@@ -99,13 +111,8 @@ class HideLandmarksPanel(QScrollArea):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.generator = QComboBox()
-        self.generator.setObjectName("dummyGenerator")
-        for g in GENERATORS:
-            self.generator.addItem(GENERATOR_ITEMS[g], g)
-        form.addRow("Generator", self.generator)
-        self.generator_note = _note()
-        form.addRow(self.generator_note)
+        self.generator, self.generator_note = _choice_row(form, "Generator", "dummyGenerator", GENERATORS,
+                                                          GENERATOR_ITEMS)
 
         self.share = QDoubleSpinBox()
         self.share.setObjectName("dummyShare")
@@ -118,13 +125,7 @@ class HideLandmarksPanel(QScrollArea):
         self.share.setToolTip(SHARE_TIP)
         form.addRow("Share of ε", self.share)
 
-        self.utility = QComboBox()
-        self.utility.setObjectName("dummyUtility")
-        for u in UTILITIES:
-            self.utility.addItem(UTILITY_ITEMS[u], u)
-        form.addRow("Utility", self.utility)
-        self.utility_note = _note()
-        form.addRow(self.utility_note)
+        self.utility, self.utility_note = _choice_row(form, "Utility", "dummyUtility", UTILITIES, UTILITY_ITEMS)
         lay.addLayout(form)
 
         self.redraw = QPushButton("Re-draw dummies")
@@ -133,17 +134,10 @@ class HideLandmarksPanel(QScrollArea):
                                "new dummy rows). Exports always draw their own.")
         lay.addWidget(self.redraw)
 
-        self.readout = QLabel()
-        self.readout.setObjectName("dummyReadout")
-        self.readout.setWordWrap(True)
+        self.readout = wrapped_label("", "dummyReadout", "background: #fbf3f9; border: 1px solid #e8c8df; padding: 5px;")
         self.readout.setTextFormat(Qt.TextFormat.RichText)
-        self.readout.setStyleSheet("background: #fbf3f9; border: 1px solid #e8c8df; padding: 5px;")
         lay.addWidget(self.readout)
-        self.error = QLabel()
-        self.error.setObjectName("dummyError")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #c00000;")
-        self.error.hide()
+        self.error = error_label("dummyError")
         lay.addWidget(self.error)
         lay.addWidget(_note("The export draws a new selection with fresh randomness; the preview's dummies are "
                             "one example. The release's metadata records the ε spent on the choice and the "

@@ -34,7 +34,7 @@ from ...core.kernel.settings import (
     lower_bound_question,
     sensitivity_warning,
 )
-from ..dialogs.common import warning_label
+from ..dialogs.common import warning_label, wrapped_label
 from ..views.theme import SCHEME_COLORS
 from ..window.session import Session
 
@@ -84,10 +84,7 @@ RESOLUTION_TIP = ("One value per event, or per hour, day or week: the same prote
 
 
 def _help(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setStyleSheet("color: #555; font-size: 8pt;")
-    return label
+    return wrapped_label(text, style="color: #555; font-size: 8pt;")
 
 
 class SettingsPanel(QScrollArea):
@@ -222,10 +219,7 @@ class SettingsPanel(QScrollArea):
         why = ("Smooths the released values using only the release itself and the public settings: it changes "
                "no guarantee, and anyone who reads the release can do the same.")
         self.denoise_check.setToolTip(why + " Off: the raw, unbiased noisy values (better for long sums).")
-        self.denoise_note = QLabel(why)
-        self.denoise_note.setObjectName("denoiseNote")
-        self.denoise_note.setWordWrap(True)
-        self.denoise_note.setStyleSheet("color: palette(placeholder-text);")
+        self.denoise_note = wrapped_label(why, "denoiseNote", "color: palette(placeholder-text);")
         pf.addWidget(self.denoise_check)
         pf.addWidget(self.denoise_note)
         return g

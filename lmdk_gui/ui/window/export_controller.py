@@ -148,8 +148,7 @@ class ExportController(QObject):
 
     def _failed(self, message: str) -> None:
         self._done()
-        self.window.statusBar().clearMessage()
-        self.window.show_error("Export failed", message)
+        self.window.show_error("Export failed", message, clear_status=True)
 
     def _cancelled(self) -> None:
         self._done()

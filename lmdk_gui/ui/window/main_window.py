@@ -508,8 +508,11 @@ class MainWindow(QMainWindow):
         return self.export.ask_report_path(start, private_available)
 
     # -------------------------------------------------------------------------------- messages
-    def show_error(self, title: str, message: str) -> None:
-        """Show one message box (window-modal, non-blocking) and remember the message."""
+    def show_error(self, title: str, message: str, *, clear_status: bool = False) -> None:
+        """Show one message box (window-modal, non-blocking) and remember the message. ``clear_status``: the
+        status bar said what was under way (loading, exporting) and that has ended, so its message goes."""
+        if clear_status:
+            self.statusBar().clearMessage()
         self.last_error = message
         if self._error_box is not None:
             self._error_box.close()
