@@ -37,13 +37,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -74,8 +73,17 @@ from ...core.publish.batch import (
     run_batch,
 )
 from ..views.plots import load_for_view
+from ..window.extensions import WindowPart
 from ..window.runner import LatestOnlyRunner, WorkerJob
-from .common import ask_publish_categories, ask_yes_no, categories_question, deleted_after, warning_label
+from .common import (
+    accept_buttons,
+    ask_publish_categories,
+    ask_yes_no,
+    categories_question,
+    deleted_after,
+    path_row,
+    warning_label,
+)
 from .person_chooser import PersonChooser, signals_blocked
 
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there
@@ -251,11 +259,8 @@ class ExportAllDialog(QDialog):
         self.error.setStyleSheet(_ERROR)
         self.error.hide()
         lay.addWidget(self.error)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.start_button = buttons.addButton("Export all", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons, self.start_button = accept_buttons(self, "Export all", self.try_accept)
         self.start_button.setObjectName("exportAllStart")
-        buttons.accepted.connect(self.try_accept)
-        buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
         self.resize(640, self.sizeHint().height())
 
@@ -266,12 +271,8 @@ class ExportAllDialog(QDialog):
         self.folder = QLineEdit(start_dir)
         self.folder.setObjectName("exportAllFolder")
         self.folder.setPlaceholderText("an empty folder, or one holding an earlier run to resume")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(lambda: self._set_text(self.folder, self.get_folder(self.folder.text())))
-        row = QHBoxLayout()
-        row.addWidget(self.folder, 1)
-        row.addWidget(browse)
-        form.addRow("Folder", row)
+        form.addRow("Folder", path_row(self.folder,
+                                       lambda: self._set_text(self.folder, self.get_folder(self.folder.text()))))
         self.format = QComboBox()
         self.format.setObjectName("exportAllFormat")
         self.format.addItem("CSV: <id>.csv + <id>.csv.json per person", "csv")
@@ -315,13 +316,8 @@ class ExportAllDialog(QDialog):
         self.file = QLineEdit()
         self.file.setObjectName("exportAllLandmarkFile")
         self.file.setPlaceholderText("CSV with the id column and a 'timestamp' (or 0-based 'row') column")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(lambda: self._set_text(self.file, self.get_landmark_file(self.file.text())))
-        self.file_row = QWidget()
-        row = QHBoxLayout(self.file_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.file, 1)
-        row.addWidget(browse)
+        self.file_row = path_row(self.file,
+                                 lambda: self._set_text(self.file, self.get_landmark_file(self.file.text())))
         form.addRow(self.file_row)
         self.source.currentIndexChanged.connect(self._source_changed)
         self._source_changed()
@@ -543,7 +539,7 @@ class BatchProgressDialog(QDialog):
 
 
 # --------------------------------------------------------------------------------------- the feature
-class BatchUI(QObject):
+class BatchUI(WindowPart):
     """The Person chooser in the status bar and File › Export all persons… (see the module docstring)."""
 
     personSwitched = Signal(str)
@@ -552,8 +548,6 @@ class BatchUI(QObject):
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         self.job: BatchJob | None = None
         self.progress_dialog: BatchProgressDialog | None = None
         self.summary_box: QMessageBox | None = None

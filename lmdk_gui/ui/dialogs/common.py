@@ -21,9 +21,13 @@ from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
     QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QProgressDialog,
+    QPushButton,
     QWidget,
 )
 
@@ -61,6 +65,28 @@ def error_label(name: str) -> QLabel:
     label = wrapped_label("", name, "color: #c00000;")
     label.hide()
     return label
+
+
+def path_row(edit: QLineEdit, browse: Callable[[], object]) -> QWidget:
+    """A path's line edit with a Browse… button beside it (``browse`` asks for the path): one row of a form."""
+    row = QWidget()
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.addWidget(edit, 1)
+    button = QPushButton("Browse…")
+    button.clicked.connect(lambda: browse())  # (not the checked flag clicked passes)
+    lay.addWidget(button)
+    return row
+
+
+def accept_buttons(dialog: QDialog, text: str, accept: Callable[[], object]) -> tuple[QDialogButtonBox, QPushButton]:
+    """Cancel, and a button named for what the dialog does (``text``), which calls ``accept``: the dialog's
+    own checks and questions before it accepts. Returns the box and that button."""
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+    button = buttons.addButton(text, QDialogButtonBox.ButtonRole.AcceptRole)
+    buttons.accepted.connect(accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons, button
 
 
 def ask_yes_no(parent: QWidget | None, title: str, question: str) -> bool:

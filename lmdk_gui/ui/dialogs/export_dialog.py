@@ -42,7 +42,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QFrame,
@@ -86,7 +85,15 @@ from ...core.publish.export import (
 from ..views.theme import count_noun
 from ..window.runner import LatestOnlyRunner, WorkerJob
 from ..window.session import AverageResult, SchemePreview, Snapshot
-from .common import WheelGuard, ask_publish_categories, ask_yes_no, categories_question, warning_label
+from .common import (
+    WheelGuard,
+    accept_buttons,
+    ask_publish_categories,
+    ask_yes_no,
+    categories_question,
+    path_row,
+    warning_label,
+)
 
 
 class ExportJob(WorkerJob):
@@ -209,12 +216,7 @@ class ExportDialog(QDialog):
         stem = Path(snapshot.series.source.path).stem if snapshot.series.source else snapshot.series.name
         self.path_edit = QLineEdit(str(Path(start_dir) / f"{stem}_protected.csv"))
         self.path_edit.setObjectName("exportPath")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.path_edit, 1)
-        row.addWidget(browse)
-        form.addRow("Output file", row)
+        form.addRow("Output file", path_row(self.path_edit, self._browse))
 
         self.include_budget = QCheckBox("Add an 'epsilon' column (ε_t per event)")
         self.include_flags = QCheckBox("Add an 'approximated' column (0/1)")
@@ -294,10 +296,7 @@ class ExportDialog(QDialog):
         self.summary.setStyleSheet("background: #f4f8ff; border: 1px solid #c8d8f0; padding: 6px;")
         lay.addWidget(self.summary)
 
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
+        buttons, self.export_button = accept_buttons(self, "Export", self._accept)
         lay.addWidget(buttons)
 
     def event(self, e: QEvent) -> bool:

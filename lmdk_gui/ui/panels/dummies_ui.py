@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -45,6 +45,7 @@ from ...core.kernel.dummies import (
 from ..dialogs.common import error_label, wrapped_label
 from ..views.theme import DUMMY_COLOR, count_noun, darker
 from ..window.docks import add_dock, new_dock
+from ..window.extensions import WindowPart
 
 GENERATOR_ITEMS = {
     "partitioned": "Partitioned (default)",
@@ -224,14 +225,12 @@ class HideLandmarksPanel(QScrollArea):
         self.readout.setText("<br>".join(lines))
 
 
-class DummiesExtension(QObject):
+class DummiesExtension(WindowPart):
     """What ``install`` leaves in ``window.extensions["dummies_ui"]``."""
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        session = window.session
-        self.session = session
+        session = self.session
         self.panel = HideLandmarksPanel(session)
         # Named for what it holds: its View-menu tick means "panel shown", not "landmarks hidden".
         self.dock = add_dock(window, new_dock(window, "Dummy landmarks", "hideLandmarksDock", self.panel),

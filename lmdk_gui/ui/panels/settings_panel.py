@@ -288,19 +288,18 @@ class SettingsPanel(QScrollArea):
         # (before _push: an edited bound is no longer the data's, and the settings pushed must say so)
         self.lo_spin.valueChanged.connect(self._bounds_edited)
         self.hi_spin.valueChanged.connect(self._bounds_edited)
-        for w in (self.sens_spin, self.lo_spin, self.hi_spin, self.radius_spin, self.inc_spin, self.dec_spin,
-                  self.min_spin):
-            w.valueChanged.connect(self._push)
-        self.bounds_check.toggled.connect(self._push)
+        # every edit of a setting pushes the settings to the session
+        spins = (self.sens_spin, self.lo_spin, self.hi_spin, self.radius_spin, self.inc_spin, self.dec_spin,
+                 self.min_spin)
+        for edited in (*(w.valueChanged for w in spins), self.bounds_check.toggled, self.lower_check.toggled,
+                       self.denoise_check.toggled, self.cat_edit.editingFinished):
+            edited.connect(self._push)
         self.bounds_check.toggled.connect(lambda _on: self._update_lower_question())
-        self.lower_check.toggled.connect(self._push)
-        self.denoise_check.toggled.connect(self._push)
         self.bounds_from_data.clicked.connect(self._use_data_bounds)
         self.sens_from_bounds.clicked.connect(self._use_bounds_width)
         self.bounds_check.toggled.connect(lambda _on: self._update_sensitivity_hint())
         for w in (self.sens_spin, self.lo_spin, self.hi_spin):
             w.valueChanged.connect(lambda _v: self._update_sensitivity_hint())
-        self.cat_edit.editingFinished.connect(self._push)
         self.seed_spin.valueChanged.connect(lambda v: self.session.set_seed(v))
         self.reroll_button.clicked.connect(self.session.reroll)
         self.runs_spin.valueChanged.connect(lambda v: self.session.set_runs(v))

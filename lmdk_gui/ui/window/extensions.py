@@ -31,6 +31,16 @@ FEATURES = {
 _UI = __package__.rsplit(".", 1)[0]  # lmdk_gui.ui
 
 
+class WindowPart(QObject):
+    """A part of one main window (a controller, or the object a feature module installs): a child of the
+    window, with ``window`` and its ``session``."""
+
+    def __init__(self, window) -> None:  # window: the MainWindow (not imported: it imports this module)
+        super().__init__(window)
+        self.window = window
+        self.session = window.session
+
+
 class _AfterClose(QObject):
     def __init__(self, window: QWidget, fn: Callable[[], object]) -> None:
         super().__init__(window)

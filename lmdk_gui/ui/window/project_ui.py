@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
@@ -42,7 +42,7 @@ from ...core.data.project import (
 )
 from ...core.data.series import LoadError, Series
 from ...core.kernel.settings import ALL_SCHEMES
-from .extensions import after_close
+from .extensions import WindowPart, after_close
 from .main_window import app_settings, load_job
 from .runner import LatestOnlyRunner
 from .startup import read_setting
@@ -57,7 +57,7 @@ def project_name(path: str | os.PathLike) -> str:
     return name[: -len(PROJECT_SUFFIX)] if name.endswith(PROJECT_SUFFIX) else Path(name).stem
 
 
-class ProjectUI(QObject):
+class ProjectUI(WindowPart):
     """Project actions, unsaved-changes guards and the title of one main window."""
 
     projectSaved = Signal(str)  # path
@@ -66,8 +66,6 @@ class ProjectUI(QObject):
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         #: The project file the window's session belongs to (None: not saved as a project yet).
         self.path: Path | None = None
         self._opening = False

@@ -82,8 +82,8 @@ class CorrelationTab(ModelChoice, LossView, QWidget):
         self.load_button.clicked.connect(self.load_dialog)
         self.normalise_button.clicked.connect(self.normalise_rows)
         self.size_spin.valueChanged.connect(self._on_size)
-        self.forward_table.itemChanged.connect(lambda _it: self._apply_custom())
-        self.backward_table.itemChanged.connect(lambda _it: self._apply_custom())
+        for table in (self.forward_table, self.backward_table):
+            table.itemChanged.connect(lambda _it: self._apply_custom())
         self.backward_combo.currentIndexChanged.connect(lambda _i: self._on_backward_mode())
         self.follow_check.toggled.connect(self._on_follow)
         self.nocorr_check.toggled.connect(lambda _on: self._redraw())

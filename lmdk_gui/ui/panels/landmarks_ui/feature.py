@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 
 from ....core.analysis import suggestions as sugg
 from ....core.data.series import Series
 from ...window.docks import add_dock
-from ...window.extensions import after_close
+from ...window.extensions import WindowPart, after_close
 from .list_files import LandmarkListFiles
 from .panel import SuggestionDock, SuggestionPanel
 
 
-class LandmarksUI(QObject, LandmarkListFiles):
+class LandmarksUI(WindowPart, LandmarkListFiles):
     """Landmarks menu additions: one *Suggest* entry per rule, and landmark list import/export
     (:class:`~.list_files.LandmarkListFiles`)."""
 
@@ -26,8 +26,6 @@ class LandmarksUI(QObject, LandmarkListFiles):
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         self.panel: SuggestionPanel | None = None
         self.dock: SuggestionDock | None = None
         self._params: dict[str, dict[str, Any]] = {}  # last parameters per rule (kept with the project)
