@@ -1,7 +1,8 @@
-"""Dialog helpers: modal dialogs deleted once they are closed (:func:`deleted_after`), the one look of a
-wrapped note, warning or error (:func:`wrapped_label`, :func:`warning_label`, :func:`error_label`), the one
-Yes/No box (:func:`ask_yes_no`) and the one category-list question (:func:`categories_question`), and a call
-that would freeze the window run on a worker behind a busy dialog (:func:`busy_call`).
+"""Dialog and panel helpers: modal dialogs deleted once they are closed (:func:`deleted_after`), the one look
+of a wrapped note, warning or error (:func:`wrapped_label`, :func:`warning_label`, :func:`error_label`), a path
+with its Browse… button (:func:`path_row`), Cancel beside the dialog's own button (:func:`accept_buttons`), the
+one Yes/No box (:func:`ask_yes_no`) and the one category-list question (:func:`categories_question`), and a
+call that would freeze the window run on a worker behind a busy dialog (:func:`busy_call`).
 
 Modal dialogs are deleted once they are closed, not left to their parent window.
 A closed dialog left to the window made the interpreter's exit crash in Qt's teardown (SIGSEGV or "shared

@@ -1,7 +1,9 @@
 """``window.extensions``: the feature modules installed into the main window, by name.
 
 Each feature module (``FEATURES``: its name → its module under ``lmdk_gui.ui``) has ``install(window)``, which adds its menus, docks or tabs and
-returns its object (``state()``/``restore(d)`` for projects, ``shutdown()`` through ``window.close_guards``).
+returns its object (``state()``/``restore(d)`` for projects, ``shutdown()`` through ``window.close_guards``,
+or :func:`after_close` for a feature that asks nothing on close). The window's controllers and those objects
+are :class:`WindowPart` objects (``window``, ``session``).
 
 The tabs that the first paint does not show may install *after* it (``defer=`` names; ``lmdk-gui`` defers
 them, cold start, issue 15): one per event-loop pass once :meth:`Extensions.first_painted` is called, in
