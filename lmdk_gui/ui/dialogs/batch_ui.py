@@ -33,16 +33,16 @@ import math
 import os
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -74,8 +74,17 @@ from ...core.publish.batch import (
 )
 from ...core.publish.batch_base import _COLUMN_OPTIONS
 from ..views.plots import load_for_view
+from ..window.extensions import WindowPart
 from ..window.runner import LatestOnlyRunner, WorkerJob
-from .common import deleted_after, warning_label
+from .common import (
+    accept_buttons,
+    ask_publish_categories,
+    ask_yes_no,
+    categories_question,
+    deleted_after,
+    path_row,
+    warning_label,
+)
 from .person_chooser import PersonChooser, signals_blocked
 
 _HEADLESS_PLATFORMS = ("offscreen", "minimal")  # no one to answer a question there
@@ -219,7 +228,7 @@ class ExportAllDialog(QDialog):
         self.dummies = dummies
         self.get_folder = get_folder or self._pick_folder
         self.get_landmark_file = get_landmark_file or self._pick_file
-        self.ask_categories_from_data = ask_categories_from_data or self._ask_categories_from_data
+        self.ask_categories_from_data = ask_categories_from_data or partial(ask_publish_categories, self)
         #: the user's answer to the data's-own-category-list question (asked on Export all)
         self.categories_from_data = False
         path, id_col, pid = person_of(series) or ("", "", "")
@@ -251,11 +260,8 @@ class ExportAllDialog(QDialog):
         self.error.setStyleSheet(_ERROR)
         self.error.hide()
         lay.addWidget(self.error)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.start_button = buttons.addButton("Export all", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons, self.start_button = accept_buttons(self, "Export all", self.try_accept)
         self.start_button.setObjectName("exportAllStart")
-        buttons.accepted.connect(self.try_accept)
-        buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
         self.resize(640, self.sizeHint().height())
 
@@ -266,12 +272,8 @@ class ExportAllDialog(QDialog):
         self.folder = QLineEdit(start_dir)
         self.folder.setObjectName("exportAllFolder")
         self.folder.setPlaceholderText("an empty folder, or one holding an earlier run to resume")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(lambda: self._set_text(self.folder, self.get_folder(self.folder.text())))
-        row = QHBoxLayout()
-        row.addWidget(self.folder, 1)
-        row.addWidget(browse)
-        form.addRow("Folder", row)
+        form.addRow("Folder", path_row(self.folder,
+                                       lambda: self._set_text(self.folder, self.get_folder(self.folder.text()))))
         self.format = QComboBox()
         self.format.setObjectName("exportAllFormat")
         self.format.addItem("CSV: <id>.csv + <id>.csv.json per person", "csv")
@@ -315,13 +317,8 @@ class ExportAllDialog(QDialog):
         self.file = QLineEdit()
         self.file.setObjectName("exportAllLandmarkFile")
         self.file.setPlaceholderText("CSV with the id column and a 'timestamp' (or 0-based 'row') column")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(lambda: self._set_text(self.file, self.get_landmark_file(self.file.text())))
-        self.file_row = QWidget()
-        row = QHBoxLayout(self.file_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.file, 1)
-        row.addWidget(browse)
+        self.file_row = path_row(self.file,
+                                 lambda: self._set_text(self.file, self.get_landmark_file(self.file.text())))
         form.addRow(self.file_row)
         self.source.currentIndexChanged.connect(self._source_changed)
         self._source_changed()
@@ -459,18 +456,8 @@ class ExportAllDialog(QDialog):
         """The export dialog's question (``lmdk batch --categories-from-data``), for the whole table."""
         if not categories_from_data(self.series.kind, self.settings):
             return True
-        self.categories_from_data = self.ask_categories_from_data(
-            "No public category list was given: every person's release would publish the category list of the "
-            "whole table (the union of all persons' labels, the same list for everyone), including labels that "
-            "occur only once. Randomized response can output any listed category, so the list is part of what "
-            "is published. Publish it with the releases?")
+        self.categories_from_data = self.ask_categories_from_data(categories_question(None))
         return self.categories_from_data
-
-    def _ask_categories_from_data(self, message: str) -> bool:
-        ans = QMessageBox.question(self, "Publish the category list?", message,
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
 
     def _pick_folder(self, start: str) -> str:
         return QFileDialog.getExistingDirectory(self, "Folder for the releases", start)
@@ -553,7 +540,7 @@ class BatchProgressDialog(QDialog):
 
 
 # --------------------------------------------------------------------------------------- the feature
-class BatchUI(QObject):
+class BatchUI(WindowPart):
     """The Person chooser in the status bar and File › Export all persons… (see the module docstring)."""
 
     personSwitched = Signal(str)
@@ -562,8 +549,6 @@ class BatchUI(QObject):
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         self.job: BatchJob | None = None
         self.progress_dialog: BatchProgressDialog | None = None
         self.summary_box: QMessageBox | None = None
@@ -582,11 +567,8 @@ class BatchUI(QObject):
         self.confirm_cancel_batch: Callable[[], bool] = self._confirm_cancel
         self._build_chooser()
         self._build_action()
-        self._loader = LatestOnlyRunner("person-load", self)
-        self._loader.finished.connect(self._on_loaded)
-        self._loader.failed.connect(self._on_load_failed)
-        self._ids = LatestOnlyRunner("person-ids", self)
-        self._ids.finished.connect(self._on_ids)
+        self._loader = LatestOnlyRunner("person-load", self, finished=self._on_loaded, failed=self._on_load_failed)
+        self._ids = LatestOnlyRunner("person-ids", self, finished=self._on_ids)
         self.session.seriesChanged.connect(self._on_series)
         window.close_guards.append(self._close_guard)
         self._on_series()
@@ -700,8 +682,7 @@ class BatchUI(QObject):
             with signals_blocked(self.chooser):
                 self.chooser.select(where[2])
         msg = message.split(": ", 1)[1] if message.startswith("LoadError: ") else message
-        self.window.statusBar().clearMessage()
-        self.window.show_error("Cannot open this person", msg)
+        self.window.show_error("Cannot open this person", msg, clear_status=True)
 
     # --------------------------------------------------------------------------------- export all
     def is_running(self) -> bool:
@@ -769,8 +750,7 @@ class BatchUI(QObject):
 
     def _failed(self, message: str) -> None:
         self._end()
-        self.window.statusBar().clearMessage()
-        self.window.show_error("Export all persons failed", message)
+        self.window.show_error("Export all persons failed", message, clear_status=True)
 
     def _cancelled(self) -> None:
         self._end()
@@ -787,12 +767,9 @@ class BatchUI(QObject):
     def _confirm_cancel(self) -> bool:
         if QGuiApplication.platformName() in _HEADLESS_PLATFORMS:
             return True  # nobody to answer (e.g. a script): never hang, cancel (complete files stay)
-        ans = QMessageBox.question(self.window, "Export of all persons running",
-                                   "An export of all persons is still running. Cancel it and close the window? "
-                                   "(The persons released so far are complete; Resume finishes the run.)",
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
+        return ask_yes_no(self.window, "Export of all persons running",
+                          "An export of all persons is still running. Cancel it and close the window? "
+                          "(The persons released so far are complete; Resume finishes the run.)")
 
     def _close_guard(self) -> bool:
         if self.is_running():

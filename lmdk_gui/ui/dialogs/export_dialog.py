@@ -42,7 +42,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QFrame,
@@ -71,7 +70,6 @@ from ...core.kernel.settings import (
     SCHEME_LABELS,
     bounds_from_data_risk,
     categories_from_data,
-    categories_from_data_risk,
     lower_bound_question,
 )
 from ...core.publish import ledger
@@ -87,7 +85,15 @@ from ...core.publish.export import (
 from ..views.theme import count_noun
 from ..window.runner import LatestOnlyRunner, WorkerJob
 from ..window.session import AverageResult, SchemePreview, Snapshot
-from .common import WheelGuard, warning_label
+from .common import (
+    WheelGuard,
+    accept_buttons,
+    ask_publish_categories,
+    ask_yes_no,
+    categories_question,
+    path_row,
+    warning_label,
+)
 
 
 class ExportJob(WorkerJob):
@@ -210,12 +216,7 @@ class ExportDialog(QDialog):
         stem = Path(snapshot.series.source.path).stem if snapshot.series.source else snapshot.series.name
         self.path_edit = QLineEdit(str(Path(start_dir) / f"{stem}_protected.csv"))
         self.path_edit.setObjectName("exportPath")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.path_edit, 1)
-        row.addWidget(browse)
-        form.addRow("Output file", row)
+        form.addRow("Output file", path_row(self.path_edit, self._browse))
 
         self.include_budget = QCheckBox("Add an 'epsilon' column (ε_t per event)")
         self.include_flags = QCheckBox("Add an 'approximated' column (0/1)")
@@ -295,10 +296,7 @@ class ExportDialog(QDialog):
         self.summary.setStyleSheet("background: #f4f8ff; border: 1px solid #c8d8f0; padding: 6px;")
         lay.addWidget(self.summary)
 
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
+        buttons, self.export_button = accept_buttons(self, "Export", self._accept)
         lay.addWidget(buttons)
 
     def event(self, e: QEvent) -> bool:
@@ -619,10 +617,7 @@ class ExportDialog(QDialog):
         existing = [x for x in (p, side) if x.exists()]
         if existing:
             names = " and ".join(str(x) for x in existing)
-            ans = QMessageBox.question(self, "Overwrite?", f"{names} already exist(s). Replace?",
-                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                       QMessageBox.StandardButton.No)
-            if ans != QMessageBox.StandardButton.Yes:
+            if not ask_yes_no(self, "Overwrite?", f"{names} already exist(s). Replace?"):
                 return
         if not self._confirm_categories() or not self._confirm_bounds():
             return
@@ -633,11 +628,7 @@ class ExportDialog(QDialog):
 
     def ask_repeat_release(self, notice: str) -> bool:
         """Asked before another release of an input released before (tests replace it)."""
-        ans = QMessageBox.question(self, "Release this data again?",
-                                   f"{notice[0].upper()}{notice[1:]}.<br>Export anyway?",
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
+        return ask_yes_no(self, "Release this data again?", f"{notice[0].upper()}{notice[1:]}.<br>Export anyway?")
 
     # ------------------------------------------------- the data's own category list (issue 17, finding 5)
     #: set by :meth:`_confirm_categories`: the user agreed to publish the data's own category list
@@ -645,29 +636,21 @@ class ExportDialog(QDialog):
 
     def ask_categories_from_data(self, message: str) -> bool:
         """Replaceable hook (tests set it): may the release publish the data's own category list?"""
-        ans = QMessageBox.question(self, "Publish the category list?", message,
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
+        return ask_publish_categories(self, message)
 
     def _confirm_categories(self) -> bool:
         """The same question as ``lmdk export``'s --categories-from-data, asked before anything is written."""
         snap = self.snapshot
         if not categories_from_data(snap.series.kind, snap.settings):
             return True
-        risk = categories_from_data_risk(len(snap.series.categories or ()))
         self.categories_from_data = self.ask_categories_from_data(
-            f"No public category list was given: {risk}. Randomized response can output any listed "
-            "category, so the list is part of what is published. Publish it with the release?")
+            categories_question(len(snap.series.categories or ())))
         return self.categories_from_data
 
     # ------------------------------------------------------- bounds taken from the data (issue 42, finding 7)
     def ask_bounds_from_data(self, message: str) -> bool:
         """Replaceable hook (tests set it): may the release publish bounds that are the data's min and max?"""
-        ans = QMessageBox.question(self, "Publish the data's minimum and maximum?", message,
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
+        return ask_yes_no(self, "Publish the data's minimum and maximum?", message)
 
     def _confirm_bounds(self) -> bool:
         """The same question for bounds set with "From data" (the command's --bounds-from-data)."""

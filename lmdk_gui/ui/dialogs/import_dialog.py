@@ -109,12 +109,9 @@ class ImportDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
 
-        self._scanner = LatestOnlyRunner("import-scan", self)
-        self._scanner.finished.connect(self._on_scanned)
-        self._scanner.failed.connect(lambda _g, msg: self._show_error(msg))
-        self._loader = LatestOnlyRunner("import-load", self)
-        self._loader.finished.connect(self._on_loaded)
-        self._loader.failed.connect(self._on_load_failed)
+        self._scanner = LatestOnlyRunner("import-scan", self, finished=self._on_scanned,
+                                         failed=lambda _g, msg: self._show_error(msg))
+        self._loader = LatestOnlyRunner("import-load", self, finished=self._on_loaded, failed=self._on_load_failed)
         self._connect()
         self._kind_changed()
         self._show_id_state()

@@ -20,15 +20,14 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from ...core.publish.writers import AtomicFile
+from .common import path_row
 
 FILTERS = "HTML page (*.html *.htm);;PDF document (*.pdf)"
 _SVG = re.compile(r"<svg\b.*?</svg>", re.S)
@@ -101,14 +100,9 @@ class ReportDialog(QDialog):
         lay = QVBoxLayout(self)
         lay.addWidget(QLabel("A page on what was published and how it is protected, for a board, an ethics "
                              "committee or the data subjects. Save as .html, or .pdf to print it."))
-        row = QHBoxLayout()
         self.path_edit = QLineEdit(start)
         self.path_edit.setObjectName("reportPath")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row.addWidget(self.path_edit, 1)
-        row.addWidget(browse)
-        lay.addLayout(row)
+        lay.addWidget(path_row(self.path_edit, self._browse))
         self.private = QCheckBox("Include the private section: the release's error against your data, the "
                                  "landmarks, the composed ε (do not publish a report with it)")
         self.private.setObjectName("reportPrivate")

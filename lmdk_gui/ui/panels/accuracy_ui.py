@@ -112,9 +112,7 @@ class AccuracyPanel(QWidget):
         self.plan_series: Series | None = None
         self.ask_plan_file: Callable[[], str] = self._ask_plan_file
         self._stale = True
-        self._runner = LatestOnlyRunner("accuracy", self)
-        self._runner.finished.connect(self._on_curves)
-        self._runner.failed.connect(self._on_failed)
+        self._runner = LatestOnlyRunner("accuracy", self, finished=self._on_curves, failed=self._on_failed)
         lay = QVBoxLayout(self)
         lay.addWidget(self._build_intro())
         lay.addLayout(self._build_target_row())

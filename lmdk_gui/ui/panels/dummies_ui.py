@@ -19,12 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDockWidget,
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
@@ -43,7 +42,10 @@ from ...core.kernel.dummies import (
     UTILITIES,
     DummySettings,
 )
+from ..dialogs.common import error_label, wrapped_label
 from ..views.theme import DUMMY_COLOR, count_noun, darker
+from ..window.docks import add_dock, new_dock
+from ..window.extensions import WindowPart
 
 GENERATOR_ITEMS = {
     "partitioned": "Partitioned (default)",
@@ -69,10 +71,21 @@ SHARE_TIP = ("ε_sel = share × ε is spent on choosing how many dummies to add 
 
 
 def _note(text: str = "") -> QLabel:
-    lab = QLabel(text)
-    lab.setWordWrap(True)
-    lab.setStyleSheet("color: #555;")
-    return lab
+    return wrapped_label(text, style="color: #555;")
+
+
+def _choice_row(form: QFormLayout, label: str, name: str, keys: tuple[str, ...],
+                words: dict[str, str]) -> tuple[QComboBox, QLabel]:
+    """A labelled row of ``form``: a combo box of ``keys`` (shown as ``words``, named ``name``) and, below it,
+    the note that says what the chosen one does."""
+    combo = QComboBox()
+    combo.setObjectName(name)
+    for key in keys:
+        combo.addItem(words[key], key)
+    form.addRow(label, combo)
+    note = _note()
+    form.addRow(note)
+    return combo, note
 
 
 class HideLandmarksPanel(QScrollArea):
@@ -99,13 +112,8 @@ class HideLandmarksPanel(QScrollArea):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.generator = QComboBox()
-        self.generator.setObjectName("dummyGenerator")
-        for g in GENERATORS:
-            self.generator.addItem(GENERATOR_ITEMS[g], g)
-        form.addRow("Generator", self.generator)
-        self.generator_note = _note()
-        form.addRow(self.generator_note)
+        self.generator, self.generator_note = _choice_row(form, "Generator", "dummyGenerator", GENERATORS,
+                                                          GENERATOR_ITEMS)
 
         self.share = QDoubleSpinBox()
         self.share.setObjectName("dummyShare")
@@ -118,13 +126,7 @@ class HideLandmarksPanel(QScrollArea):
         self.share.setToolTip(SHARE_TIP)
         form.addRow("Share of ε", self.share)
 
-        self.utility = QComboBox()
-        self.utility.setObjectName("dummyUtility")
-        for u in UTILITIES:
-            self.utility.addItem(UTILITY_ITEMS[u], u)
-        form.addRow("Utility", self.utility)
-        self.utility_note = _note()
-        form.addRow(self.utility_note)
+        self.utility, self.utility_note = _choice_row(form, "Utility", "dummyUtility", UTILITIES, UTILITY_ITEMS)
         lay.addLayout(form)
 
         self.redraw = QPushButton("Re-draw dummies")
@@ -133,17 +135,10 @@ class HideLandmarksPanel(QScrollArea):
                                "new dummy rows). Exports always draw their own.")
         lay.addWidget(self.redraw)
 
-        self.readout = QLabel()
-        self.readout.setObjectName("dummyReadout")
-        self.readout.setWordWrap(True)
+        self.readout = wrapped_label("", "dummyReadout", "background: #fbf3f9; border: 1px solid #e8c8df; padding: 5px;")
         self.readout.setTextFormat(Qt.TextFormat.RichText)
-        self.readout.setStyleSheet("background: #fbf3f9; border: 1px solid #e8c8df; padding: 5px;")
         lay.addWidget(self.readout)
-        self.error = QLabel()
-        self.error.setObjectName("dummyError")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #c00000;")
-        self.error.hide()
+        self.error = error_label("dummyError")
         lay.addWidget(self.error)
         lay.addWidget(_note("The export draws a new selection with fresh randomness; the preview's dummies are "
                             "one example. The release's metadata records the ε spent on the choice and the "
@@ -230,24 +225,16 @@ class HideLandmarksPanel(QScrollArea):
         self.readout.setText("<br>".join(lines))
 
 
-class DummiesExtension(QObject):
+class DummiesExtension(WindowPart):
     """What ``install`` leaves in ``window.extensions["dummies_ui"]``."""
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        session = window.session
-        self.session = session
+        session = self.session
         self.panel = HideLandmarksPanel(session)
         # Named for what it holds: its View-menu tick means "panel shown", not "landmarks hidden".
-        self.dock = QDockWidget("Dummy landmarks", window)
-        self.dock.setObjectName("hideLandmarksDock")
-        self.dock.setWidget(self.panel)
-        self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                              | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                              | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
-        window.tabifyDockWidget(window.settings_dock, self.dock)
+        self.dock = add_dock(window, new_dock(window, "Dummy landmarks", "hideLandmarksDock", self.panel),
+                             Qt.DockWidgetArea.LeftDockWidgetArea, tab_with=window.settings_dock)
         window.settings_dock.raise_()
         window.view_menu.addAction(self.dock.toggleViewAction())
 

@@ -34,7 +34,7 @@ from ...core.kernel.settings import (
     lower_bound_question,
     sensitivity_warning,
 )
-from ..dialogs.common import warning_label
+from ..dialogs.common import warning_label, wrapped_label
 from ..views.theme import SCHEME_COLORS
 from ..window.session import Session
 
@@ -84,10 +84,7 @@ RESOLUTION_TIP = ("One value per event, or per hour, day or week: the same prote
 
 
 def _help(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setStyleSheet("color: #555; font-size: 8pt;")
-    return label
+    return wrapped_label(text, style="color: #555; font-size: 8pt;")
 
 
 class SettingsPanel(QScrollArea):
@@ -222,10 +219,7 @@ class SettingsPanel(QScrollArea):
         why = ("Smooths the released values using only the release itself and the public settings: it changes "
                "no guarantee, and anyone who reads the release can do the same.")
         self.denoise_check.setToolTip(why + " Off: the raw, unbiased noisy values (better for long sums).")
-        self.denoise_note = QLabel(why)
-        self.denoise_note.setObjectName("denoiseNote")
-        self.denoise_note.setWordWrap(True)
-        self.denoise_note.setStyleSheet("color: palette(placeholder-text);")
+        self.denoise_note = wrapped_label(why, "denoiseNote", "color: palette(placeholder-text);")
         pf.addWidget(self.denoise_check)
         pf.addWidget(self.denoise_note)
         return g
@@ -294,19 +288,18 @@ class SettingsPanel(QScrollArea):
         # (before _push: an edited bound is no longer the data's, and the settings pushed must say so)
         self.lo_spin.valueChanged.connect(self._bounds_edited)
         self.hi_spin.valueChanged.connect(self._bounds_edited)
-        for w in (self.sens_spin, self.lo_spin, self.hi_spin, self.radius_spin, self.inc_spin, self.dec_spin,
-                  self.min_spin):
-            w.valueChanged.connect(self._push)
-        self.bounds_check.toggled.connect(self._push)
+        # every edit of a setting pushes the settings to the session
+        spins = (self.sens_spin, self.lo_spin, self.hi_spin, self.radius_spin, self.inc_spin, self.dec_spin,
+                 self.min_spin)
+        for edited in (*(w.valueChanged for w in spins), self.bounds_check.toggled, self.lower_check.toggled,
+                       self.denoise_check.toggled, self.cat_edit.editingFinished):
+            edited.connect(self._push)
         self.bounds_check.toggled.connect(lambda _on: self._update_lower_question())
-        self.lower_check.toggled.connect(self._push)
-        self.denoise_check.toggled.connect(self._push)
         self.bounds_from_data.clicked.connect(self._use_data_bounds)
         self.sens_from_bounds.clicked.connect(self._use_bounds_width)
         self.bounds_check.toggled.connect(lambda _on: self._update_sensitivity_hint())
         for w in (self.sens_spin, self.lo_spin, self.hi_spin):
             w.valueChanged.connect(lambda _v: self._update_sensitivity_hint())
-        self.cat_edit.editingFinished.connect(self._push)
         self.seed_spin.valueChanged.connect(lambda v: self.session.set_seed(v))
         self.reroll_button.clicked.connect(self.session.reroll)
         self.runs_spin.valueChanged.connect(lambda v: self.session.set_runs(v))

@@ -9,23 +9,21 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QProgressBar, QPushButton, QStatusBar
 
 from ..dialogs.common import busy_call, deleted_after
+from .extensions import WindowPart
 from .startup import read_setting
 
 if TYPE_CHECKING:
     from ..dialogs.export_dialog import ExportJob
 
 
-class ExportController(QObject):
+class ExportController(WindowPart):
     """Owns the running export (``export_job``), the last finished one (``last_export``) and their widgets."""
 
     def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         self.export_job: ExportJob | None = None
         #: The last export that finished: File › Save release report… reports on it (its snapshot has the data).
         self.last_export: ExportJob | None = None
@@ -148,8 +146,7 @@ class ExportController(QObject):
 
     def _failed(self, message: str) -> None:
         self._done()
-        self.window.statusBar().clearMessage()
-        self.window.show_error("Export failed", message)
+        self.window.show_error("Export failed", message, clear_status=True)
 
     def _cancelled(self) -> None:
         self._done()

@@ -1,7 +1,9 @@
 """``window.extensions``: the feature modules installed into the main window, by name.
 
 Each feature module (``FEATURES``: its name → its module under ``lmdk_gui.ui``) has ``install(window)``, which adds its menus, docks or tabs and
-returns its object (``state()``/``restore(d)`` for projects, ``shutdown()`` through ``window.close_guards``).
+returns its object (``state()``/``restore(d)`` for projects, ``shutdown()`` through ``window.close_guards``,
+or :func:`after_close` for a feature that asks nothing on close). The window's controllers and those objects
+are :class:`WindowPart` objects (``window``, ``session``).
 
 The tabs that the first paint does not show may install *after* it (``defer=`` names; ``lmdk-gui`` defers
 them, cold start, issue 15): one per event-loop pass once :meth:`Extensions.first_painted` is called, in
@@ -12,10 +14,11 @@ adding one) installs the rest at once first, so a caller never sees a partial se
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
 
 #: the feature modules by name (the name is the key of ``window.extensions``)
 FEATURES = {
@@ -28,6 +31,40 @@ FEATURES = {
     "batch_ui": "dialogs.batch_ui",
 }
 _UI = __package__.rsplit(".", 1)[0]  # lmdk_gui.ui
+
+
+class WindowPart(QObject):
+    """A part of one main window (a controller, or the object a feature module installs): a child of the
+    window, with ``window`` and its ``session``."""
+
+    def __init__(self, window) -> None:  # window: the MainWindow (not imported: it imports this module)
+        super().__init__(window)
+        self.window = window
+        self.session = window.session
+
+
+class _AfterClose(QObject):
+    def __init__(self, window: QWidget, fn: Callable[[], object]) -> None:
+        super().__init__(window)
+        self._window = window
+        self._fn = fn
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 - Qt naming
+        # A close guard may still refuse: look once the event loop has handled the close.
+        if obj is self._window and ev.type() == QEvent.Type.Close:
+            QTimer.singleShot(0, self._after)
+        return False
+
+    def _after(self) -> None:
+        if not self._window.isVisible():
+            self._fn()
+
+
+def after_close(window: QWidget, fn: Callable[[], object]) -> None:
+    """Call ``fn()`` once the window has really closed (every close guard agreed): how a feature that asks
+    nothing on close stops its worker threads (the window does not tell its extensions it closes)."""
+    _AfterClose(window, fn)
 
 
 class Extensions(MutableMapping):

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from ...core.data.loader import TablePreview, inspect_table, load_series, slow_to_inspect
@@ -18,6 +18,7 @@ from ...core.data.series import LoadError, Series
 from ...samples import SAMPLE_FILES, SAMPLES
 from ..dialogs.common import busy_call, deleted_after
 from ..views.plots import load_for_view
+from .extensions import WindowPart
 from .passes import after_paint
 from .runner import LatestOnlyRunner
 from .startup import clean_load_options, read_setting, write_options
@@ -39,16 +40,12 @@ def load_job(path: str, options: dict, *, should_cancel=None) -> Series:
     return load_for_view(path, options)
 
 
-class FilesController(QObject):
+class FilesController(WindowPart):
     """Owns the loader thread, the load in flight and the recent-files list (in the window's settings)."""
 
     def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
-        self.window = window
-        self.session = window.session
-        self._loader = LatestOnlyRunner("loader", window)
-        self._loader.finished.connect(self._on_loaded)
-        self._loader.failed.connect(self._on_load_failed)
+        self._loader = LatestOnlyRunner("loader", window, finished=self._on_loaded, failed=self._on_load_failed)
         self._pending_load: tuple[str, dict] | None = None
         self._dialog_if_refused: TablePreview | None = None  # (open_series_async)
 

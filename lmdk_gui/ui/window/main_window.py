@@ -39,12 +39,14 @@ from PySide6.QtWidgets import (
 
 from ... import runtime
 from ...samples import SAMPLES
+from ..dialogs.common import ask_yes_no
 from ..dialogs.help import HelpDialog, install_help_menu
 from ..panels.metrics_panel import MetricsTable
 from ..panels.settings_panel import SettingsPanel
 from ..views.empty_state import EmptyState
 from ..views.multiples import BudgetPlot, PreviewPlot
 from ..views.plots import SeriesPlot, TrackPlot, display_values
+from .docks import add_dock, new_dock
 from .export_controller import ExportController
 from .extensions import Extensions
 from .files_controller import MAX_RECENT, FilesController, load_job, sample_files
@@ -177,23 +179,11 @@ class MainWindow(QMainWindow):
 
     def _build_docks(self) -> None:
         self.settings_panel = SettingsPanel(self.session)
-        self.settings_dock = QDockWidget("Settings", self)
-        self.settings_dock.setObjectName("settingsDock")
-        self.settings_dock.setWidget(self.settings_panel)
-        # Closable: a dock's toggleViewAction (View menu) is disabled for docks that cannot be closed.
-        self.settings_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                       | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                                       | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.settings_dock)
-
+        self.settings_dock = add_dock(self, new_dock(self, "Settings", "settingsDock", self.settings_panel),
+                                      Qt.DockWidgetArea.LeftDockWidgetArea)
         self.metrics_table = MetricsTable(self.session)
-        self.metrics_dock = QDockWidget("Metrics", self)
-        self.metrics_dock.setObjectName("metricsDock")
-        self.metrics_dock.setWidget(self.metrics_table)
-        self.metrics_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                      | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.metrics_dock)
+        self.metrics_dock = add_dock(self, new_dock(self, "Metrics", "metricsDock", self.metrics_table),
+                                     Qt.DockWidgetArea.BottomDockWidgetArea)
 
     def _action(self, text: str, name: str, slot=None, shortcut=None, tip: str = "") -> QAction:
         a = QAction(text, self)
@@ -518,8 +508,11 @@ class MainWindow(QMainWindow):
         return self.export.ask_report_path(start, private_available)
 
     # -------------------------------------------------------------------------------- messages
-    def show_error(self, title: str, message: str) -> None:
-        """Show one message box (window-modal, non-blocking) and remember the message."""
+    def show_error(self, title: str, message: str, *, clear_status: bool = False) -> None:
+        """Show one message box (window-modal, non-blocking) and remember the message. ``clear_status``: the
+        status bar said what was under way (loading, exporting) and that has ended, so its message goes."""
+        if clear_status:
+            self.statusBar().clearMessage()
         self.last_error = message
         if self._error_box is not None:
             self._error_box.close()
@@ -532,11 +525,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------------------- close
     def confirm_cancel_export(self) -> bool:
         """Asked when the window closes during an export (tests replace it)."""
-        ans = QMessageBox.question(self, "Export running",
-                                   "An export is still running. Cancel it and close the window?",
-                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                   QMessageBox.StandardButton.No)
-        return ans == QMessageBox.StandardButton.Yes
+        return ask_yes_no(self, "Export running", "An export is still running. Cancel it and close the window?")
 
     def paintEvent(self, ev):  # noqa: N802 - Qt naming
         super().paintEvent(ev)

@@ -8,22 +8,20 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject
 
 from ...core.kernel.settings import SCHEME_LABELS
+from .extensions import WindowPart
 
 #: said when a click on the series plot is not within reach of an event (nothing changes)
 OFF_LINE_HINT = ("No event there: click on the line or a dot (the ring shows which event a click marks); "
                  "Shift-drag marks a time range")
 
 
-class PlotInteraction(QObject):
+class PlotInteraction(WindowPart):
     """The series plot's mouse: owns the hover state (the row described, the event a click would mark)."""
 
     def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         self.plot = window.series_plot
         self.hover_row: int | None = None
         self.hover_target: int | None = None  # the event a click there would mark (None: out of reach)

@@ -5,11 +5,12 @@ settings, and paints each preview in the slot that brings it (issue 15)."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QTimer
 
 from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES
 from ..views.multiples import AfterPaint
 from ..views.plots import display_values
+from .extensions import WindowPart
 from .passes import after_paint
 from .startup import read_setting
 
@@ -19,13 +20,12 @@ STALE_AFTER_MS = 100
 TRACK_MIN_WIDTH = 280
 
 
-class PlotSync(QObject):
+class PlotSync(WindowPart):
     """Connects the session's signals to the window's views; owns the timers and paint waits between them."""
 
     def __init__(self, window) -> None:  # window: the MainWindow that builds this controller
         super().__init__(window)
-        self.window = window
-        s = self.session = window.session
+        s = self.session
         self.budget_plot, self.preview_plot = window.budget_plot, window.preview_plot
         # The plots first get their place (the empty state gives way), then draw the series once at their size
         # (drawn first, the series was drawn again at each step of that layout pass: ≈ 25 ms at 10^7 events).

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
@@ -42,6 +42,7 @@ from ...core.data.project import (
 )
 from ...core.data.series import LoadError, Series
 from ...core.kernel.settings import ALL_SCHEMES
+from .extensions import WindowPart, after_close
 from .main_window import app_settings, load_job
 from .runner import LatestOnlyRunner
 from .startup import read_setting
@@ -56,7 +57,7 @@ def project_name(path: str | os.PathLike) -> str:
     return name[: -len(PROJECT_SUFFIX)] if name.endswith(PROJECT_SUFFIX) else Path(name).stem
 
 
-class ProjectUI(QObject):
+class ProjectUI(WindowPart):
     """Project actions, unsaved-changes guards and the title of one main window."""
 
     projectSaved = Signal(str)  # path
@@ -65,8 +66,6 @@ class ProjectUI(QObject):
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         #: The project file the window's session belongs to (None: not saved as a project yet).
         self.path: Path | None = None
         self._opening = False
@@ -92,7 +91,8 @@ class ProjectUI(QObject):
         s.dirtyChanged.connect(lambda _d: self.update_title())
         s.settingsChanged.connect(self.update_title)  # a new seed makes the session dirty without dirtyChanged
         s.landmarksChanged.connect(self.update_title)
-        window.installEventFilter(self)
+        window.installEventFilter(self)  # (a dropped project file)
+        after_close(window, self._stop_loader)
         self.update_title()
 
     # --------------------------------------------------------------------------------- actions
@@ -332,9 +332,8 @@ class ProjectUI(QObject):
             return
         project, data = got
         if self._loader is None:
-            self._loader = LatestOnlyRunner("project-loader", self)
-            self._loader.finished.connect(self._on_loaded)
-            self._loader.failed.connect(self._on_load_failed)
+            self._loader = LatestOnlyRunner("project-loader", self, finished=self._on_loaded,
+                                            failed=self._on_load_failed)
         self._pending = (project, Path(path), data)
         self.window.statusBar().showMessage(f"Loading {data}…")
         self._loader.submit(load_job, str(data), project.load_options())
@@ -484,11 +483,9 @@ class ProjectUI(QObject):
         if self._guards_allow():
             self.open_project_async(path)
 
-    # ---------------------------------------------------------------------------------- closing
+    # ---------------------------------------------------------------------- drops, and closing
     def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt naming
-        if obj is self.window and ev.type() == QEvent.Type.Close:
-            QTimer.singleShot(0, self._after_close)
-        elif obj is self.window and ev.type() == QEvent.Type.Drop and ev.mimeData().hasUrls():
+        if obj is self.window and ev.type() == QEvent.Type.Drop and ev.mimeData().hasUrls():
             # a dropped project file opens as a project (the window would offer to import it as a series)
             for u in ev.mimeData().urls():
                 local = u.toLocalFile() if u.isLocalFile() else ""
@@ -498,8 +495,8 @@ class ProjectUI(QObject):
                     return True
         return False
 
-    def _after_close(self) -> None:
-        if not self.window.isVisible() and self._loader is not None:
+    def _stop_loader(self) -> None:
+        if self._loader is not None:
             self._loader.shutdown(1.0)
             self._loader = None
 

@@ -27,10 +27,17 @@ class LatestOnlyRunner(QObject):
     # have crashed PySide6 with refcount errors).
     _ready = Signal(int)
 
-    def __init__(self, name: str, parent: QObject | None = None, *, nice: int = FOREGROUND) -> None:
+    def __init__(self, name: str, parent: QObject | None = None, *, nice: int = FOREGROUND,
+                 finished: Callable[[int, Any], object] | None = None,
+                 failed: Callable[[int, str], object] | None = None) -> None:
         """``nice``: how much the worker lowers its CPU priority when the launcher switched ``priority`` on
-        (:mod:`~lmdk_gui.runtime.priority`): the later stages nobody waits for pass ``BACKGROUND``."""
+        (:mod:`~lmdk_gui.runtime.priority`): the later stages nobody waits for pass ``BACKGROUND``.
+        ``finished``, ``failed``: connected to those signals."""
         super().__init__(parent)
+        if finished is not None:
+            self.finished.connect(finished)
+        if failed is not None:
+            self.failed.connect(failed)
         self._nice = nice
         self._cond = threading.Condition()
         self._pending: tuple[int, Callable[..., Any], tuple, dict] | None = None

@@ -38,30 +38,14 @@ tab used to be):
 
 from __future__ import annotations
 
+from . import widgets
 from .curves import CurveResult, compute_curves
 from .loss_view import STALE_COLOR, TABLE_COLUMNS, TABLE_TIPS, LossView, _span
 from .model_choice import ModelChoice
 from .tab import CorrelationTab, install
-from .widgets import (
-    _SLIDER_STEPS,
-    BACKWARD_MODES,
-    DEFAULT_MODEL_NOTE,
-    MAX_STATES,
-    S_DEFAULT,
-    S_MAX,
-    S_MIN,
-    S_PRESETS,
-    MatrixEditor,
-    SSpinBox,
-    _matrix_text,
-    fmt_number,
-    s_to_slider,
-    slider_to_s,
-)
+from .widgets import *  # noqa: F403 - every name of widgets.__all__, listed there once
 
 __all__ = [
-    "BACKWARD_MODES", "DEFAULT_MODEL_NOTE", "MAX_STATES", "S_DEFAULT", "S_MAX", "S_MIN", "S_PRESETS", "STALE_COLOR",
-    "TABLE_COLUMNS", "TABLE_TIPS", "_SLIDER_STEPS", "CorrelationTab", "CurveResult", "LossView", "MatrixEditor",
-    "ModelChoice", "SSpinBox", "_matrix_text", "_span", "compute_curves", "fmt_number", "install", "s_to_slider",
-    "slider_to_s",
+    "STALE_COLOR", "TABLE_COLUMNS", "TABLE_TIPS", "CorrelationTab", "CurveResult", "LossView", "ModelChoice", "_span",
+    "compute_curves", "install", *widgets.__all__,
 ]

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QScrollArea,
     QSlider,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +31,7 @@ from ....core.analysis.correlation import (
     read_matrix_file,
     smoothed_matrix,
 )
+from ...dialogs.common import error_label, wrapped_label
 from .widgets import (
     _SLIDER_STEPS,
     BACKWARD_MODES,
@@ -46,6 +46,7 @@ from .widgets import (
     _matrix_text,
     s_to_slider,
     slider_to_s,
+    states_spin,
 )
 
 
@@ -67,11 +68,10 @@ class ModelChoice:
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(6)
 
-        intro = QLabel("If consecutive values are correlated (a Markov chain the adversary knows), each "
-                       "release also leaks about its neighbours, so the real loss exceeds ε<sub>t</sub>.")
+        intro = wrapped_label("If consecutive values are correlated (a Markov chain the adversary knows), each "
+                              "release also leaks about its neighbours, so the real loss exceeds ε<sub>t</sub>.",
+                              style="color: #444;")
         intro.setToolTip("Temporal privacy loss (TPL): thesis §2.3.4 and §4.1.3, Definition 10")
-        intro.setWordWrap(True)
-        intro.setStyleSheet("color: #444;")
         lay.addWidget(intro)
 
         lay.addWidget(self._build_model_group())
@@ -103,24 +103,14 @@ class ModelChoice:
         self.smoothed_radio.setChecked(True)
         gl.addWidget(self.smoothed_radio)
         gl.addWidget(self._build_smoothed_box())
-        self.default_note = QLabel(DEFAULT_MODEL_NOTE)
-        self.default_note.setObjectName("correlationDefaultNote")
-        self.default_note.setWordWrap(True)
-        self.default_note.setStyleSheet("color: #555; font-size: 8pt;")
+        self.default_note = wrapped_label(DEFAULT_MODEL_NOTE, "correlationDefaultNote", "color: #555; font-size: 8pt;")
         gl.addWidget(self.default_note)
         gl.addWidget(self.custom_radio)
         gl.addWidget(self._build_custom_box())
 
-        self.error_label = QLabel()
-        self.error_label.setObjectName("correlationError")
-        self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #c00000;")
-        self.error_label.hide()
+        self.error_label = error_label("correlationError")
         gl.addWidget(self.error_label)
-        self.model_label = QLabel()
-        self.model_label.setObjectName("modelLabel")
-        self.model_label.setWordWrap(True)
-        self.model_label.setStyleSheet("color: #333; font-size: 8pt;")
+        self.model_label = wrapped_label("", "modelLabel", "color: #333; font-size: 8pt;")
         gl.addWidget(self.model_label)
         return g
 
@@ -165,17 +155,9 @@ class ModelChoice:
         presets = QLabel("Presets")
         presets.setToolTip("weak (s = 1), moderate (s = 0.1), strong (s = 0.01): the thesis' degrees")
         sf.addRow(presets, prow)
-        self.states_spin = QSpinBox()
-        self.states_spin.setObjectName("statesSpin")
-        self.states_spin.setRange(2, MAX_STATES)
-        self.states_spin.setValue(2)
-        self.states_spin.setKeyboardTracking(False)
-        self.states_spin.setToolTip("Number of states m of the chain (2 by default, as in the thesis)")
+        self.states_spin = states_spin("statesSpin", "Number of states m of the chain (2 by default, as in the thesis)")
         sf.addRow("States m", self.states_spin)
-        self.smoothed_hint = QLabel()
-        self.smoothed_hint.setObjectName("smoothedHint")
-        self.smoothed_hint.setWordWrap(True)
-        self.smoothed_hint.setStyleSheet("color: #555; font-size: 8pt;")
+        self.smoothed_hint = wrapped_label("", "smoothedHint", "color: #555; font-size: 8pt;")
         sf.addRow(self.smoothed_hint)
         return self.smoothed_box
 
@@ -202,12 +184,8 @@ class ModelChoice:
         flabel = QLabel("Forward P(x<sub>t+1</sub> | x<sub>t</sub>)")
         frow.addWidget(flabel, 1)
         frow.addWidget(QLabel("m"))
-        self.size_spin = QSpinBox()
-        self.size_spin.setObjectName("matrixSizeSpin")
-        self.size_spin.setRange(2, MAX_STATES)
-        self.size_spin.setValue(2)
-        self.size_spin.setKeyboardTracking(False)
-        self.size_spin.setToolTip("Number of states (resets the tables to the smoothed matrix of this size)")
+        self.size_spin = states_spin("matrixSizeSpin",
+                                     "Number of states (resets the tables to the smoothed matrix of this size)")
         frow.addWidget(self.size_spin)
         cl.addLayout(frow)
         self.forward_table = MatrixEditor("forwardMatrixTable")
@@ -241,10 +219,7 @@ class ModelChoice:
         self.log_check.setObjectName("logYCheck")
         for w in (self.follow_check, self.nocorr_check, self.log_check):
             vl.addWidget(w)
-        note = QLabel("Schemes shown: Settings › Show schemes.")
-        note.setWordWrap(True)
-        note.setStyleSheet("color: #666; font-size: 8pt;")
-        vl.addWidget(note)
+        vl.addWidget(wrapped_label("Schemes shown: Settings › Show schemes.", style="color: #666; font-size: 8pt;"))
         return v
 
     # =============================================================================== model controls

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QSplitter,
@@ -18,6 +18,7 @@ from ....core.analysis.correlation import (
     CorrelationModel,
 )
 from ....core.kernel.settings import ALL_SCHEMES
+from ...window.extensions import after_close
 from ...window.runner import LatestOnlyRunner
 from .curves import CurveResult, compute_curves
 from .loss_view import LossView
@@ -81,26 +82,15 @@ class CorrelationTab(ModelChoice, LossView, QWidget):
         self.load_button.clicked.connect(self.load_dialog)
         self.normalise_button.clicked.connect(self.normalise_rows)
         self.size_spin.valueChanged.connect(self._on_size)
-        self.forward_table.itemChanged.connect(lambda _it: self._apply_custom())
-        self.backward_table.itemChanged.connect(lambda _it: self._apply_custom())
+        for table in (self.forward_table, self.backward_table):
+            table.itemChanged.connect(lambda _it: self._apply_custom())
         self.backward_combo.currentIndexChanged.connect(lambda _i: self._on_backward_mode())
         self.follow_check.toggled.connect(self._on_follow)
         self.nocorr_check.toggled.connect(lambda _on: self._redraw())
         self.log_check.toggled.connect(self._on_log)
         self.window_.series_plot.vb.sigXRangeChanged.connect(self._on_series_range)
         self.vb.sigXRangeChanged.connect(self._on_own_range)
-        self.window_.installEventFilter(self)
-
-    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 - Qt naming
-        # The window does not tell extensions it closes; stop our worker once it really has closed
-        # (a close guard may still refuse, so look after the event loop has handled it).
-        if obj is self.window_ and ev.type() == QEvent.Type.Close:
-            QTimer.singleShot(0, self._maybe_shutdown)
-        return False
-
-    def _maybe_shutdown(self) -> None:
-        if not self.window_.isVisible():
-            self.shutdown()
+        after_close(self.window_, self.shutdown)
 
     def shutdown(self) -> None:
         if self._runner is not None:
@@ -111,9 +101,7 @@ class CorrelationTab(ModelChoice, LossView, QWidget):
 
     def _ensure_runner(self) -> LatestOnlyRunner:
         if self._runner is None:
-            self._runner = LatestOnlyRunner("correlation", self)
-            self._runner.finished.connect(self._on_result)
-            self._runner.failed.connect(self._on_failed)
+            self._runner = LatestOnlyRunner("correlation", self, finished=self._on_result, failed=self._on_failed)
         return self._runner
 
     def showEvent(self, ev) -> None:  # noqa: N802 - Qt naming

@@ -1,5 +1,5 @@
-"""The correlation model's own input widgets: the strength s (spin box and its log-scale slider mapping) and
-the transition-matrix editor.
+"""The correlation model's own input widgets: the strength s (spin box and its log-scale slider mapping), the
+number of states and the transition-matrix editor.
 """
 
 from __future__ import annotations
@@ -13,10 +13,17 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHeaderView,
     QSizePolicy,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
 )
 from superqt.utils import signals_blocked
+
+#: the names the package re-exports (every name here, as the one module the tab used to be had them)
+__all__ = [
+    "BACKWARD_MODES", "DEFAULT_MODEL_NOTE", "MAX_STATES", "S_DEFAULT", "S_MAX", "S_MIN", "S_PRESETS", "_SLIDER_STEPS",
+    "MatrixEditor", "SSpinBox", "_matrix_text", "fmt_number", "s_to_slider", "slider_to_s", "states_spin",
+]
 
 #: the thesis' correlation degrees (§5.1.3): weak, moderate, strong
 S_PRESETS: tuple[tuple[float, str], ...] = ((1.0, "weak"), (0.1, "moderate"), (0.01, "strong"))
@@ -53,6 +60,17 @@ def fmt_number(v: float) -> str:
     must still sum to 1 within the validator's 1e-9."""
     short = f"{v:.6g}"
     return short if float(short) == v else f"{v:.12g}"
+
+
+def states_spin(name: str, tip: str) -> QSpinBox:
+    """A number of states m of a chain: 2 to :data:`MAX_STATES`, 2 at first; counts only once typed."""
+    spin = QSpinBox()
+    spin.setObjectName(name)
+    spin.setRange(2, MAX_STATES)
+    spin.setValue(2)
+    spin.setKeyboardTracking(False)
+    spin.setToolTip(tip)
+    return spin
 
 
 class SSpinBox(QDoubleSpinBox):

@@ -6,17 +6,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget
 
 from ....core.analysis import suggestions as sugg
 from ....core.data.series import Series
+from ...window.docks import add_dock
+from ...window.extensions import WindowPart, after_close
 from .list_files import LandmarkListFiles
 from .panel import SuggestionDock, SuggestionPanel
 
 
-class LandmarksUI(QObject, LandmarkListFiles):
+class LandmarksUI(WindowPart, LandmarkListFiles):
     """Landmarks menu additions: one *Suggest* entry per rule, and landmark list import/export
     (:class:`~.list_files.LandmarkListFiles`)."""
 
@@ -25,8 +26,6 @@ class LandmarksUI(QObject, LandmarkListFiles):
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        self.window = window
-        self.session = window.session
         self.panel: SuggestionPanel | None = None
         self.dock: SuggestionDock | None = None
         self._params: dict[str, dict[str, Any]] = {}  # last parameters per rule (kept with the project)
@@ -38,17 +37,7 @@ class LandmarksUI(QObject, LandmarkListFiles):
         self._build_menu()
         self.session.seriesChanged.connect(self._on_series)
         self._on_series()
-        window.installEventFilter(self)
-
-    def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt naming
-        # After the window has really closed (every close guard agreed), stop the panel's worker threads.
-        if obj is self.window and ev.type() == QEvent.Type.Close:
-            QTimer.singleShot(0, self._after_close)
-        return False
-
-    def _after_close(self) -> None:
-        if not self.window.isVisible():
-            self.shutdown()
+        after_close(window, self.shutdown)  # (stops the panel's worker threads)
 
     # ------------------------------------------------------------------------------- menu
     def _build_menu(self) -> None:
@@ -112,14 +101,10 @@ class LandmarksUI(QObject, LandmarkListFiles):
         w = self.window
         if self.panel is None:
             self.panel = SuggestionPanel(self)
-            self.dock = SuggestionDock(self.panel, w)
-            self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable
-                                  | QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                  | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
             # Tabbed with the settings (left): the plots keep their width, which matters at 1280 px
             # with a location series (series plot and track map side by side).
-            w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
-            w.tabifyDockWidget(w.settings_dock, self.dock)
+            self.dock = add_dock(w, SuggestionDock(self.panel, w), Qt.DockWidgetArea.LeftDockWidgetArea,
+                                 tab_with=w.settings_dock)
             self.dock.hide()
             w.view_menu.addAction(self.dock.toggleViewAction())
         assert self.dock is not None

@@ -64,14 +64,19 @@ class LandmarkListFiles:
         clicked = box.clickedButton()
         return "replace" if clicked is replace else "add" if clicked is add else None
 
+    def _with_path(self, title: str, get_path: Callable[[], str | None], act: Callable[[str], object]) -> None:
+        """A menu entry's steps: a series must be open, then ``get_path()`` (a replaceable hook; "" or None
+        cancels), then ``act(path)``."""
+        if self.session.series is None:
+            self.window.show_error(title, "Open a series first.")
+            return
+        path = get_path()
+        if path:
+            act(path)
+
     def import_dialog(self) -> None:
         """Landmarks › Import landmark list…"""
-        if self.session.series is None:
-            self.window.show_error("Import landmark list", "Open a series first.")
-            return
-        path = self.get_import_path()
-        if path:
-            self.import_landmarks(path, mode=None)
+        self._with_path("Import landmark list", self.get_import_path, lambda p: self.import_landmarks(p, mode=None))
 
     def import_landmarks(self, path: str | os.PathLike, mode: str | None = "replace") -> bool:
         """Read a landmark file and make it the landmarks (``mode="replace"``) or add it (``"add"``) in one
@@ -104,12 +109,7 @@ class LandmarkListFiles:
 
     def export_dialog(self) -> None:
         """Landmarks › Export landmark list…"""
-        if self.session.series is None:
-            self.window.show_error("Export landmark list", "Open a series first.")
-            return
-        path = self.get_export_path()
-        if path:
-            self.export_landmarks(path)
+        self._with_path("Export landmark list", self.get_export_path, self.export_landmarks)
 
     def export_landmarks(self, path: str | os.PathLike) -> bool:
         """Write the landmarks (``timestamp`` and ``row`` columns; atomically; a new file is owner-only)."""

@@ -334,16 +334,13 @@ class SuggestionPanel(QWidget):
 
     def _count_runner(self) -> LatestOnlyRunner:
         if self._runner is None:  # created on first use: a window that never suggests starts no thread
-            self._runner = LatestOnlyRunner("suggest", self)
-            self._runner.finished.connect(self._on_result)
-            self._runner.failed.connect(self._on_failed)
+            self._runner = LatestOnlyRunner("suggest", self, finished=self._on_result, failed=self._on_failed)
         return self._runner
 
     def _sweep_runner(self) -> LatestOnlyRunner:
         if self._target_runner is None:
-            self._target_runner = LatestOnlyRunner("suggest-target", self)
-            self._target_runner.finished.connect(self._on_target)
-            self._target_runner.failed.connect(self._on_target_failed)
+            self._target_runner = LatestOnlyRunner("suggest-target", self, finished=self._on_target,
+                                                   failed=self._on_target_failed)
         return self._target_runner
 
     def _submit(self) -> None:
