@@ -587,9 +587,10 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
     it). ``client``: an existing ``distributed.Client`` (not closed here); otherwise a ``LocalCluster`` of
     ``options.workers`` processes on loopback, or ``options.scheduler``, is used and closed at the end.
     Raises :class:`BatchError` when the run cannot start (bad options, input, OUTDIR); a person's bad data
-    only fails that person (listed in the manifest and the summary). Every refusal of the whole run comes
-    before OUTDIR is claimed: options and key, inputs, landmark file, OUTDIR, the id column, the one category
-    list (:func:`_release_options`); each person then goes through :func:`~.export.export_release`'s own.
+    only fails that person (listed in the manifest and the summary). The run's own refusals all come before
+    any person is released: options and key, inputs, landmark file, OUTDIR, the id column, the one category
+    list (:func:`_release_options`, before OUTDIR is claimed), ids that would share files on a case-insensitive
+    disk; each person then goes through :func:`~.export.export_release`'s refusals and checks.
     """
     options.validate()
     t0 = time.monotonic()
