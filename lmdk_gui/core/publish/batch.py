@@ -45,7 +45,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -549,6 +549,33 @@ def _wait(client, futures, should_cancel: Callable[[], bool], tick: Callable[[],
     return client.gather(list(futures))
 
 
+class _Live:
+    """The run's progress as the calling thread reports it: persons finished (from the workers' events, each
+    counted once), failed and rows released, out of ``total``. Progress only: the markers are the record."""
+
+    def __init__(self, report: Callable[[BatchProgress], None], t0: float, dash: str | None) -> None:
+        self.report, self.t0, self.dash = report, t0, dash
+        self.total = 0
+        self.done: set[Any] = set()
+        self.failed = 0
+        self.rows = 0
+        self.lock = threading.Lock()  # events arrive on the client's thread, reports go out on the caller's
+
+    def tick(self, phase: str = "releasing") -> None:
+        with self.lock:
+            self.report(BatchProgress(phase, len(self.done), self.total, self.failed, self.rows,
+                                      time.monotonic() - self.t0, self.dash))
+
+    def on_event(self, event) -> None:
+        msg = event[1] if isinstance(event, tuple) else event
+        with self.lock:
+            if msg.get("id") in self.done:
+                return
+            self.done.add(msg.get("id"))
+            self.failed += msg.get("status") == "failed"
+            self.rows += int(msg.get("rows") or 0)
+
+
 def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: BatchOptions, *,
               progress: Callable[[BatchProgress], None] | None = None,
               should_cancel: Callable[[], bool] | None = None, client=None) -> BatchSummary:
@@ -560,7 +587,10 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
     it). ``client``: an existing ``distributed.Client`` (not closed here); otherwise a ``LocalCluster`` of
     ``options.workers`` processes on loopback, or ``options.scheduler``, is used and closed at the end.
     Raises :class:`BatchError` when the run cannot start (bad options, input, OUTDIR); a person's bad data
-    only fails that person (listed in the manifest and the summary).
+    only fails that person (listed in the manifest and the summary). The run's own refusals all come before
+    any person is released: options and key, inputs, landmark file, OUTDIR, the id column, the one category
+    list (:func:`_release_options`, before OUTDIR is claimed), ids that would share files on a case-insensitive
+    disk; each person then goes through :func:`~.export.export_release`'s refusals and checks.
     """
     options.validate()
     t0 = time.monotonic()
@@ -568,154 +598,210 @@ def run_batch(input: str | os.PathLike, outdir: str | os.PathLike, options: Batc
     report = progress or (lambda p: None)
     out = Path(outdir)
     files = resolve_inputs(input)
-    if options.landmarks_file and not Path(options.landmarks_file).is_file():
-        raise BatchError(f"the landmark file {options.landmarks_file} does not exist")
-    lm_tables = _read_landmark_table(options.landmarks_file, options.id_col) if options.landmarks_file else None
+    lm_tables = _landmark_tables(options)
     _precheck_outdir(out, options, files)
     report(BatchProgress("starting"))
     cl = _Client(client, options)
-    dash = cl.dashboard
-    state: dict[str, Any] = {"done": set(), "failed": 0, "rows": 0}
-    lock = threading.Lock()
-    total = 0
-
-    def tick(phase: str = "releasing") -> None:
-        with lock:
-            report(BatchProgress(phase, len(state["done"]), total, state["failed"], state["rows"],
-                                 time.monotonic() - t0, dash))
-
+    live = _Live(report, t0, cl.dashboard)
     topic = f"lmdk-batch-{os.getpid()}-{time.time_ns()}"
-
-    def on_event(event) -> None:
-        msg = event[1] if isinstance(event, tuple) else event
-        with lock:
-            if msg.get("id") in state["done"]:
-                return
-            state["done"].add(msg.get("id"))
-            state["failed"] += msg.get("status") == "failed"
-            state["rows"] += int(msg.get("rows") or 0)
-
     try:
-        report(BatchProgress("checksums", elapsed_s=time.monotonic() - t0, dashboard=dash))
-        try:
-            sums = _wait(cl.client, [cl.client.submit(file_sha256, str(f), pure=False) for f in files],
-                         cancelled, lambda: None)
-        except OSError as e:
-            raise BatchError(f"cannot read the input {e.filename}: {e.strerror or e}") from None
-        inputs = [{"name": f.name, "sha256": s} for f, s in zip(files, sums, strict=True)]
-        lm_sha = file_sha256(options.landmarks_file) if options.landmarks_file else None
-        settings = _settings_doc(options, files, lm_sha)
-        fingerprint = _fingerprint(settings, inputs + ([{"landmarks": lm_sha}] if lm_sha else []))
-
-        report(BatchProgress("counting", elapsed_s=time.monotonic() - t0, dashboard=dash))
-        try:
-            ddf = _read(files, options, workers=cl.n_workers)
-        except (ValueError, OSError) as e:
-            raise BatchError(f"cannot read {files[0].name}: {e}") from None
-        if options.id_col not in ddf.columns:
-            raise BatchError(f"no column {options.id_col!r} (the id column) in {files[0].name}; it has "
-                             f"{', '.join(str(c) for c in ddf.columns if c != _PATH)}")
-        import dask
-        import dask.dataframe as dd
-
-        delimiter = _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ","
-        sheet = _input_type(files[0]) == "Excel"
-        if cancelled():
-            raise Cancelled("batch cancelled")
-        try:
-            kind, label_col = _table_kind(ddf, options, delimiter, sheet)
-        except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
-            raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
-        if kind is None and (options.settings.categories is not None or options.categories_from_data):
-            # no sample person could be read, but the category options say the table is categorical: the list
-            # must still be decided for the whole table (else a person holding an unlisted label fails alone)
-            if label_col is None:
-                raise BatchError("cannot tell the category column from the first persons' rows (none could be "
-                                 "read); name it with --value-col")
-            kind = "categorical"
-        if kind != "categorical":
-            label_col = None
-        # Both passes run on these same partitions, numbered here: a projected read (the id column only)
-        # may be partitioned differently (dask combines small Parquet files), so nothing is projected.
-        # A categorical table's first pass also collects its labels: the one published list is decided (or
-        # the run refused) from the whole table before any person is released.
-        parts = ddf.to_delayed()
-        count = dask.delayed(_count_partition, pure=True)
-        try:
-            counted = _wait(cl.client, cl.client.compute(
-                [count(p, options.id_col, i, label_col) for i, p in enumerate(parts)]), cancelled, lambda: None)
-        except Cancelled:
-            raise  # (a cancel during this pass is a cancel, not a bad input)
-        except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
-            raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
-        per_part = pd.concat([c[0] for c in counted])
-        release_options, categories = options, None
-        if label_col is not None:
-            labels = sorted(set().union(*(c[1] for c in counted)))
-            release_options, categories = resolve_categories(options, labels)
-            release_options = replace(release_options, columns=replace(release_options.columns, kind="categorical",
-                                                                       value_col=label_col))
+        live.tick("checksums")
+        inputs, settings, fingerprint = _checksums(cl, files, options, cancelled)
+        live.tick("counting")
+        table = _open_table(cl, files, options, cancelled)
+        per_part, labels = _count_ids(cl, table, options.id_col, cancelled)
+        release_options, categories = _release_options(options, table.label_col, labels)
         _claim_outdir(out, options, fingerprint)
+        counts = _Counts.of(per_part, files, len(table.parts))
+        live.total = len(counts.per_id)
+        _refuse_case_clashes(counts.per_id.index, out)
+        ctx = _Ctx(str(out), release_options, fingerprint, topic, counts.split_ids, lm_tables,
+                   Path(options.landmarks_file).name if options.landmarks_file else "", table.delimiter,
+                   table.sheet, tuple(str(f.resolve()) for f in files), counts.offsets,
+                   categories_from_data=categories is not None and options.categories_from_data,
+                   listed=frozenset(options.settings.categories or ()) if options.map_unlisted_to else None,
+                   unlisted_to=options.map_unlisted_to if categories is not None else None)
+        _release_all(cl, table, ctx, counts, live, cancelled)
+    finally:
+        with contextlib.suppress(Exception):
+            cl.client.unsubscribe_topic(topic)
+        cl.close()
+    live.tick("manifest")
+    summary = _finish(out, options, settings, inputs, fingerprint, topic, counts.per_id, counts.missing_rows,
+                      counts.n_parts, t0, live.dash, lm_tables, categories)
+    # The final figures come from the markers (progress events can lag or, on a busy cluster, be dropped).
+    report(BatchProgress("done", summary.persons, summary.persons, summary.failed, summary.rows,
+                         summary.seconds, live.dash))
+    return summary
+
+
+def _landmark_tables(options: BatchOptions) -> dict[str, pd.DataFrame] | None:
+    """``--landmarks``: each person's landmarks, read whole before any worker starts (a missing or malformed
+    file is a refusal of the run); None without a landmark file."""
+    if options.landmarks_file and not Path(options.landmarks_file).is_file():
+        raise BatchError(f"the landmark file {options.landmarks_file} does not exist")
+    return _read_landmark_table(options.landmarks_file, options.id_col) if options.landmarks_file else None
+
+
+def _checksums(cl: _Client, files: list[Path], options: BatchOptions,
+               cancelled: Callable[[], bool]) -> tuple[list[dict[str, str]], dict[str, Any], str]:
+    """The input files' SHA-256 (computed on the workers), the run's settings record and its fingerprint (what
+    ``--resume`` compares): the manifest's private record of what was released from what."""
+    try:
+        sums = _wait(cl.client, [cl.client.submit(file_sha256, str(f), pure=False) for f in files],
+                     cancelled, lambda: None)
+    except OSError as e:
+        raise BatchError(f"cannot read the input {e.filename}: {e.strerror or e}") from None
+    inputs = [{"name": f.name, "sha256": s} for f, s in zip(files, sums, strict=True)]
+    lm_sha = file_sha256(options.landmarks_file) if options.landmarks_file else None
+    settings = _settings_doc(options, files, lm_sha)
+    fingerprint = _fingerprint(settings, inputs + ([{"landmarks": lm_sha}] if lm_sha else []))
+    return inputs, settings, fingerprint
+
+
+@dataclass(frozen=True, eq=False)
+class _Table:
+    """The input as the two passes read it, and how the per-person loader must read a person's rows."""
+
+    ddf: Any  # the dask DataFrame
+    parts: list[Any]  # its partitions as delayed objects, numbered by position: both passes run on these
+    delimiter: str  # the CSV input's (its decimal commas are read as a single file's would be)
+    sheet: bool  # Excel input
+    label_col: str | None  # a categorical table's value column (the first pass collects its labels); else None
+
+
+def _open_table(cl: _Client, files: list[Path], options: BatchOptions, cancelled: Callable[[], bool]) -> _Table:
+    """The input's partitions, once a table without the id column is refused, and the table's kind as the
+    loader reads its first persons: a categorical table's one category list must be decided from the whole
+    table before any person is released (else a person holding an unlisted label fails alone)."""
+    try:
+        ddf = _read(files, options, workers=cl.n_workers)
+    except (ValueError, OSError) as e:
+        raise BatchError(f"cannot read {files[0].name}: {e}") from None
+    if options.id_col not in ddf.columns:
+        raise BatchError(f"no column {options.id_col!r} (the id column) in {files[0].name}; it has "
+                         f"{', '.join(str(c) for c in ddf.columns if c != _PATH)}")
+    delimiter = _delimiter(files[0]) if _input_type(files[0]) == "CSV" else ","
+    sheet = _input_type(files[0]) == "Excel"
+    if cancelled():
+        raise Cancelled("batch cancelled")
+    try:
+        kind, label_col = _table_kind(ddf, options, delimiter, sheet)
+    except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
+        raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
+    if kind is None and (options.settings.categories is not None or options.categories_from_data):
+        # no sample person could be read, but the category options say the table is categorical: the list
+        # must still be decided for the whole table
+        if label_col is None:
+            raise BatchError("cannot tell the category column from the first persons' rows (none could be "
+                             "read); name it with --value-col")
+        kind = "categorical"
+    if kind != "categorical":
+        label_col = None
+    # Both passes run on these same partitions, numbered here: a projected read (the id column only) may be
+    # partitioned differently (dask combines small Parquet files), so nothing is projected.
+    return _Table(ddf, ddf.to_delayed(), delimiter, sheet, label_col)
+
+
+def _count_ids(cl: _Client, table: _Table, id_col: str,
+               cancelled: Callable[[], bool]) -> tuple[pd.DataFrame, list[str] | None]:
+    """The first pass: rows per id and partition (rows without an id under the id None), and a categorical
+    table's distinct labels over the whole table (None for other kinds)."""
+    import dask
+
+    count = dask.delayed(_count_partition, pure=True)
+    try:
+        counted = _wait(cl.client, cl.client.compute(
+            [count(p, id_col, i, table.label_col) for i, p in enumerate(table.parts)]), cancelled, lambda: None)
+    except Cancelled:
+        raise  # (a cancel during this pass is a cancel, not a bad input)
+    except Exception as e:  # noqa: BLE001 - a malformed file fails in the reader: one line
+        raise BatchError(f"cannot read the input: {' '.join(str(e).split())[:300]}") from None
+    per_part = pd.concat([c[0] for c in counted])
+    labels = sorted(set().union(*(c[1] for c in counted))) if table.label_col is not None else None
+    return per_part, labels
+
+
+def _release_options(options: BatchOptions, label_col: str | None,
+                     labels: list[str] | None) -> tuple[BatchOptions, dict[str, Any] | None]:
+    """The options every person is released with and the manifest's record of the category choice (None but
+    for a categorical table): such a table publishes one list, decided from all of its labels by
+    :func:`resolve_categories` — a refusal of the whole run, before OUTDIR is claimed, when it cannot be."""
+    release_options, categories = options, None
+    if label_col is not None and labels is not None:
+        release_options, categories = resolve_categories(options, labels)
+        release_options = replace(release_options, columns=replace(release_options.columns, kind="categorical",
+                                                                   value_col=label_col))
+    return release_options, categories
+
+
+@dataclass(frozen=True, eq=False)
+class _Counts:
+    """What the first pass tells about the persons (the manifest's figures and the shuffle's plan)."""
+
+    per_part: pd.DataFrame  # rows per id and partition, of the rows that have an id
+    per_id: pd.Series  # rows per id
+    split_ids: frozenset[str]  # the persons whose rows lie in more than one partition: shuffled to meet
+    missing_rows: int  # rows without an id (released for nobody)
+    n_parts: int
+    offsets: tuple[tuple[int, int], ...] | None  # per partition, its file and rows before it (_Ctx.parts)
+
+    @classmethod
+    def of(cls, per_part: pd.DataFrame, files: list[Path], n_parts: int) -> _Counts:
         missing_rows = int(per_part.loc[per_part["id"].isna(), "rows"].sum())
-        n_parts = len(parts)
         offsets = _part_offsets(per_part, files, n_parts)
         per_part = per_part[per_part["id"].notna()]
         per_id = per_part.groupby("id", sort=False)["rows"].sum()
         parts_of = per_part.groupby("id", sort=False)["part"].nunique()
         split_ids = frozenset(parts_of.index[parts_of > 1].astype(str))
-        total = len(per_id)
-        _refuse_case_clashes(per_id.index, out)
+        return cls(per_part, per_id, split_ids, missing_rows, n_parts, offsets)
 
-        ctx = _Ctx(str(out), release_options, fingerprint, topic, split_ids, lm_tables,
-                   Path(options.landmarks_file).name if options.landmarks_file else "", delimiter, sheet,
-                   tuple(str(f.resolve()) for f in files), offsets,
-                   categories_from_data=categories is not None and options.categories_from_data,
-                   listed=frozenset(options.settings.categories or ()) if options.map_unlisted_to else None,
-                   unlisted_to=options.map_unlisted_to if categories is not None else None)
-        ctx_d = dask.delayed(ctx, pure=False)
-        buckets = None
-        shuffle_method = "tasks"
-        if split_ids:
-            counts = per_id[per_id.index.isin(split_ids)]
-            per_part_rows = int(per_part.groupby("part")["rows"].sum().max())
-            buckets = _balanced_buckets(counts, max(int(counts.max()), per_part_rows), 2 * cl.n_workers)
-            # A grouped table only shuffles the few persons cut by partition edges: the task-based shuffle
-            # starts faster (seconds less per run, measured). A scattered table shuffles everything: p2p,
-            # which streams through disk with bounded memory.
-            if int(counts.sum()) > 4 * per_part_rows:
-                shuffle_method = "p2p"
-        buckets_d = dask.delayed(buckets, pure=False)
-        local = dask.delayed(_local_stage, pure=True)
-        stage1 = [local(p, ctx_d, buckets_d, i) for i, p in enumerate(parts)]
-        cl.client.subscribe_topic(topic, on_event)
-        if buckets is not None:
-            k = int(buckets.max()) + 1
-            rest = dd.from_delayed(stage1, meta=_stage1_meta(ddf), verify_meta=False)
-            shuffled = rest.set_index(_BUCKET, divisions=list(range(k)) + [k - 1], sort=True,
-                                      shuffle_method=shuffle_method)
-            final = shuffled.map_partitions(_bucket_stage, ctx_d, meta={"rows": np.int64}).to_delayed()
-        else:
-            final = stage1
-        def stop_tasks() -> None:
-            with contextlib.suppress(OSError):
-                (out / STATE_DIR / f"cancel-{topic}").touch()
 
-        _wait(cl.client, cl.client.compute(final), cancelled, tick, stop_tasks)
-        time.sleep(0.05)  # let the last progress events arrive (the markers are the record anyway)
-        tick()
-    finally:
-        with contextlib.suppress(Exception):
-            cl.client.unsubscribe_topic(topic)
-        cl.close()
+def _release_all(cl: _Client, table: _Table, ctx: _Ctx, counts: _Counts, live: _Live,
+                 cancelled: Callable[[], bool]) -> None:
+    """The second pass: each partition's task releases the persons wholly inside it; the rows of the others
+    are shuffled into balanced buckets, one task per bucket (module docstring, step 2). Returns once every
+    task has finished; on cancel, asks the running tasks to stop after their current person and raises
+    :class:`Cancelled`."""
+    import dask
+    import dask.dataframe as dd
 
-    report(BatchProgress("manifest", len(state["done"]), total, state["failed"], state["rows"],
-                         time.monotonic() - t0, dash))
-    summary = _finish(out, options, settings, inputs, fingerprint, topic, per_id, missing_rows, n_parts, t0,
-                      dash, lm_tables, categories)
-    # The final figures come from the markers (progress events can lag or, on a busy cluster, be dropped).
-    report(BatchProgress("done", summary.persons, summary.persons, summary.failed, summary.rows,
-                         summary.seconds, dash))
-    return summary
+    ctx_d = dask.delayed(ctx, pure=False)
+    buckets, shuffle_method = _shuffle_plan(counts, cl.n_workers)
+    buckets_d = dask.delayed(buckets, pure=False)
+    local = dask.delayed(_local_stage, pure=True)
+    stage1 = [local(p, ctx_d, buckets_d, i) for i, p in enumerate(table.parts)]
+    cl.client.subscribe_topic(ctx.topic, live.on_event)
+    if buckets is not None:
+        k = int(buckets.max()) + 1
+        rest = dd.from_delayed(stage1, meta=_stage1_meta(table.ddf), verify_meta=False)
+        shuffled = rest.set_index(_BUCKET, divisions=list(range(k)) + [k - 1], sort=True,
+                                  shuffle_method=shuffle_method)
+        final = shuffled.map_partitions(_bucket_stage, ctx_d, meta={"rows": np.int64}).to_delayed()
+    else:
+        final = stage1
+
+    def stop_tasks() -> None:
+        with contextlib.suppress(OSError):
+            (Path(ctx.outdir) / STATE_DIR / f"cancel-{ctx.topic}").touch()
+
+    _wait(cl.client, cl.client.compute(final), cancelled, live.tick, stop_tasks)
+    time.sleep(0.05)  # let the last progress events arrive (the markers are the record anyway)
+    live.tick()
+
+
+def _shuffle_plan(counts: _Counts, n_workers: int) -> tuple[pd.Series | None, str]:
+    """The bucket of each person cut by partition edges (None when there is none) and the shuffle method."""
+    if not counts.split_ids:
+        return None, "tasks"
+    per_id = counts.per_id
+    split = per_id[per_id.index.isin(counts.split_ids)]
+    per_part_rows = int(counts.per_part.groupby("part")["rows"].sum().max())
+    buckets = _balanced_buckets(split, max(int(split.max()), per_part_rows), 2 * n_workers)
+    # A grouped table only shuffles the few persons cut by partition edges: the task-based shuffle starts
+    # faster (seconds less per run, measured). A scattered table shuffles everything: p2p, which streams
+    # through disk with bounded memory.
+    return buckets, "p2p" if int(split.sum()) > 4 * per_part_rows else "tasks"
 
 
 def _stage1_meta(ddf) -> pd.DataFrame:

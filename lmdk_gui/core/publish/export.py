@@ -57,6 +57,7 @@ from ..engine.pipeline import (
     KINDS,
     NUMBA_BACKENDS,
     ExportRunner,
+    Plan,
     grid_exponent,
     plan,
     public_uniforms,  # noqa: F401  (re-exported: the audits draw exactly as the export does)
@@ -432,19 +433,78 @@ def _time_column(series: Series) -> tuple[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------- main
+@dataclass(frozen=True, eq=False)
+class _Planned:
+    """One export once every refusal has passed and its plan is made: what the later steps share."""
+
+    series: Series
+    options: ExportOptions
+    plan: Plan  # the release's landmarks and ε (L' and ε − ε_sel with dummies), its input and fixed budgets
+    backend: str
+    key: bytes | None
+    digest: bytes  # what a keyed release's words are bound to; b"" without a key
+    # L and the user's settings: what the ledger keeps for a re-export (private; the release uses the plan's)
+    landmarks_true: np.ndarray
+    settings_true: PrivacySettings
+    selection: dict[str, Any] | None  # the sidecar's epsilon_selection object; None without dummies
+    columns: tuple[str, ...]
+    time_format: str
+
+    @property
+    def landmarks(self) -> np.ndarray:
+        return self.plan.landmarks
+
+    @property
+    def settings(self) -> PrivacySettings:
+        return self.plan.settings
+
+
 def export_release(series: Series, landmarks, settings: PrivacySettings, output: str | os.PathLike,
                    options: ExportOptions, *, progress: Progress | None = None,
                    should_cancel: Callable[[], bool] | None = None) -> ExportResult:
-    """Write the protected CSV and its sidecar; see the module docstring for the guarantees."""
-    lm, backend = preflight(series, landmarks, settings, output, options)
-    lm_true, settings_true = lm, settings  # what the ledger keeps for a re-export (private)
+    """Write the protected CSV and its sidecar; see the module docstring for the guarantees.
+
+    The steps run in this order, each only once the one before has succeeded: every refusal and the plan
+    (:func:`_plan_release`, no noise drawn yet); the noise, chunk by chunk (:func:`_write_chunks`); the
+    independent landmark-sum check on the final budgets (:func:`_check_final`); denoising
+    (:func:`_write_denoised`); the sidecar (:func:`_sidecar_doc`); the ledger entry and the renames
+    (:func:`_commit`). Until the last step nothing is visible at ``output``."""
     cancelled = should_cancel or (lambda: False)
-    total_epsilon = settings.epsilon
+    job = _plan_release(series, landmarks, settings, output, options, cancelled)
+    # Draws Adaptive's public uniforms, or the first fresh release when earlier events republish it, now.
+    runner = ExportRunner(job.plan, job.backend, keys.noise_words(job.key, job.digest), options.chunk_rows,
+                          lambda i: _describe_event(series, i), keep=options.denoise)
+    out = Path(output)
+    try:
+        with AtomicFile(out) as csv_file:
+            writer = _ChunkWriter(csv_file.file, list(job.columns), series, job.time_format, job.plan.inp.labels,
+                                  options, value_decimals(series.kind, job.settings))
+            _write_chunks(job, runner, writer, progress, cancelled)
+            result = _check_final(job, runner.budgets)
+            post = _write_denoised(job, runner, writer, cancelled)
+            doc = _sidecar_doc(job, result, post)
+            prior = _commit(job, out, csv_file, doc, result, cancelled)
+    except OSError as e:
+        raise ExportError(_os_message(e, out)) from None
+    again = options.reexport_of or prior.same_release_as
+    note = None if again else ledger.notice_text(prior.count, prior.epsilon, job.settings_true.epsilon)
+    warnings = export_warnings(options.scheme, options, dummies=job.selection is not None)
+    return ExportResult(out, sidecar_path(out), series.n, result, job.backend, job.key is not None, job.columns,
+                        tuple(warnings), job.selection, doc, post, (prior.count, prior.epsilon), note,
+                        prior.same_release_as)
+
+
+def _plan_release(series: Series, landmarks, settings: PrivacySettings, output: str | os.PathLike,
+                  options: ExportOptions, cancelled: Callable[[], bool]) -> _Planned:
+    """Every refusal, before any noise is drawn: :func:`preflight` (settings, key, a category list from the
+    data, scheme and backend, the output guard, the input's SHA-256, dummy settings, the landmark-sum pre-check
+    and the sampler's range); then, with dummies, the export's own selection of L' and the same pre-check and
+    range check on L' and ε − ε_sel. Returns the plan the noise is drawn from."""
+    lm, backend = preflight(series, landmarks, settings, output, options)
     key = export_key(options.seed)
     # A keyed release's words are bound to everything that decides its noise (finding 2 of issue 42).
     digest = release_digest(series, lm, settings, options) if key is not None else b""
-    record = None
-    sel = None
+    sel, record = None, None
     if options.dummies is not None:
         # From here on the release works on L' and ε − ε_sel (the plan's pre-check and the final check too).
         sel = draw_dummies(series, lm, settings, options, digest)
@@ -454,123 +514,139 @@ def export_release(series: Series, landmarks, settings: PrivacySettings, output:
     del sel
     if p.precheck is not None and not p.precheck.holds:
         raise GuaranteeError(p.precheck, options.scheme)
-    lm, settings = p.landmarks, p.settings
     if record is not None:
-        _check_noise_range(series, lm, settings, options.scheme, False)  # on L' and ε − ε_sel
+        _check_noise_range(series, p.landmarks, p.settings, options.scheme, False)  # on L' and ε − ε_sel
         if cancelled():
             raise Cancelled("export cancelled")
-    out = Path(output)
-    n = series.n
-    scheme = options.scheme
-    seeded = key is not None
-    source = keys.noise_words(key, digest)
-    labels = p.inp.labels
     time_col, time_format = _time_column(series)
-    value_cols = _value_columns(series)
-    columns = [time_col, *value_cols]
+    columns = [time_col, *_value_columns(series)]
     if options.include_budget:
         columns.append("epsilon")
     if options.include_flags:
         columns.append("approximated")
-    warnings = export_warnings(scheme, options, dummies=record is not None)
+    return _Planned(series, options, p, backend, key, digest, lm, settings, record, tuple(columns), time_format)
 
-    # Draws Adaptive's public uniforms, or the first fresh release when earlier events republish it, now.
-    runner = ExportRunner(p, backend, source, options.chunk_rows, lambda i: _describe_event(series, i),
-                          keep=options.denoise)
-    budgets = runner.budgets
-    # Denoising needs the whole release: the runner keeps it, its chunks are views of it (chunks kept in a
-    # list and joined at the end held it twice, and Adaptive's three times: 160 MB more at 10^7 events).
+
+def _write_chunks(job: _Planned, runner: ExportRunner, writer: _ChunkWriter, progress: Progress | None,
+                  cancelled: Callable[[], bool]) -> None:
+    """Draws the release chunk by chunk, in the runner's fixed word order, and writes each chunk's rows to the
+    temporary CSV — unless the runner keeps the release whole for denoising (:func:`_write_denoised` writes
+    it then). Raises :class:`Cancelled` before any chunk and after the last one when asked to stop."""
+    n = job.series.n
+    chunks = runner.chunks()
+    while True:
+        if cancelled():
+            raise Cancelled("export cancelled")
+        try:
+            a, b, vals, approx = next(chunks)
+        except StopIteration:
+            break
+        except securenoise.RandomnessExhausted:
+            raise ExportError("the noise sampler ran out of random words for one event "
+                              "(astronomically unlikely); nothing was written, try again") from None
+        # Denoising needs the whole release: the runner keeps it, its chunks are views of it (chunks kept in
+        # a list and joined at the end held it twice, and Adaptive's three times: 160 MB more at 10^7 events).
+        if runner.values is None:
+            writer.write(a, b, vals, runner.budgets[a:b], approx)
+        if progress is not None:
+            progress(b, n)
+    if n == 0 and progress is not None:
+        progress(0, 0)
+    if cancelled():  # a cancel that arrives after the last chunk still wins: nothing is renamed
+        raise Cancelled("export cancelled")
+
+
+def _check_final(job: _Planned, budgets: np.ndarray) -> GuaranteeResult:
+    """The independent landmark-sum check (:func:`~.guarantee.check_guarantee`, plain numpy) on the budgets the
+    release was drawn with, against the release's landmarks and ε (L' and ε − ε_sel with dummies; Adaptive's
+    budgets are only known now). Raises :class:`GuaranteeError` when it fails: nothing is then written."""
+    result = check_guarantee(budgets, job.landmarks, job.settings.epsilon)
+    if not result.holds:
+        raise GuaranteeError(result, job.options.scheme)
+    return result
+
+
+def _write_denoised(job: _Planned, runner: ExportRunner, writer: _ChunkWriter,
+                    cancelled: Callable[[], bool]) -> dict[str, Any] | None:
+    """With denoising on, writes the rows of the post-processed release (:func:`_post_process`, from the checked
+    raw release, its budgets, flags and the public settings only) and returns the sidecar's ``post_processing``
+    record; None, writing nothing, for a raw release (its rows are already written)."""
     raw = runner.values
+    if raw is None:
+        return None
+    n, budgets = job.series.n, runner.budgets
+    values, post = _post_process(job.series.kind, raw, job.plan.noise_budgets(budgets), ~runner.fresh,
+                                 job.settings, job.plan.inp.labels)
+    for a in range(0, n, runner.chunk):
+        if cancelled():
+            raise Cancelled("export cancelled")
+        b = min(n, a + runner.chunk)
+        writer.write(a, b, values[a:b], budgets[a:b], ~runner.fresh[a:b])
+    if cancelled():
+        raise Cancelled("export cancelled")
+    return post
 
-    try:
-        with AtomicFile(out) as csv_file:
-            writer = _ChunkWriter(csv_file.file, columns, series, time_format, labels, options,
-                                  value_decimals(series.kind, settings))
-            done = 0
-            chunks = runner.chunks()
-            while True:
-                if cancelled():
-                    raise Cancelled("export cancelled")
-                try:
-                    a, b, vals, approx = next(chunks)
-                except StopIteration:
-                    break
-                except securenoise.RandomnessExhausted:
-                    raise ExportError("the noise sampler ran out of random words for one event "
-                                      "(astronomically unlikely); nothing was written, try again") from None
-                if raw is None:  # (else denoised as a whole after the loop, then written)
-                    writer.write(a, b, vals, budgets[a:b], approx)
-                done = b
-                if progress is not None:
-                    progress(done, n)
-            if n == 0 and progress is not None:
-                progress(0, 0)
-            if cancelled():  # a cancel that arrives after the last chunk still wins: nothing is renamed
-                raise Cancelled("export cancelled")
-            result = check_guarantee(budgets, lm, settings.epsilon)
-            if not result.holds:
-                raise GuaranteeError(result, scheme)
-            post = None
-            if raw is not None:
-                values, post = _post_process(series.kind, raw, p.noise_budgets(budgets), ~runner.fresh, settings,
-                                             labels)
-                for a in range(0, n, runner.chunk):
-                    if cancelled():
-                        raise Cancelled("export cancelled")
-                    b = min(n, a + runner.chunk)
-                    writer.write(a, b, values[a:b], budgets[a:b], ~runner.fresh[a:b])
-                if cancelled():
-                    raise Cancelled("export cancelled")
-            doc = build_sidecar(
-                input_name=_public_input_name(series) if options.include_input_name else None,
-                rows=n,
-                kind=series.kind,
-                scheme=scheme,
-                epsilon=total_epsilon,
-                epsilon_selection=record,
-                sensitivity=settings.sensitivity if series.kind == "numeric" else None,
-                radius_m=settings.radius_m if series.kind == "location" else None,
-                bounds=_public_bounds(series, settings),
-                bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
-                lower_bound=settings.lower_bound if series.kind == "numeric" else None,
-                categories=labels if series.kind == "categorical" else None,
-                noise_backend=backend,
-                seeded=seeded,
-                landmark_sum=published_landmark_sum(settings.epsilon),
-                guarantee_holds=result.holds,
-                columns=columns,
-                statement=release_statement(
-                    kind=series.kind, scheme=scheme, epsilon=total_epsilon, sensitivity=settings.sensitivity,
-                    radius_m=settings.radius_m, units=value_units(series), dummies=record is not None,
-                    budget_columns=options.include_budget or options.include_flags, denoised=post is not None,
-                    landmarks_rule=options.landmarks_rule,
-                    bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
-                    resolution=describe_periods(series.periods) if series.periods is not None else None),
-                units=value_units(series),
-                duplicates=series.source.columns.duplicates if series.source is not None else None,
-                categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
-                precision=_precision_text(series.kind, settings),
-                formula_cells="verbatim" if options.verbatim_labels else "neutralised",
-                post_processing=post,
-                resolution=series.periods.resolution if series.periods is not None else None,
-                aggregate=series.periods.aggregate if series.periods is not None else None,
-            )
-            side = sidecar_path(out)
-            with AtomicFile(side) as side_file:
-                side_file.file.write(sidecar_text(doc))
-                side_file.finish()
-                csv_file.finish()
-                if cancelled():
-                    raise Cancelled("export cancelled")
-                prior = _record(series, lm_true, settings_true, out, options, result, key, n, digest)
-                with PairLock(out):  # no other export commits a CSV/sidecar pair here meanwhile (finding 9)
-                    commit_pair(csv_file, side_file)  # never a CSV without its sidecar (issue 42, finding 8)
-    except OSError as e:
-        raise ExportError(_os_message(e, out)) from None
-    again = options.reexport_of or prior.same_release_as
-    note = None if again else ledger.notice_text(prior.count, prior.epsilon, total_epsilon)
-    return ExportResult(out, sidecar_path(out), n, result, backend, seeded, tuple(columns), tuple(warnings),
-                        record, doc, post, (prior.count, prior.epsilon), note, prior.same_release_as)
+
+def _sidecar_doc(job: _Planned, result: GuaranteeResult, post: dict[str, Any] | None) -> dict[str, Any]:
+    """The public sidecar (:func:`~.writers.build_sidecar`): public settings, the total ε, the checked bound and
+    the verdict, never a figure that depends on the landmarks."""
+    series, options, settings = job.series, job.options, job.settings
+    total_epsilon = job.settings_true.epsilon
+    labels = job.plan.inp.labels
+    return build_sidecar(
+        input_name=_public_input_name(series) if options.include_input_name else None,
+        rows=series.n,
+        kind=series.kind,
+        scheme=options.scheme,
+        epsilon=total_epsilon,
+        epsilon_selection=job.selection,
+        sensitivity=settings.sensitivity if series.kind == "numeric" else None,
+        radius_m=settings.radius_m if series.kind == "location" else None,
+        bounds=_public_bounds(series, settings),
+        bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
+        lower_bound=settings.lower_bound if series.kind == "numeric" else None,
+        categories=labels if series.kind == "categorical" else None,
+        noise_backend=job.backend,
+        seeded=job.key is not None,
+        landmark_sum=published_landmark_sum(settings.epsilon),
+        guarantee_holds=result.holds,
+        columns=job.columns,
+        statement=release_statement(
+            kind=series.kind, scheme=options.scheme, epsilon=total_epsilon, sensitivity=settings.sensitivity,
+            radius_m=settings.radius_m, units=value_units(series), dummies=job.selection is not None,
+            budget_columns=options.include_budget or options.include_flags, denoised=post is not None,
+            landmarks_rule=options.landmarks_rule,
+            bounds_from_data=settings.bounds_from_data and series.kind == "numeric",
+            resolution=describe_periods(series.periods) if series.periods is not None else None),
+        units=value_units(series),
+        duplicates=series.source.columns.duplicates if series.source is not None else None,
+        categories_from_data=bool(options.categories_from_data) and series.kind == "categorical",
+        precision=_precision_text(series.kind, settings),
+        formula_cells="verbatim" if options.verbatim_labels else "neutralised",
+        post_processing=post,
+        resolution=series.periods.resolution if series.periods is not None else None,
+        aggregate=series.periods.aggregate if series.periods is not None else None,
+    )
+
+
+def _commit(job: _Planned, out: Path, csv_file: AtomicFile, doc: dict[str, Any], result: GuaranteeResult,
+            cancelled: Callable[[], bool]) -> ledger.Prior:
+    """Writes the sidecar to its own temporary file, records the release in the private ledger, then — holding
+    a lock on the folder — removes the old sidecar, renames the CSV into place, then the sidecar. A failure
+    before the renames leaves nothing written; a crash between them never a CSV without its sidecar. Returns
+    what the ledger held about the input just before."""
+    with AtomicFile(sidecar_path(out)) as side_file:
+        side_file.file.write(sidecar_text(doc))
+        side_file.finish()
+        csv_file.finish()
+        if cancelled():
+            raise Cancelled("export cancelled")
+        # Recorded before the renames: a release the ledger failed to record is never published.
+        prior = _record(job.series, job.landmarks_true, job.settings_true, out, job.options, result, job.key,
+                        job.series.n, job.digest)
+        with PairLock(out):  # no other export commits a CSV/sidecar pair here meanwhile (finding 9)
+            commit_pair(csv_file, side_file)  # never a CSV without its sidecar (issue 42, finding 8)
+    return prior
 
 
 def export_warnings(scheme: str, options: ExportOptions, *, dummies: bool) -> list[str]:
