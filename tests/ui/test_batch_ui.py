@@ -369,3 +369,32 @@ def test_export_all_offers_to_map_labels_missing_from_the_public_list(qtbot, pla
     opts = batch_options(w.session.series, w.session.settings, None, **v)
     assert opts.map_unlisted_to == "other" and opts.settings.categories == ("home", "work", "gym")
     w.close()
+
+
+def test_export_all_refuses_bounds_taken_from_this_persons_values(qtbot, win, client, tmp_path):
+    """"From data" took this person's minimum and maximum: Export all persons… would publish them in every
+    person's release. The dialog says what to do instead and stays open; the automation API is refused too."""
+    win.settings_panel.bounds_from_data.click()
+    st = win.session.settings
+    assert st.bounds_from_data and st.bounds == (float(win.session.series.values.min()),
+                                                 float(win.session.series.values.max()))
+    ui = win.extensions["batch_ui"]
+    ran = []
+
+    def ask(dlg) -> bool:
+        dlg.folder.setText(str(tmp_path / "out"))
+        dlg.source.setCurrentIndex(dlg.source.findData("none"))
+        dlg.try_accept()
+        ran.append(dlg.error.text())
+        assert dlg.result() == 0 and not dlg.error.isHidden()
+        return False
+
+    ui.ask_export_all = ask
+    ui.action.trigger()
+    assert ran and "one person's values" in ran[0] and "type public bounds in the settings" in ran[0]
+    failed = []
+    job = ui.export_all(tmp_path / "api", scheme="uniform", client=client)
+    job.failed.connect(failed.append)
+    qtbot.waitUntil(lambda: bool(failed), timeout=120_000)
+    assert "one person's values" in failed[0]
+    assert not (tmp_path / "out").exists() and not list((tmp_path / "api").glob("*.csv"))

@@ -128,6 +128,10 @@ class BatchOptions:
             raise BatchError(f"workers must be at least 1, got {self.workers}")
         if self.blocksize < 1024:
             raise BatchError(f"blocksize must be at least 1 KiB, got {self.blocksize}")
+        if self.settings.bounds_from_data and self.settings.bounds is not None:
+            # One person's minimum and maximum would be published in every person's release (and called
+            # each person's own by the sidecar): a batch takes public bounds only.
+            raise BatchError(BOUNDS_FROM_ONE_PERSON)
         if self.categories_from_data and self.settings.categories is not None:
             raise BatchError("--categories and --categories-from-data exclude each other; give one")
         if self.map_unlisted_to is not None:
@@ -188,6 +192,9 @@ class BatchSummary:
 
 
 # ---------------------------------------------------------------------------------- keys and names
+#: why a batch refuses bounds taken from the data ("From data" in the app), and what to do instead
+BOUNDS_FROM_ONE_PERSON = ("the bounds were taken from one person's values (\"From data\"); a batch would publish "
+                          "them in every person's release: give public bounds (--bounds LO HI)")
 _KEY_HELP = "a master key is 64 random hex digits: python -c 'import secrets; print(secrets.token_hex(32))'"
 
 

@@ -108,6 +108,7 @@ _APP_WORDS = (("pass --resume to finish it or --force to start over", "tick Resu
               ("--resume and --force exclude each other", "Resume and Start over exclude each other"),
               ("give the public list with --categories a,b,c or accept this with --categories-from-data",
                "give the public category list in the settings, or answer Yes to publishing the data's list"),
+              ("give public bounds (--bounds LO HI)", "type public bounds in the settings"),
               ("add them to --categories, or map them to one public category with --map-unlisted-to other",
                "add them to the public category list in the settings, or tick 'map labels not in the list to "
                f"{UNLISTED_CATEGORY}'"))
