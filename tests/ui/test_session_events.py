@@ -83,3 +83,13 @@ def test_assigning_the_state_directly_drives_the_session(counted, qtbot):
     assert s.is_dirty() and not s.is_preview_current()
     qtbot.waitUntil(s.is_preview_current, timeout=30_000)
     assert s.snapshot().seed == 11
+
+
+def test_landmarks_assigned_directly_drop_the_undo_steps(counted):
+    s, counts = counted
+    s.set_series(Series.from_arrays(np.random.default_rng(3).random(300)))
+    s.toggle_landmark(4)
+    s.mark_clean()
+    s.state.landmarks = np.array([7, 8], dtype=np.int64)
+    assert s.undo_stack.count() == 0 and s.is_dirty()  # undoing the click's rows would no longer apply
+    assert s.landmarks.tolist() == [7, 8]

@@ -1,5 +1,7 @@
 """The session model: the single source of truth of the window (DESIGN §10).
 
+Its state is :attr:`Session.state`, a Qt-free evented :class:`~lmdk_gui.core.engine.state.SessionState`: the setters
+assign its fields, and the session answers each gesture's field events with its Qt signals and one preview.
 Views never compute: they call one method here, and listen to the signals. Every state change schedules a
 recomputation of the preview on a background thread (coalesced: a burst of edits yields one computation of
 the newest state), and ``previewChanged`` fires when the preview *for the current state* is ready. The
@@ -208,6 +210,7 @@ class Session(QObject):
         # field -> its value before the gesture under way (:meth:`_gesture`), until the session answers it
         self._pending: dict[str, object] = {}
         self._gesture_depth = 0
+        self._undo_step = False  # the landmarks being assigned come from an undo step (_apply_landmarks)
         #: whether the session keeps lean for its series (:meth:`set_memory_policy`)
         self.memory = MemoryPolicy()
         # A coarser release resolution (DESIGN §12, ``state.resolution``): the schemes, the preview, the metrics
@@ -375,6 +378,9 @@ class Session(QObject):
             self._clear_results()
         if "landmarks" in changed:
             self._let_go_of_replaced()
+            if not self._undo_step:  # assigned to the state directly: the undo steps' rows no longer apply
+                self.undo_stack.clear()
+                self._settings_dirty = True
         shown = hidden = frozenset[str]()
         if "visible_schemes" in changed:
             old = changed["visible_schemes"]
@@ -533,9 +539,13 @@ class Session(QObject):
     # ------------------------------------------------------------------------------- landmarks
     def _apply_landmarks(self, rows: np.ndarray, rules: frozenset[str]) -> None:
         """An undo step's landmarks and their rules: one gesture (the rules alone announce nothing)."""
-        with self._gesture():
-            self.state.landmark_rules = rules
-            self.state.landmarks = frozen_rows(rows)
+        self._undo_step = True
+        try:
+            with self._gesture():
+                self.state.landmark_rules = rules
+                self.state.landmarks = frozen_rows(rows)
+        finally:
+            self._undo_step = False
 
     def _let_go_of_replaced(self) -> None:
         """A lean session's landmark edit drops at once, not when the new preview arrives, what that preview
