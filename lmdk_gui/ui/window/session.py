@@ -165,12 +165,14 @@ class _LandmarkEdit(QUndoCommand):
     def undo(self) -> None:
         session = self._session_ref()
         if session is not None:
-            session._apply_landmarks(apply_rows(session.landmarks, self._removed, self._added), self._rules_before)
+            before = apply_rows(session.landmarks, self._removed, self._added)
+            session._apply_landmarks(before, self._rules_before)
 
 
 def _own(lm: np.ndarray, given) -> np.ndarray:
     """``lm`` normalised from a caller's ``given``: a copy when it is the caller's own array (which
-    :func:`~lmdk_gui.core.engine.state.frozen_rows` must not make read-only, nor the caller change under a preview)."""
+    :func:`~lmdk_gui.core.engine.state.frozen_rows` must not make read-only, nor the caller change under a
+    preview)."""
     return lm.copy() if lm is given else lm
 
 
@@ -342,8 +344,9 @@ class Session(QObject):
     def snapshot(self) -> Snapshot:
         assert self.series is not None
         if self.state.resolution is not None:  # the periods, their landmark periods, the settings they need
-            return Snapshot(self.release_series, self.release_landmarks, self.release_settings, self.state.seed,
-                            self.state.runs, dummies=self.dummies, dummy_draw=self.state.dummy_draw)
+            state = self.state
+            return Snapshot(self.release_series, self.release_landmarks, self.release_settings, state.seed,
+                            state.runs, dummies=state.dummies, dummy_draw=state.dummy_draw)
         # the landmark set is read-only (frozen_rows) and replaced, never changed, by every edit: no copy needed
         return self.state.snapshot()
 
@@ -439,12 +442,13 @@ class Session(QObject):
     def _period_view(self) -> PeriodView | None:
         """The periods of the series at the resolution (made once per series, resolution and bounds: their
         values do not depend on the landmarks)."""
-        if self.state.resolution is None or self.series is None:
+        resolution, settings = self.state.resolution, self.state.settings
+        if resolution is None or self.series is None:
             return None
-        key = (self.series, self.state.resolution, self.state.settings.bounds)
+        key = (self.series, resolution, settings.bounds)
         if self._periods is None or self._periods[:3] != key:
-            view = to_periods(self.series, np.zeros(0, np.int64), self.state.resolution[0], self.state.resolution[1],
-                              sensitivity=self.state.settings.sensitivity, bounds=self.state.settings.bounds)
+            view = to_periods(self.series, np.zeros(0, np.int64), resolution[0], resolution[1],
+                              sensitivity=settings.sensitivity, bounds=settings.bounds)
             self._periods = (*key, view)
         return self._periods[3]
 
@@ -476,11 +480,13 @@ class Session(QObject):
     def release_settings(self) -> PrivacySettings:
         """The settings :attr:`release_series` is released with (a sum has no scalar bounds: the events
         were clamped before summing)."""
-        return self.state.settings if self.state.resolution is None else period_settings(self.state.settings, self.state.resolution[1])
+        settings, resolution = self.state.settings, self.state.resolution
+        return settings if resolution is None else period_settings(settings, resolution[1])
 
     def is_landmark(self, row: int) -> bool:
-        i = int(np.searchsorted(self.state.landmarks, row))
-        return i < self.state.landmarks.size and int(self.state.landmarks[i]) == row
+        lm = self.state.landmarks
+        i = int(np.searchsorted(lm, row))
+        return i < lm.size and int(lm[i]) == row
 
     @property
     def preview_generation(self) -> int:
