@@ -1,5 +1,7 @@
 """The session model: the single source of truth of the window (DESIGN §10).
 
+Its state is :attr:`Session.state`, a Qt-free evented :class:`~lmdk_gui.core.engine.state.SessionState`: the setters
+assign its fields, and the session answers each gesture's field events with its Qt signals and one preview.
 Views never compute: they call one method here, and listen to the signals. Every state change schedules a
 recomputation of the preview on a background thread (coalesced: a burst of edits yields one computation of
 the newest state), and ``previewChanged`` fires when the preview *for the current state* is ready. The
@@ -47,11 +49,13 @@ while a preview computes. A release is never emptied: the session drops its refe
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from ... import runtime
@@ -77,6 +81,7 @@ from ...core.engine.preview import (
     scheme_previews,
 )
 from ...core.engine.release import normalize_landmarks
+from ...core.engine.state import SessionState, frozen_rows, signal_group
 from ...core.kernel.dummies import DummyOptions, DummySelection, DummySettings
 from ...core.kernel.noise import UnitNoise
 from ...core.kernel.schemes import REMADE_BY_EDIT
@@ -95,6 +100,12 @@ _scheme_previews = scheme_previews
 #: up to this many events the preview job denoises too (same ``denoise_preview``, a few ms); beyond it the
 #: denoising is a later stage on its own thread, so that the raw points are drawn first
 DENOISE_INLINE_MAX = 20_000
+
+#: the state's fields (core/engine/state.py) whose change needs no new preview by itself, and those that make the
+#: session's settings unsaved (the landmarks do through the undo stack)
+_UNSCHEDULED = frozenset({"landmark_rules", "visible_schemes"})
+_DUMMY_FIELDS = frozenset({"dummies_enabled", "dummy_settings", "dummy_draw"})
+_DIRTYING = frozenset({"settings", "seed", "resolution"}) | _DUMMY_FIELDS
 
 #: how long the R-run average waits after a preview arrived (edits in between restart the wait)
 AVERAGE_DELAY_MS = 150
@@ -148,27 +159,19 @@ class _LandmarkEdit(QUndoCommand):
             return
         if after is None:
             after = apply_rows(session.landmarks, self._added, self._removed)
-        session._landmark_rules = self._rules_after
-        session._apply_landmarks(after)
+        session._apply_landmarks(after, self._rules_after)
 
     def undo(self) -> None:
         session = self._session_ref()
         if session is not None:
-            session._landmark_rules = self._rules_before
-            session._apply_landmarks(apply_rows(session.landmarks, self._removed, self._added))
-
-
-def _frozen(rows: np.ndarray) -> np.ndarray:
-    """The session's landmark set made read-only: every edit replaces the set (never writes into it), so
-    snapshots, previews and caches keep it as it is (no copy per click: 16 MB at 10^7 events with 20 %
-    landmarks) and compare it by identity; a write into it fails loudly."""
-    rows.setflags(write=False)
-    return rows
+            before = apply_rows(session.landmarks, self._removed, self._added)
+            session._apply_landmarks(before, self._rules_before)
 
 
 def _own(lm: np.ndarray, given) -> np.ndarray:
     """``lm`` normalised from a caller's ``given``: a copy when it is the caller's own array (which
-    :func:`_frozen` must not make read-only, nor the caller change under a preview)."""
+    :func:`~lmdk_gui.core.engine.state.frozen_rows` must not make read-only, nor the caller change under a
+    preview)."""
     return lm.copy() if lm is given else lm
 
 
@@ -202,21 +205,19 @@ class Session(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.series: Series | None = None
-        self._landmarks = np.zeros(0, dtype=np.int64)
-        # the suggestion rules whose proposals are in the landmark set (see landmark_rules)
-        self._landmark_rules: frozenset[str] = frozenset()
-        self._settings = PrivacySettings()
+        #: the single source of truth of what is released and shown (core/engine/state.py): the setters below
+        #: assign its fields, and the session answers its events (:meth:`_on_state`)
+        self.state = SessionState()
+        # field -> its value before the gesture under way (:meth:`_gesture`), until the session answers it
+        self._pending: dict[str, object] = {}
+        self._gesture_depth = 0
+        self._undo_step = False  # the landmarks being assigned come from an undo step (_apply_landmarks)
         #: whether the session keeps lean for its series (:meth:`set_memory_policy`)
         self.memory = MemoryPolicy()
-        # A coarser release resolution (DESIGN §12): (resolution, aggregate) or None = one value per event.
-        # The schemes, the preview, the metrics and the export then work on the periods (release_series);
-        # the landmarks stay rows of the events, and each period holding one is a landmark period.
-        self._resolution: tuple[str, str] | None = None
+        # A coarser release resolution (DESIGN §12, ``state.resolution``): the schemes, the preview, the metrics
+        # and the export then work on the periods (release_series); the landmarks stay rows of the events, and
+        # each period holding one is a landmark period.
         self._periods: tuple[Series, tuple[str, str], tuple | None, PeriodView] | None = None
-        self._seed = 1
-        self._runs = 20
-        self.visible_schemes: set[str] = set(LANDMARK_SCHEMES)
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._settings_dirty = False
@@ -225,9 +226,6 @@ class Session(QObject):
         self.average: dict[str, RunStats] | None = None
         self.average_plain: dict[str, RunStats] | None = None
         self.average_dummy_size: float | None = None
-        self._dummies_enabled = False
-        self._dummy_settings = DummySettings()
-        self._dummy_draw = 0
         self.dummy_selection: DummySelection | None = None
         self.dummy_error = ""
         self._dummy_options: DummyOptions | None = None
@@ -280,27 +278,40 @@ class Session(QObject):
         self.before_first_preview: Callable[[Callable[[], None]], None] = lambda start: start()
         self._state_version = 0
         self._closed = False
+        #: each Qt signal of a state change and the fields it announces, in the order they are emitted
+        self._field_signals: tuple[tuple[SignalInstance, frozenset[str]], ...] = (
+            (self.resolutionChanged, frozenset({"resolution"})),
+            (self.landmarksChanged, frozenset({"landmarks"})),
+            (self.settingsChanged, frozenset({"settings", "seed", "runs", "visible_schemes"})),
+            (self.dummiesChanged, _DUMMY_FIELDS))
+        events = signal_group(self.state)
+        for name in events:  # one connection per field
+            events[name].connect(partial(self._on_state, name))
 
     # ------------------------------------------------------------------------------------- state
     @property
+    def series(self) -> Series | None:
+        return self.state.series
+
+    @property
     def landmarks(self) -> np.ndarray:
-        return self._landmarks
+        return self.state.landmarks
 
     @property
     def settings(self) -> PrivacySettings:
-        return self._settings
+        return self.state.settings
 
     @property
     def epsilon(self) -> float:
-        return self._settings.epsilon
+        return self.state.settings.epsilon
 
     @property
     def seed(self) -> int:
-        return self._seed
+        return self.state.seed
 
     @property
     def runs(self) -> int:
-        return self._runs
+        return self.state.runs
 
     @property
     def n(self) -> int:
@@ -308,36 +319,114 @@ class Session(QObject):
 
     @property
     def dummies_enabled(self) -> bool:
-        return self._dummies_enabled
+        return self.state.dummies_enabled
 
     @property
     def dummy_settings(self) -> DummySettings:
         """The dummy settings (kept while dummies are off)."""
-        return self._dummy_settings
+        return self.state.dummy_settings
 
     @property
     def dummies(self) -> DummySettings | None:
         """The dummy settings in force: None when dummies are off."""
-        return self._dummy_settings if self._dummies_enabled else None
+        return self.state.dummies
+
+    @property
+    def visible_schemes(self) -> frozenset[str]:
+        """The schemes the views show (:meth:`set_scheme_visible`)."""
+        return self.state.visible_schemes
 
     @property
     def dummy_draw(self) -> int:
-        return self._dummy_draw
+        return self.state.dummy_draw
 
     def snapshot(self) -> Snapshot:
         assert self.series is not None
-        if self._resolution is not None:  # the periods, their landmark periods, the settings they need
-            return Snapshot(self.release_series, self.release_landmarks, self.release_settings, self._seed,
-                            self._runs, dummies=self.dummies, dummy_draw=self._dummy_draw)
-        # the landmark set is read-only (_frozen) and replaced, never changed, by every edit: no copy needed
-        return Snapshot(self.series, self._landmarks, self._settings, self._seed, self._runs,
-                        dummies=self.dummies, dummy_draw=self._dummy_draw)
+        if self.state.resolution is not None:  # the periods, their landmark periods, the settings they need
+            state = self.state
+            return Snapshot(self.release_series, self.release_landmarks, self.release_settings, state.seed,
+                            state.runs, dummies=state.dummies, dummy_draw=state.dummy_draw)
+        # the landmark set is read-only (frozen_rows) and replaced, never changed, by every edit: no copy needed
+        return self.state.snapshot()
+
+    # ------------------------------------------------------------------------------ state events
+    @contextmanager
+    def _gesture(self) -> Iterator[None]:
+        """Fields assigned together (a new series, an undo step): the session answers once all are in — one
+        set of signals, one preview — rather than to each field with the others not yet assigned."""
+        self._gesture_depth += 1
+        try:
+            yield
+        finally:
+            self._gesture_depth -= 1
+            if not self._gesture_depth and self._pending:
+                self._react()
+
+    def _on_state(self, name: str, _new: object, old: object) -> None:
+        """A field of :attr:`state` changed (its event): answered at once, or at the end of the gesture."""
+        self._pending.setdefault(name, old)
+        if not self._gesture_depth:
+            self._react()
+
+    def _react(self) -> None:
+        """The session's answer to the fields that changed: drop what they outdate, schedule one preview (submitted
+        before the views react: the worker computes while they redraw), then the Qt signals the views listen to."""
+        changed, self._pending = self._pending, {}
+        if "series" in changed:
+            self._new_series()
+            return
+        schedule = not changed.keys() <= _UNSCHEDULED
+        if "resolution" in changed:
+            self._clear_results()
+        if "landmarks" in changed:
+            self._let_go_of_replaced()
+            if not self._undo_step:  # assigned to the state directly: the undo steps' rows no longer apply
+                self.undo_stack.clear()
+                self._settings_dirty = True
+        shown = hidden = frozenset[str]()
+        if "visible_schemes" in changed:
+            old = changed["visible_schemes"]
+            assert isinstance(old, frozenset)
+            shown, hidden = self.visible_schemes - old, old - self.visible_schemes
+            # a lean session dropped their releases while they were hidden: the next preview makes them again
+            refill = frozenset(x for x in shown if (p := self.preview.get(x)) is not None and not p.whole)
+            self._refill |= refill
+            schedule = schedule or bool(refill)
+        if schedule:
+            self._schedule()
+        for signal, fields in self._field_signals:
+            if not changed.keys().isdisjoint(fields):
+                signal.emit()
+        if not changed.keys().isdisjoint(_DIRTYING):
+            self._settings_dirty = True
+            if not self._closed:
+                self.dirtyChanged.emit(self.is_dirty())
+        if shown:
+            self._denoise_shown()
+        elif hidden:
+            self._let_go_of_hidden_values()
+
+    def _new_series(self) -> None:
+        """A new series (with its landmarks, settings, seed): a new start — no undo history, nothing to save, no
+        results; every view redraws."""
+        assert self.series is not None
+        runtime.series_set(self.lean)  # (the launcher's ``heap``: a lean session's freed arrays go back at once)
+        self.undo_stack.clear()
+        self._settings_dirty = False
+        self._clear_results()
+        self.seriesChanged.emit()
+        self.landmarksChanged.emit()
+        self.settingsChanged.emit()
+        self.dirtyChanged.emit(False)
+        # A small series' opening preview runs as Python in a few ms (core/engine/lazyjit.py): it overlaps the
+        # window's first paint, which is what makes the cold start ≈ the bare imports.
+        self._schedule(after_paint=self.series.n > INTERPRET_MAX, opening=True)
 
     # ------------------------------------------------------------------------------ resolution
     @property
     def resolution(self) -> tuple[str, str] | None:
         """(resolution, aggregate), e.g. ("1D", "sum"), or None: one value per event."""
-        return self._resolution
+        return self.state.resolution
 
     def set_resolution(self, resolution: str | None, aggregate: str = "sum") -> None:
         """Release one value per period of ``resolution`` (its events' ``aggregate``), or per event (None).
@@ -347,24 +436,18 @@ class Session(QObject):
             raise ValueError(f"aggregate {aggregate!r}: choose sum or mean")
         if value is not None and self.series is not None and self.series.kind != "numeric":
             raise ValueError(f"a coarser resolution works on numeric series only; this series is {self.series.kind}")
-        if value == self._resolution:
-            return
-        self._resolution = value
-        self._settings_dirty = True
-        self._clear_results()
-        self.resolutionChanged.emit()
-        self._schedule()
-        self.dirtyChanged.emit(self.is_dirty())
+        self.state.resolution = value
 
     def _period_view(self) -> PeriodView | None:
         """The periods of the series at the resolution (made once per series, resolution and bounds: their
         values do not depend on the landmarks)."""
-        if self._resolution is None or self.series is None:
+        resolution, settings = self.state.resolution, self.state.settings
+        if resolution is None or self.series is None:
             return None
-        key = (self.series, self._resolution, self._settings.bounds)
+        key = (self.series, resolution, settings.bounds)
         if self._periods is None or self._periods[:3] != key:
-            view = to_periods(self.series, np.zeros(0, np.int64), self._resolution[0], self._resolution[1],
-                              sensitivity=self._settings.sensitivity, bounds=self._settings.bounds)
+            view = to_periods(self.series, np.zeros(0, np.int64), resolution[0], resolution[1],
+                              sensitivity=settings.sensitivity, bounds=settings.bounds)
             self._periods = (*key, view)
         return self._periods[3]
 
@@ -379,10 +462,10 @@ class Session(QObject):
         """The landmarks of :attr:`release_series`: the rows, or the periods that hold one."""
         view = self._period_view()
         if view is None:
-            return self._landmarks
+            return self.state.landmarks
         assert view.series.periods is not None
         period_of = np.repeat(np.arange(view.series.n), view.series.periods.counts)
-        return np.unique(period_of[self._landmarks])
+        return np.unique(period_of[self.state.landmarks])
 
     def release_row(self, row: int) -> int:
         """The row of :attr:`release_series` that holds event ``row`` (its period, or itself)."""
@@ -396,11 +479,13 @@ class Session(QObject):
     def release_settings(self) -> PrivacySettings:
         """The settings :attr:`release_series` is released with (a sum has no scalar bounds: the events
         were clamped before summing)."""
-        return self._settings if self._resolution is None else period_settings(self._settings, self._resolution[1])
+        settings, resolution = self.state.settings, self.state.resolution
+        return settings if resolution is None else period_settings(settings, resolution[1])
 
     def is_landmark(self, row: int) -> bool:
-        i = int(np.searchsorted(self._landmarks, row))
-        return i < self._landmarks.size and int(self._landmarks[i]) == row
+        lm = self.state.landmarks
+        i = int(np.searchsorted(lm, row))
+        return i < lm.size and int(lm[i]) == row
 
     @property
     def preview_generation(self) -> int:
@@ -413,7 +498,7 @@ class Session(QObject):
     def is_denoised_current(self) -> bool:
         """The preview is current and, with Denoise on, carries its denoised values (what automation waits
         for; with Denoise off the same as :meth:`is_preview_current`)."""
-        return self.is_preview_current() and (not self._settings.denoise
+        return self.is_preview_current() and (not self.state.settings.denoise
                                               or self._denoised_generation == self._preview_generation)
 
     def is_dirty(self) -> bool:
@@ -437,40 +522,35 @@ class Session(QObject):
             settings.validate()
         lm = _own(normalize_landmarks(landmarks, series.n), landmarks) if landmarks is not None else \
             np.zeros(0, np.int64)
-        self.series = series
-        runtime.series_set(self.lean)  # (the launcher's ``heap``: a lean session's freed arrays go back at once)
-        self._landmarks = _frozen(lm)
-        self._landmark_rules = landmark_rules
-        if settings is not None:
-            self._settings = settings
-        elif series.kind != "categorical" and self._settings.categories is not None:
-            self._settings = self._settings.with_(categories=None)
-        if series.kind == "categorical" and self._settings.categories is not None:
-            missing = set(series.categories or ()) - set(self._settings.categories)
-            if missing:
-                self._settings = self._settings.with_(categories=None)
-        if seed is not None:
-            self._seed = int(seed)
-        if series.kind != "numeric":
-            self._resolution = None
-        self.undo_stack.clear()
-        self._settings_dirty = False
-        self._clear_results()
-        self.seriesChanged.emit()
-        self.landmarksChanged.emit()
-        self.settingsChanged.emit()
-        self.dirtyChanged.emit(False)
-        # A small series' opening preview runs as Python in a few ms (core/engine/lazyjit.py): it overlaps the
-        # window's first paint, which is what makes the cold start ≈ the bare imports.
-        self._schedule(after_paint=series.n > INTERPRET_MAX, opening=True)
+        state = self.state
+        new = settings if settings is not None else state.settings
+        if series.kind != "categorical" and settings is None and new.categories is not None:
+            new = new.with_(categories=None)
+        if series.kind == "categorical" and new.categories is not None \
+                and set(series.categories or ()) - set(new.categories):
+            new = new.with_(categories=None)
+        with self._gesture():  # one answer (_new_series) once every field is in
+            if series is state.series:  # opened again: still a new start
+                self._pending.setdefault("series", series)
+            state.series = series
+            state.landmarks = frozen_rows(lm)
+            state.landmark_rules = landmark_rules
+            state.settings = new
+            if seed is not None:
+                state.seed = int(seed)
+            if series.kind != "numeric":
+                state.resolution = None
 
     # ------------------------------------------------------------------------------- landmarks
-    def _apply_landmarks(self, rows: np.ndarray) -> None:
-        self._landmarks = _frozen(rows)
-        self._let_go_of_replaced()
-        # Submit before the views redraw the landmarks (≈ 15 ms at 10^6): the worker computes meanwhile.
-        self._schedule()
-        self.landmarksChanged.emit()
+    def _apply_landmarks(self, rows: np.ndarray, rules: frozenset[str]) -> None:
+        """An undo step's landmarks and their rules: one gesture (the rules alone announce nothing)."""
+        self._undo_step = True
+        try:
+            with self._gesture():
+                self.state.landmark_rules = rules
+                self.state.landmarks = frozen_rows(rows)
+        finally:
+            self._undo_step = False
 
     def _let_go_of_replaced(self) -> None:
         """A lean session's landmark edit drops at once, not when the new preview arrives, what that preview
@@ -498,7 +578,7 @@ class Session(QObject):
         and not replaced since): landmarks found from the values tell about them wherever a release shows
         where they are, which the export says (``ExportOptions.landmarks_rule``). Follows undo and redo; an
         emptied set, a new series and a replacing landmark file start again with none."""
-        return self._landmark_rules
+        return self.state.landmark_rules
 
     def _edit(self, after: np.ndarray, text: str, diff: tuple[np.ndarray, np.ndarray] | None = None,
               rules: frozenset[str] | None = None) -> bool:
@@ -507,14 +587,14 @@ class Session(QObject):
         same ones, none for an empty set)."""
         if self.series is None:
             return False
-        before = self._landmarks
+        before = self.state.landmarks
         if after.shape == before.shape and np.array_equal(after, before):
             return False
         if diff is None:
             diff = (np.setdiff1d(after, before, assume_unique=True), np.setdiff1d(before, after, assume_unique=True))
         if rules is None:
-            rules = self._landmark_rules if after.size else frozenset()
-        self.undo_stack.push(_LandmarkEdit(self, after, *diff, text, (self._landmark_rules, rules)))
+            rules = self.state.landmark_rules if after.size else frozenset()
+        self.undo_stack.push(_LandmarkEdit(self, after, *diff, text, (self.state.landmark_rules, rules)))
         return True
 
     def toggle_landmark(self, row: int) -> bool:
@@ -524,7 +604,7 @@ class Session(QObject):
         row = int(row)
         if not 0 <= row < self.series.n:
             raise ValueError(f"event {row} is outside the series (events 0–{self.series.n - 1})")
-        lm = self._landmarks
+        lm = self.state.landmarks
         i = int(np.searchsorted(lm, row))
         one, none = np.array([row], dtype=np.int64), np.zeros(0, dtype=np.int64)
         if i < lm.size and int(lm[i]) == row:
@@ -544,13 +624,13 @@ class Session(QObject):
         a, b = self._clip_range(first, last)
         if a > b:
             return
-        self._edit(np.union1d(self._landmarks, np.arange(a, b + 1)), f"Mark events {a}–{b}")
+        self._edit(np.union1d(self.state.landmarks, np.arange(a, b + 1)), f"Mark events {a}–{b}")
 
     def remove_range(self, first: int, last: int) -> None:
         a, b = self._clip_range(first, last)
         if a > b:
             return
-        lm = self._landmarks
+        lm = self.state.landmarks
         keep = (lm < a) | (lm > b)
         self._edit(lm[keep], f"Unmark events {a}–{b}")
 
@@ -561,7 +641,7 @@ class Session(QObject):
         if self.series is None:
             return
         mask = np.ones(self.series.n, dtype=bool)
-        mask[self._landmarks] = False
+        mask[self.state.landmarks] = False
         self._edit(np.flatnonzero(mask).astype(np.int64), "Invert landmarks")
 
     def _clip_range(self, first: int, last: int) -> tuple[int, int]:
@@ -573,103 +653,57 @@ class Session(QObject):
     # -------------------------------------------------------------------------------- settings
     def set_settings(self, settings: PrivacySettings) -> None:
         settings.validate()
-        if settings == self._settings:
-            return
-        self._settings = settings
-        self._settings_dirty = True
-        self._schedule()  # before the views react, as for landmarks
-        self.settingsChanged.emit()
-        self.dirtyChanged.emit(self.is_dirty())
+        self.state.settings = settings
 
     def set_denoise(self, on: bool) -> None:
         """Post-processing on/off (issue 12): the preview's ``denoised_values`` and the metrics' denoised
         errors; a session setting (snapshot, project file) like the others."""
-        self.set_settings(self._settings.with_(denoise=bool(on)))
+        self.set_settings(self.state.settings.with_(denoise=bool(on)))
 
     def set_epsilon(self, epsilon: float) -> None:
-        self.set_settings(self._settings.with_(epsilon=float(epsilon)))
+        self.set_settings(self.state.settings.with_(epsilon=float(epsilon)))
 
     def set_seed(self, seed: int) -> None:
-        seed = int(seed)
-        if seed == self._seed:
-            return
-        self._seed = seed
-        self._settings_dirty = True
-        self.settingsChanged.emit()
-        self._schedule()
+        self.state.seed = int(seed)
 
     def reroll(self) -> int:
         """A new seed for the preview noise (never the export's: that uses fresh OS entropy)."""
         self.set_seed(int(np.random.default_rng().integers(1, 2**31 - 1)))
-        return self._seed
+        return self.state.seed
 
     def set_runs(self, runs: int) -> None:
-        runs = max(1, int(runs))
-        if runs != self._runs:
-            self._runs = runs
-            self.settingsChanged.emit()
-            self._schedule()
+        self.state.runs = max(1, int(runs))
 
     # ---------------------------------------------------------------------------- dummy landmarks
     def set_dummies_enabled(self, enabled: bool) -> None:
         """Hide the landmarks among dummies (thesis §4.2) in the preview, the metrics and the export."""
-        enabled = bool(enabled)
-        if enabled == self._dummies_enabled:
-            return
-        self._dummies_enabled = enabled
-        self._dummies_edited()
+        self.state.dummies_enabled = bool(enabled)
 
     def set_dummy_settings(self, settings: DummySettings | None = None, **changes) -> None:
         """Replace the dummy settings, or change some fields: ``set_dummy_settings(generator="heuristic")``."""
-        new = settings if settings is not None else self._dummy_settings
+        new = settings if settings is not None else self.state.dummy_settings
         if changes:
             new = replace(new, **changes)
         new.validate()
-        if new == self._dummy_settings:
-            return
-        self._dummy_settings = new
-        self._dummies_edited()
+        self.state.dummy_settings = new
 
     def set_dummy_draw(self, draw: int) -> None:
-        draw = int(draw)
-        if draw != self._dummy_draw:
-            self._dummy_draw = draw
-            self._dummies_edited()
+        self.state.dummy_draw = int(draw)
 
     def redraw_dummies(self) -> int:
         """A new draw of the preview's selection (same options, new exponential-mechanism pick and rows)."""
-        draw = self._dummy_draw
+        draw = self.state.dummy_draw
         rng = np.random.default_rng()
-        while draw == self._dummy_draw:
+        while draw == self.state.dummy_draw:
             draw = int(rng.integers(1, 2**31 - 1))
         self.set_dummy_draw(draw)
-        return self._dummy_draw
-
-    def _dummies_edited(self) -> None:
-        self._settings_dirty = True
-        self.dummiesChanged.emit()
-        if not self._closed:
-            self.dirtyChanged.emit(self.is_dirty())
-        self._schedule()
+        return self.state.dummy_draw
 
     def set_scheme_visible(self, scheme: str, visible: bool) -> None:
         if scheme not in ALL_SCHEMES:
             raise ValueError(scheme)
-        changed = (scheme in self.visible_schemes) != visible
-        if visible:
-            self.visible_schemes.add(scheme)
-        else:
-            self.visible_schemes.discard(scheme)
-        if changed and visible and (p := self.preview.get(scheme)) is not None and not p.whole:
-            # a lean session dropped its release while it was hidden: the next preview makes it again
-            self._refill |= {scheme}
-            self._schedule()
-        if changed:
-            self.settingsChanged.emit()
-        if visible and changed:
-            self._denoise_shown()
-        elif changed:
-            self._let_go_of_hidden_values()
+        shown = self.state.visible_schemes
+        self.state.visible_schemes = shown | {scheme} if visible else shown - {scheme}
 
     # ------------------------------------------------------------------------------ computation
     def _schedule(self, *, after_paint: bool = False, opening: bool = False) -> None:
@@ -710,7 +744,7 @@ class Session(QObject):
         # the same denoise_preview in the same job (a few ms): as a later stage the lines vanished for the
         # ≈ 30 ms of the raw redraw on every click. Not the opening preview: it runs interpreted and needs no
         # compiler (core/engine/lazyjit.py); its denoise stage loads numba, off this thread.
-        inline = self._settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and not opening
+        inline = self.state.settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and not opening
         lean = self.lean
         stages = (self._average_runner, self._denoise_runner, self._post_runner) if lean else ()
         before = self._before_preview(snap) if lean else None
@@ -744,11 +778,11 @@ class Session(QObject):
         forgets its float64 copies of the releases the stage kept at float32 (``compact_raw``). Only while no
         preview or denoise job runs: they use the memos this updates."""
         if not self.lean or self.series is None or not self.is_preview_current() \
-                or (self._settings.denoise and not self.is_denoised_current()) \
+                or (self.state.settings.denoise and not self.is_denoised_current()) \
                 or not (self._preview_runner.is_idle() and self._denoise_runner.is_idle()):
             return
         hidden = [x for x in ALL_SCHEMES if x not in self.visible_schemes]
-        memo = self._noise_cache.existing_memo(self.series, self._seed)
+        memo = self._noise_cache.existing_memo(self.series, self.state.seed)
         same = self.preview is self.preview_plain
         self.preview_plain = drop_releases(self.preview_plain, hidden, memo, self._denoise_memo, "plain")
         self.preview = self.preview_plain if same else drop_releases(
@@ -824,7 +858,7 @@ class Session(QObject):
         self.previewChanged.emit()
         if inline and self.is_preview_current():  # (a previewChanged slot may have edited the state)
             self.denoisedChanged.emit()
-        if not self._settings.denoise:
+        if not self.state.settings.denoise:
             self._let_go_of_hidden_values()
         if self.is_preview_current():
             self.after_draw(lambda: self._later_stages(generation, snap, result, inline))
@@ -834,14 +868,14 @@ class Session(QObject):
         changed since (or the session closed) while the views drew it."""
         if self._closed or generation != self._preview_generation or not self.is_preview_current():
             return
-        if self._settings.denoise and not inline:
+        if self.state.settings.denoise and not inline:
             self._submit_denoise(snap, result)
         if self.post_stage is not None:
             self._post_runner.submit(self.post_stage, snap, result)
         if self.dummy_error:  # no selection: the average is the plain one
             snap = Snapshot(snap.series, snap.landmarks, snap.settings, snap.seed, snap.runs)
         self._average_job = (snap, self._dummy_options)
-        if not self._settings.denoise or inline:  # else once the denoised stage is in (_on_denoised)
+        if not self.state.settings.denoise or inline:  # else once the denoised stage is in (_on_denoised)
             self._average_timer.start()
 
     def _on_preview_failed(self, generation: int, message: str) -> None:
@@ -886,7 +920,7 @@ class Session(QObject):
     def let_go_of_preview_noise(self) -> None:
         """A lean session lets go of its preview's unit noise while no preview job runs (an export draws its
         own: 80 MB at 10^7 events); the next preview draws it again."""
-        noise = self._noise_cache.existing(self.series, self._seed) if self.series is not None and self.lean \
+        noise = self._noise_cache.existing(self.series, self.state.seed) if self.series is not None and self.lean \
             else None
         if noise is not None and self._preview_runner.is_idle():
             noise.forget_all()
