@@ -21,9 +21,9 @@ def counted(qtbot, monkeypatch):
         getattr(s, name).connect(lambda name=name: counts.__setitem__(name, counts[name] + 1))
     submit = s._submit
 
-    def counting_submit() -> None:
+    def counting_submit(*args) -> None:
         counts["submits"] += 1
-        submit()
+        submit(*args)
     monkeypatch.setattr(s, "_submit", counting_submit)
     yield s, counts
     s.shutdown()
