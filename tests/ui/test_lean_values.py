@@ -15,6 +15,7 @@ from PySide6.QtCore import QSettings
 
 from lmdk_gui.core.engine.preview import NoiseCache, compact_values, compute_preview
 from lmdk_gui.core.engine.release import ReleaseSummary
+from lmdk_gui.core.kernel.schemes import REMADE_BY_EDIT
 from lmdk_gui.core.kernel.settings import ALL_SCHEMES
 from lmdk_gui.ui.window import session as session_mod
 from lmdk_gui.ui.window.runner import LatestOnlyRunner
@@ -83,7 +84,7 @@ def test_hidden_schemes_releases_are_dropped_once_scored_and_a_click_keeps_them_
     _same_scores(s, hidden)
     assert all(r() is None for r in raw.values())  # nobody holds them: the session, the memos, the runners
     assert all(isinstance(_memo(s)[x][1], ReleaseSummary) for x in hidden)
-    shown = sorted(session_mod.REMADE_BY_EDIT)  # drawn only until the next edit: float32, the memo forgets them
+    shown = sorted(REMADE_BY_EDIT)  # drawn only until the next edit: float32, the memo forgets them
     assert all(s.preview[x].values.dtype == np.float32 and x not in _memo(s) for x in shown)
     assert all(window.preview_plot._values[x] is s.preview[x].values for x in shown)
     kept = {x: s.preview[x].release.token for x in hidden}  # type: ignore[union-attr]
@@ -136,7 +137,7 @@ def test_a_landmark_edit_lets_go_of_the_raw_values_it_replaces_at_once(qtbot, wi
     s = window.session
     s.add_range(40, 90)
     wait_denoised(qtbot, window)
-    remade = sorted(session_mod.REMADE_BY_EDIT)
+    remade = sorted(REMADE_BY_EDIT)
     old = {x: weakref.ref(s.preview[x].values) for x in remade}
     old.update({x + " budgets": weakref.ref(s.preview[x].budgets) for x in ("balanced", "adaptive")})
     skip_values = s.preview["skip"].values

@@ -62,6 +62,7 @@ from ... import runtime
 from ...core.analysis.metrics import RunStats
 from ...core.data.periods import PeriodView, parse_resolution, period_settings, to_periods
 from ...core.data.series import Series
+from ...core.engine.lean import LeanBook
 from ...core.engine.memory import MemoryPolicy
 from ...core.engine.preview import (
     INTERPRET_MAX,
@@ -75,17 +76,13 @@ from ...core.engine.preview import (
     compute_average,
     compute_preview,
     denoise_preview,
-    drop_releases,
-    forget_releases,
-    forget_replaced,
     scheme_previews,
 )
 from ...core.engine.release import normalize_landmarks
 from ...core.engine.state import SessionState, frozen_rows, signal_group
 from ...core.kernel.dummies import DummyOptions, DummySelection, DummySettings
 from ...core.kernel.noise import UnitNoise
-from ...core.kernel.schemes import REMADE_BY_EDIT
-from ...core.kernel.settings import ALL_SCHEMES, LANDMARK_SCHEMES, PrivacySettings
+from ...core.kernel.settings import ALL_SCHEMES, PrivacySettings
 from ...runtime.priority import BACKGROUND
 from . import passes
 from .runner import LatestOnlyRunner
@@ -212,8 +209,6 @@ class Session(QObject):
         self._pending: dict[str, object] = {}
         self._gesture_depth = 0
         self._undo_step = False  # the landmarks being assigned come from an undo step (_apply_landmarks)
-        #: whether the session keeps lean for its series (:meth:`set_memory_policy`)
-        self.memory = MemoryPolicy()
         # A coarser release resolution (DESIGN §12, ``state.resolution``): the schemes, the preview, the metrics
         # and the export then work on the periods (release_series); the landmarks stay rows of the events, and
         # each period holding one is a landmark period.
@@ -262,10 +257,10 @@ class Session(QObject):
         self._denoise_runner.failed.connect(self._on_denoise_failed)
         self._denoise_memo = DenoiseMemo()
         self._denoised_generation = -2  # the preview generation whose denoised values are in ``preview``
+        #: the memory decisions (core/engine/lean.py): what a lean session drops and when; its policy is
+        #: :attr:`memory` (:meth:`set_memory_policy`)
+        self.lean_book = LeanBook(self.state, self._noise_cache, self._denoise_memo)
         self._inline_denoise_generation = -1  # the preview job that denoises in the same job (small series)
-        self._stale_denoised: frozenset[str] = frozenset()  # let go of since the last preview (lean sessions)
-        self._stale_values: frozenset[str] = frozenset()  # raw values an edit let go of (lean sessions)
-        self._refill: frozenset[str] = frozenset()  # shown again after their values were let go (lean sessions)
         # The later stages (denoising, ``post_stage``, the average) start once the views have drawn the raw
         # preview: started before, they competed with the paint for the GIL (same-run A/B, issue 15: a 10^5
         # click repainted in 48 ms instead of 36, 10^6 in 121 instead of 101, and the denoised values came no
@@ -389,9 +384,7 @@ class Session(QObject):
             assert isinstance(old, frozenset)
             shown, hidden = self.visible_schemes - old, old - self.visible_schemes
             # a lean session dropped their releases while they were hidden: the next preview makes them again
-            refill = frozenset(x for x in shown if (p := self.preview.get(x)) is not None and not p.whole)
-            self._refill |= refill
-            schedule = schedule or bool(refill)
+            schedule = schedule or bool(self.lean_book.shown_again(shown, self.preview))
         if schedule:
             self._schedule()
         for signal, fields in self._field_signals:
@@ -553,24 +546,12 @@ class Session(QObject):
             self._undo_step = False
 
     def _let_go_of_replaced(self) -> None:
-        """A lean session's landmark edit drops at once, not when the new preview arrives, what that preview
-        replaces: the landmark schemes' denoised values, and the releases of ``REMADE_BY_EDIT`` (all their
-        budgets change; Skip's release is the next one's patch source). At 10^7 events they were ≈ 0.6 GB of the
-        click's peak, held while the new releases were made. ``preview`` keeps their errors and release summaries
-        (checks, mean and largest budgets); the views keep what they drew of them (:meth:`lean`); the preview
-        job forgets them in the memos once the stages using those have stopped (:meth:`_before_preview`)."""
-        if self.series is None or not self.lean:
-            return
-        def strip(pv: dict[str, SchemePreview]) -> dict[str, SchemePreview]:
-            pv = {k: replace(p, denoised=None) if k in LANDMARK_SCHEMES and p.denoised is not None else p
-                  for k, p in pv.items()}
-            return drop_releases(pv, REMADE_BY_EDIT, None, None, "")
-        same = self.preview is self.preview_plain
-        self.preview = strip(self.preview)
-        self.preview_plain = self.preview if same else strip(self.preview_plain)
-        self._stale_denoised = frozenset(LANDMARK_SCHEMES)
-        self._stale_values = REMADE_BY_EDIT
-        self.valuesLetGo.emit()
+        """A landmark edit: a lean session drops at once what its preview replaces (:meth:`.LeanBook.on_edit`),
+        and the views drop their references to it (they keep what they drew)."""
+        dropped = self.lean_book.on_edit(self.preview, self.preview_plain)
+        if dropped is not None:
+            self.preview, self.preview_plain = dropped
+            self.valuesLetGo.emit()
 
     @property
     def landmark_rules(self) -> frozenset[str]:
@@ -745,52 +726,24 @@ class Session(QObject):
         # ≈ 30 ms of the raw redraw on every click. Not the opening preview: it runs interpreted and needs no
         # compiler (core/engine/lazyjit.py); its denoise stage loads numba, off this thread.
         inline = self.state.settings.denoise and snap.series.n <= DENOISE_INLINE_MAX and not opening
-        lean = self.lean
+        book = self.lean_book
+        lean = book.lean
         stages = (self._average_runner, self._denoise_runner, self._post_runner) if lean else ()
-        before = self._before_preview(snap) if lean else None
-        # Adaptive's uniforms (80 MB at 10^7 events) are drawn again by the next preview (≈ 50 ms, on the
-        # side thread beside the other schemes) rather than held while the average and the export run.
-        noise = self._noise_cache
-        after = (lambda: noise.get(snap.series, snap.seed).forget("sample")) if lean else None
+        before = book.before_preview(snap) if lean else None
+        after = book.after_preview(snap) if lean else None
         gen = self._preview_runner.submit(_after_stopped, stages, before, after, compute_preview, snap,
                                           self._noise_cache, self._options_cache, denoise=inline, interpret=opening)
         self._inline_denoise_generation = gen if inline else -1
 
-    def _before_preview(self, snap: Snapshot) -> Callable[[], None] | None:
-        """What a lean preview job does first, on its thread once the stages it waits for have stopped (they
-        use the memos): forget the denoised values an edit let go of, and the releases let go of
-        (:meth:`_let_go_of_hidden_values`) of the schemes shown again."""
-        denoised, values = self._stale_denoised | self._refill, self._stale_values | self._refill
-        if not denoised and not values:
-            return None
-        denoise_memo, noise = self._denoise_memo, self._noise_cache
-
-        def before() -> None:
-            denoise_memo.forget_schemes(denoised)
-            forget_releases(noise.existing_memo(snap.series, snap.seed), values)
-        return before
-
     def _let_go_of_hidden_values(self) -> None:
-        """A lean session drops the releases of its hidden schemes once they are scored (the denoise stage is
-        in, or there is none): 80 MB of values each at 10^7 events, Event's and User's by default. Their errors
-        and release summaries stay, and a click reuses Event's and User's as they are (their budgets do not
-        depend on the landmarks); showing one makes it again (:meth:`set_scheme_visible`). The preview memo also
-        forgets its float64 copies of the releases the stage kept at float32 (``compact_raw``). Only while no
-        preview or denoise job runs: they use the memos this updates."""
-        if not self.lean or self.series is None or not self.is_preview_current() \
-                or (self.state.settings.denoise and not self.is_denoised_current()) \
-                or not (self._preview_runner.is_idle() and self._denoise_runner.is_idle()):
-            return
-        hidden = [x for x in ALL_SCHEMES if x not in self.visible_schemes]
-        memo = self._noise_cache.existing_memo(self.series, self.state.seed)
-        same = self.preview is self.preview_plain
-        self.preview_plain = drop_releases(self.preview_plain, hidden, memo, self._denoise_memo, "plain")
-        self.preview = self.preview_plain if same else drop_releases(
-            self.preview, hidden, memo.get("with dummies") if memo is not None else None, self._denoise_memo,
-            "dummies")
-        forget_replaced(memo, self.preview_plain, REMADE_BY_EDIT)  # (the stage's compact_raw)
-        forget_replaced(memo.get("with dummies") if memo is not None else None, self.preview, REMADE_BY_EDIT)
-        self.valuesLetGo.emit()
+        """A lean session drops the releases of its hidden schemes once they are scored, while no preview or
+        denoise job runs (:meth:`.LeanBook.drop_hidden`), and the views drop their references to them."""
+        dropped = self.lean_book.drop_hidden(
+            self.preview, self.preview_plain, scored=self.is_denoised_current(),
+            idle=self._preview_runner.is_idle() and self._denoise_runner.is_idle())
+        if dropped is not None:
+            self.preview, self.preview_plain = dropped
+            self.valuesLetGo.emit()
 
     def _denoise_shown(self) -> None:
         """Denoise again, once the current preview's stage is in, when a shown scheme has its denoised error but
@@ -807,20 +760,16 @@ class Session(QObject):
             self._submit_denoise(snap, result)
 
     @property
+    def memory(self) -> MemoryPolicy:
+        """Whether the session keeps lean for its series (:meth:`set_memory_policy`)."""
+        return self.lean_book.policy
+
+    @property
     def lean(self) -> bool:
-        """The memory policy keeps this series lean (:attr:`memory`): a hidden scheme's release and denoised
-        values, and those a landmark edit replaces, are dropped (views draw what they drew until the new ones
-        arrive)."""
-        return self.series is not None and self.memory.resolve(self.series.n)
-
-    def _keep(self) -> frozenset[str] | None:
-        """The schemes whose denoised values the denoise stage keeps (None: all)."""
-        return frozenset(self.visible_schemes) if self.lean else None
-
-    def _compact_raw(self) -> frozenset[str]:
-        """The schemes whose raw values the denoise stage keeps at float32 once scored (lean: only drawn until
-        the next edit replaces them; Skip's, Event's and User's are the memo's, reused as they are)."""
-        return REMADE_BY_EDIT if self.lean else frozenset()
+        """The memory policy keeps this series lean (:attr:`memory`, :attr:`.LeanBook.lean`): a hidden scheme's
+        release and denoised values, and those a landmark edit replaces, are dropped (views draw what they drew
+        until the new ones arrive)."""
+        return self.lean_book.lean
 
     def _clear_results(self) -> None:
         self.preview = {}
@@ -841,7 +790,7 @@ class Session(QObject):
         old_error = self.dummy_error
         self.preview = result.preview
         self.preview_plain = result.plain
-        self._stale_denoised = self._stale_values = self._refill = frozenset()
+        self.lean_book.preview_arrived()
         self.dummy_selection = result.selection
         self.dummy_error = result.dummy_error
         self._dummy_options = result.options
@@ -898,13 +847,13 @@ class Session(QObject):
 
     def _submit_denoise(self, snap: Snapshot, result: PreviewResult) -> None:
         self._submit_later(self._denoise_runner, snap, denoise_preview, snap, result, memo=self._denoise_memo,
-                           keep=self._keep(), compact=self.lean, compact_raw=self._compact_raw())
+                           keep=self.lean_book.keep(), compact=self.lean, compact_raw=self.lean_book.compact_raw())
 
     def _submit_later(self, runner: LatestOnlyRunner, snap: Snapshot, fn: Callable, *args, **kwargs) -> None:
         """A later stage's job (the preview is current: no preview job runs); in a lean session, without the
         preview's unit noise (:func:`_without_preview_noise`: a lean preview job waits for it to stop, nothing else
         uses that noise meanwhile)."""
-        noise = self._noise_cache.existing(snap.series, snap.seed) if self.lean else None
+        noise = self.lean_book.stage_noise(snap)
         if noise is None:
             runner.submit(fn, *args, **kwargs)
         else:
@@ -913,17 +862,14 @@ class Session(QObject):
     def set_memory_policy(self, policy: MemoryPolicy) -> None:
         """Keep lean as ``policy`` says from now on (the user's preference, ``lmdk-gui --memory``). A preview in
         hand stays as it is: what a lean session dropped is made again when it is shown or edited."""
-        self.memory = policy
+        self.lean_book.policy = policy
         if self.series is not None:
             runtime.series_set(self.lean)
 
     def let_go_of_preview_noise(self) -> None:
         """A lean session lets go of its preview's unit noise while no preview job runs (an export draws its
         own: 80 MB at 10^7 events); the next preview draws it again."""
-        noise = self._noise_cache.existing(self.series, self.state.seed) if self.series is not None and self.lean \
-            else None
-        if noise is not None and self._preview_runner.is_idle():
-            noise.forget_all()
+        self.lean_book.let_go_of_preview_noise(idle=self._preview_runner.is_idle())
 
     def _on_denoised(self, generation: int, result: PreviewResult | None) -> None:
         if result is None or not self._denoise_runner.is_current(generation) or not self.is_preview_current():
