@@ -13,7 +13,8 @@ QT = ("PySide6", "pyqtgraph", "superqt", "qtpy", "PyQt5", "PyQt6")
 
 def test_core_and_command_import_no_qt():
     mods = [m.name for m in pkgutil.walk_packages(lmdk_gui.core.__path__, "lmdk_gui.core.")]
-    assert {"lmdk_gui.core.engine.release", "lmdk_gui.core.engine.state"} <= set(mods)  # (state: psygnal, no Qt)
+    # (state: psygnal, no Qt; lean: the session's memory decisions)
+    assert {"lmdk_gui.core.engine.release", "lmdk_gui.core.engine.state", "lmdk_gui.core.engine.lean"} <= set(mods)
     code = (
         "import importlib, sys\n"
         f"for m in {mods + ['lmdk_gui.cli', 'lmdk_gui.cli.common', 'lmdk_gui.cli.export_cmd']!r}:\n"
