@@ -34,16 +34,19 @@ preview job runs that same function itself: ``previewChanged`` then already carr
 ``denoisedChanged`` follows at once. Denoise off: no stage, ``denoised_values`` stays None.
 
 Memory (issue 43): :attr:`Session.memory`, a :class:`~lmdk_gui.core.engine.memory.MemoryPolicy` (``auto``,
-``lean`` or ``full``; the window sets it from the user's preference), says whether the session keeps *lean*
-for its series (:attr:`Session.lean`); the session never decides that by itself. A lean session: once scored, a
-hidden scheme's preview holds its release's summary (:class:`~lmdk_gui.core.engine.release.ReleaseSummary`:
-check, landmarks, mean and largest budget) and its errors, not the release (``SchemePreview.whole`` False,
-``denoised`` None), until it is shown again, which makes it anew; the shown rows' denoised values, and once
-denoised the raw values of the releases a landmark edit makes anew whole, are kept at float32 to be drawn
-(``core.preview.compact_values``); a landmark edit drops at once the landmark schemes' denoised values and the
-releases of ``REMADE_BY_EDIT`` (:meth:`Session._let_go_of_replaced`); the preview's unit noise is held only
-while a preview computes. A release is never emptied: the session drops its reference to it, and
-``valuesLetGo`` tells the views to drop theirs (they keep what they drew).
+``lean`` or ``full``; the window sets it from the user's preference), says whether the session keeps *lean* for
+its series (:attr:`Session.lean`); the session never decides that by itself. What a lean session drops, and what
+its jobs forget in the memos, is the Qt-free :class:`~lmdk_gui.core.engine.lean.LeanBook`'s call
+(:attr:`Session.lean_book`): the session asks it at a landmark edit, a preview job's start, a scored preview, a
+denoise stage and an export, runs the callables it returns on the jobs' threads, and emits ``valuesLetGo`` when
+it let something go. A lean session: once scored, a hidden scheme's preview holds its release's summary
+(:class:`~lmdk_gui.core.engine.release.ReleaseSummary`: check, landmarks, mean and largest budget) and its
+errors, not the release (``SchemePreview.whole`` False, ``denoised`` None), until it is shown again, which makes
+it anew; the shown rows' denoised values, and once denoised the raw values of the releases a landmark edit makes
+anew whole, are kept at float32 to be drawn (``core.preview.compact_values``); a landmark edit drops at once the
+landmark schemes' denoised values and the releases of ``REMADE_BY_EDIT`` (:meth:`.LeanBook.on_edit`); the
+preview's unit noise is held only while a preview computes. A release is never emptied: the session drops its
+reference to it, and ``valuesLetGo`` tells the views to drop theirs (they keep what they drew).
 """
 
 from __future__ import annotations
