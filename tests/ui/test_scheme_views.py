@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from lmdk_gui.core.engine import lean
 from lmdk_gui.core.kernel.schemes import REMADE_BY_EDIT, SCHEMES
 from lmdk_gui.ui.dialogs import help as help_mod
 from lmdk_gui.ui.views import theme
-from lmdk_gui.ui.window import session
 
 
 def test_colours_help_and_memory_tables_cover_every_scheme():
@@ -14,4 +14,4 @@ def test_colours_help_and_memory_tables_cover_every_scheme():
     assert help_mod.SCHEME_HELP == {k: s.help for k, s in SCHEMES.items()}
     assert REMADE_BY_EDIT == frozenset({"uniform", "balanced", "adaptive"})
     assert REMADE_BY_EDIT == {k for k, s in SCHEMES.items() if s.remade_by_edit}
-    assert session.REMADE_BY_EDIT is REMADE_BY_EDIT  # (the lean session drops what the registry says)
+    assert lean.REMADE_BY_EDIT is REMADE_BY_EDIT  # (the lean book drops what the registry says)
