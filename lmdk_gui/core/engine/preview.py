@@ -204,7 +204,19 @@ PARALLEL_MIN = 50_000
 #: kernels (the categorical HMM's EM) would be far too slow as Python.
 INTERPRET_MAX = 3_000
 
+#: Up to this many events the preview job also computes the yardstick (:func:`yardstick`); beyond, the later
+#: stages do (the denoise stage, the average), off the first preview's path: the median of 10^7 values and
+#: their errors took half a second of opening such a series.
+YARDSTICK_INLINE_MAX = 50_000
+
 _side = ThreadPoolExecutor(1, thread_name_prefix="lmdk-preview-side")
+
+
+def yardstick(snap: Snapshot) -> float:
+    """The error every expected error is shown against (``metrics.constant_error``, cached on the series),
+    computed on the calling worker thread: the views only read it (``metrics.known_constant_error``) and never
+    compute it, nor load the compiler for it, on the GUI thread."""
+    return constant_error(snap.series)
 
 
 def scheme_previews(snap: Snapshot, landmarks: np.ndarray, settings: PrivacySettings, noise: UnitNoise,
@@ -365,6 +377,7 @@ def denoise_preview(snap: Snapshot, result: PreviewResult, *, should_cancel=None
     are kept (None: all); the others get their error only (``denoised`` None, ``denoised_scored`` True).
     ``compact``: the kept values are only drawn (a large window): :func:`compact_denoised`; ``compact_raw``:
     the (kept) schemes whose raw values are only drawn once denoised and scored: :func:`compact_values`."""
+    yardstick(snap)  # (a large series' preview left it to this stage)
     if not snap.settings.denoise:
         return result
     memo = memo if memo is not None else DenoiseMemo()
@@ -524,9 +537,8 @@ def compute_preview(snap: Snapshot, noise_cache: NoiseCache, options_cache: Opti
     memo = noise_cache.memo(snap.series, snap.seed)
     with interpreted(interpret and snap.series.n <= INTERPRET_MAX):
         raw = _raw_preview(snap, noise, memo, options_cache, should_cancel)
-        # The yardstick every error is shown against (cached on the series): made here, on the preview's
-        # thread, so that the metrics table never computes it, nor loads the compiler for it, on the GUI thread.
-        constant_error(snap.series)
+        if snap.series.n <= YARDSTICK_INLINE_MAX:
+            yardstick(snap)
     if raw is None or not denoise:
         return raw
     # the one-shot path's denoise memo lives with the noise memo: used by whichever thread calls this
@@ -561,6 +573,7 @@ def compute_average(snap: Snapshot, options: DummyOptions | None = None, *,
     """MAE over ``snap.runs`` runs (raw, and denoised when ``snap.settings.denoise``); with dummies (and
     ``options`` from the preview, generated here when not given), with and without. A generator that refuses
     (Optimal beyond its limit) gives the average without dummies, as the preview does."""
+    yardstick(snap)  # (with Denoise off, a large series' preview left it to this stage)
     if snap.dummies is not None and options is None and snap.series.n > snap.landmarks.size:
         try:
             options = OptionsCache().get(snap.series.n, snap.landmarks, snap.dummies.generator)

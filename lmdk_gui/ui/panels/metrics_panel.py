@@ -29,7 +29,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QTableWidgetItem
 
 from ...core.analysis import advice
-from ...core.analysis.metrics import constant_error, readable_number, spread_text, unit_label
+from ...core.analysis.metrics import known_constant_error, readable_number, spread_text, unit_label
 from ...core.kernel.settings import ALL_SCHEMES, SCHEME_LABELS
 from ..views.tables import FittedTable
 from ..views.theme import SCHEME_COLORS
@@ -112,9 +112,11 @@ class MetricsTable(FittedTable):
         self.item(CONSTANT_ROW, 2).setText("not published")
 
     def yardstick(self) -> float:
-        """The error of publishing one constant for the open series (NaN with none)."""
+        """The error of publishing one constant for the open series (NaN with none, or until a worker has
+        computed it: a later stage does for a large series, core/engine/preview.py)."""
         s = self.session.release_series  # (the periods at a coarser resolution)
-        return float("nan") if s is None else constant_error(s)
+        y = None if s is None else known_constant_error(s)
+        return float("nan") if y is None else y
 
     def _fill_constant_row(self) -> None:
         s = self.session.release_series
@@ -122,7 +124,8 @@ class MetricsTable(FittedTable):
             return
         y = self.yardstick()
         unit = unit_label(s)
-        tip = (f"The error of publishing {advice.CONSTANT_LABEL[s.kind]} at every event ({advice.fmt(y, unit)}): "
+        value = "being computed" if math.isnan(y) and s.n else advice.fmt(y, unit)
+        tip = (f"The error of publishing {advice.CONSTANT_LABEL[s.kind]} at every event ({value}): "
                f"the yardstick. A release whose expected error is not clearly below it (≤ "
                f"{advice.INFORMATIVE_RATIO:g} × this) tells no more than that one number. Computed on the true "
                "data as guidance; never published.")
@@ -130,7 +133,7 @@ class MetricsTable(FittedTable):
         for c in range(len(COLUMNS)):
             self.item(CONSTANT_ROW, c).setToolTip(tip)
         for c in (5, 6, 7, 8, 9, 10):
-            self.item(CONSTANT_ROW, c).setText(fmt(y))
+            self.item(CONSTANT_ROW, c).setText("computing…" if math.isnan(y) and s.n else fmt(y))
 
     def fit_columns(self) -> None:
         super().fit_columns()
@@ -261,6 +264,7 @@ class MetricsTable(FittedTable):
 
     def refresh_denoised(self) -> None:
         """The denoised error of this seed: a later stage of the preview (Session.denoisedChanged)."""
+        self._fill_constant_row()  # (that stage computes the yardstick of a large series)
         pending = self.session.settings.denoise and not self.session.is_denoised_current()
         for r, s in enumerate(ALL_SCHEMES):
             p = self.session.preview.get(s)
@@ -274,6 +278,7 @@ class MetricsTable(FittedTable):
             return
         self._update_headers()
         plain = self.session.average_plain
+        self._fill_constant_row()
         yardstick = self.yardstick()
         dn = self.session.settings.denoise
         for r, s in enumerate(ALL_SCHEMES):
